@@ -1,0 +1,58 @@
+"""privtab: privacy-preserving feature selection, distances and data release.
+
+Differentially private (and k-anonymous) methods for tabular data, with the heavy
+counting and sampling done in Rust. See the README for a tour; every public name is
+listed in ``__all__``.
+"""
+
+from __future__ import annotations
+
+from privtab._core import __version__
+from privtab._random import check_random_state
+from privtab.accountant import BudgetAccountant, LedgerEntry, default_accountant
+from privtab.counts import (
+    contingency_table,
+    entropy,
+    mutual_information,
+    symmetric_uncertainty,
+)
+from privtab.discernibility import discernibility
+from privtab.encode import mixed_radix_decode, mixed_radix_encode
+from privtab.exceptions import (
+    BudgetExceededError,
+    DomainError,
+    PrivacyLeakWarning,
+    PrivtabError,
+)
+from privtab.mechanisms import (
+    discrete_laplace_mechanism,
+    exponential_mechanism,
+    laplace_mechanism,
+)
+from privtab.table import EncodedTable, TableEncoder, lei_bandwidth, lei_bins
+
+__all__ = [
+    "BudgetAccountant",
+    "BudgetExceededError",
+    "DomainError",
+    "EncodedTable",
+    "LedgerEntry",
+    "PrivacyLeakWarning",
+    "PrivtabError",
+    "TableEncoder",
+    "__version__",
+    "check_random_state",
+    "contingency_table",
+    "default_accountant",
+    "discernibility",
+    "discrete_laplace_mechanism",
+    "entropy",
+    "exponential_mechanism",
+    "laplace_mechanism",
+    "lei_bandwidth",
+    "lei_bins",
+    "mixed_radix_decode",
+    "mixed_radix_encode",
+    "mutual_information",
+    "symmetric_uncertainty",
+]

@@ -1,0 +1,196 @@
+"""Input checks shared by every public function.
+
+Each check names the argument and the offending value, and never repairs input silently:
+NaN, infinities, ragged or empty data and wrong dtypes are errors.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "as_code_columns",
+    "as_float_array",
+    "as_int_array",
+    "check_cardinalities",
+    "check_epsilon",
+    "check_positive",
+    "check_positive_int",
+    "to_numpy_2d",
+]
+
+
+def check_positive(value: Any, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number > 0.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (``bool`` included).
+    ValueError
+        If it is NaN, infinite, zero or negative.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return value
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Validate a privacy parameter: a finite real number > 0."""
+    return check_positive(epsilon, name)
+
+
+def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int if it is an integer >= ``minimum``."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def to_numpy_2d(X: Any, name: str = "X") -> np.ndarray:
+    """Convert a numpy array, pandas or polars DataFrame to a 2-D numpy array.
+
+    DataFrames keep their cell values (object dtype when columns are mixed). Raises
+    ``ValueError`` for ragged, empty or non-2-D input.
+    """
+    module = type(X).__module__.split(".")[0]
+    if module == "pandas":
+        X = X.to_numpy()
+    elif module == "polars":
+        X = X.to_numpy()
+    try:
+        array = np.asarray(X)
+    except ValueError as exc:
+        raise ValueError(f"{name} is ragged or not array-like: {exc}") from exc
+    if array.dtype == object and array.ndim == 1 and len(array) and _is_sequence(array[0]):
+        raise ValueError(f"{name} is ragged: its rows have different lengths")
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional, got {array.ndim} dimension(s)")
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {array.shape}")
+    return array
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, list | tuple | np.ndarray)
+
+
+def as_float_array(values: Any, name: str) -> np.ndarray:
+    """Return ``values`` as a C-contiguous float64 array with only finite entries."""
+    try:
+        array = np.asarray(values)
+    except ValueError as exc:
+        raise ValueError(f"{name} is ragged or not array-like: {exc}") from exc
+    if array.dtype == object or not (
+        np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
+    ):
+        raise TypeError(f"{name} must be numeric, got dtype {array.dtype}")
+    if np.iscomplexobj(array):
+        raise TypeError(f"{name} must be real, got dtype {array.dtype}")
+    array = np.require(array, dtype=np.float64, requirements=["C", "A"])
+    if not np.all(np.isfinite(array)):
+        bad = array.ravel()[~np.isfinite(array.ravel())][0]
+        raise ValueError(f"{name} must contain only finite values, found {bad}")
+    return array
+
+
+def as_int_array(values: Any, name: str) -> np.ndarray:
+    """Return ``values`` as a C-contiguous int64 array; floats must be whole numbers."""
+    try:
+        array = np.asarray(values)
+    except ValueError as exc:
+        raise ValueError(f"{name} is ragged or not array-like: {exc}") from exc
+    if array.dtype == np.bool_:
+        array = array.astype(np.int64)
+    if np.issubdtype(array.dtype, np.integer):
+        if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"{name} has values above 2**63 - 1, got {array.max()}")
+        return np.require(array, dtype=np.int64, requirements=["C", "A"])
+    if np.issubdtype(array.dtype, np.floating):
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} must contain only finite values")
+        if not np.all(array == np.round(array)):
+            raise TypeError(f"{name} must hold integers, got non-integral floats")
+        if array.size and np.abs(array).max() >= 2.0**63:
+            raise ValueError(f"{name} has values outside the int64 range")
+        return np.require(array, dtype=np.int64, requirements=["C", "A"])
+    raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+
+
+def check_cardinalities(cardinalities: Any, n_columns: int, name: str = "cardinalities"):
+    """Return cardinalities as a uint32 array of length ``n_columns``, each in [1, 2**32)."""
+    array = np.asarray(cardinalities)
+    if array.ndim != 1 or array.shape[0] != n_columns:
+        raise ValueError(
+            f"{name} must have one entry per column ({n_columns}), got shape {array.shape}"
+        )
+    if not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+    if array.size and (array.min() < 1 or array.max() > np.iinfo(np.uint32).max):
+        raise ValueError(
+            f"{name} must be in [1, 2**32 - 1], got min {array.min()}, max {array.max()}"
+        )
+    return np.require(array, dtype=np.uint32, requirements=["C"])
+
+
+def as_code_columns(
+    X: Any, name: str = "X", cardinalities: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a categorical code matrix and return it column-major for the core.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features), pandas or polars DataFrame, or
+        :class:`~privtab.EncodedTable`
+        Integer codes ``0 .. cardinality - 1``.
+    cardinalities : array-like of shape (n_features,), optional
+        Public domain sizes. Taken from an ``EncodedTable``; otherwise required
+        unless the caller infers them (and warns) itself.
+
+    Returns
+    -------
+    columns : ndarray of shape (n_features, n_samples), uint32, C-contiguous
+        Row ``j`` holds the codes of attribute ``j`` (the core's column-major layout).
+    cardinalities : ndarray of shape (n_features,), uint32
+    """
+    if hasattr(X, "codes") and hasattr(X, "cardinalities"):
+        if cardinalities is None:
+            cardinalities = X.cardinalities
+        X = X.codes
+    array = to_numpy_2d(X, name)
+    if array.dtype == np.bool_:
+        array = array.astype(np.uint8)
+    if array.dtype == object:
+        raise TypeError(f"{name} must hold integer codes, got dtype object")
+    if np.issubdtype(array.dtype, np.floating):
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} must contain only finite codes (found NaN or inf)")
+        if not np.all(array == np.round(array)):
+            raise TypeError(f"{name} must hold integer codes, got non-integral floats")
+    elif not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{name} must hold integer codes, got dtype {array.dtype}")
+    if array.min() < 0:
+        raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
+    if array.max() > np.iinfo(np.uint32).max:
+        raise ValueError(f"{name} has a code above 2**32 - 1: {array.max()}")
+    if cardinalities is None:
+        raise ValueError(f"cardinalities must be given for {name}")
+    cards = check_cardinalities(cardinalities, array.shape[1])
+    too_big = array >= cards[None, :]
+    if too_big.any():
+        row, col = np.argwhere(too_big)[0]
+        raise ValueError(
+            f"{name}[{row}, {col}] = {array[row, col]} is >= cardinality {cards[col]} "
+            f"of column {col}"
+        )
+    columns = np.ascontiguousarray(array.T, dtype=np.uint32)
+    return columns, cards

@@ -1,0 +1,265 @@
+"""Privacy budget accounting.
+
+Every randomized function and estimator in privtab charges its ``epsilon`` to a
+:class:`BudgetAccountant`: the one passed as ``accountant=``, or the process-wide
+default accountant (unlimited budget, but it keeps the ledger) returned by
+:func:`default_accountant`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+
+from privtab._validation import check_positive
+from privtab.exceptions import BudgetExceededError
+
+__all__ = ["BudgetAccountant", "LedgerEntry", "default_accountant", "resolve_accountant"]
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One charge in a ledger: what was released, and what it cost.
+
+    Unpacks as ``(label, epsilon)``. Charges made inside ``with acc.parallel():`` are
+    recorded as one entry whose ``parts`` are the individual spends and whose
+    ``epsilon`` is their maximum.
+    """
+
+    label: str
+    epsilon: float
+    delta: float = 0.0
+    parts: tuple[LedgerEntry, ...] = ()
+
+    def __iter__(self) -> Iterator[object]:
+        return iter((self.label, self.epsilon))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, index: int) -> object:
+        return (self.label, self.epsilon)[index]
+
+
+class _ParallelBlock:
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.parts: list[LedgerEntry] = []
+
+    @property
+    def epsilon(self) -> Fraction:
+        return max((Fraction(p.epsilon) for p in self.parts), default=Fraction(0))
+
+    @property
+    def delta(self) -> Fraction:
+        return max((Fraction(p.delta) for p in self.parts), default=Fraction(0))
+
+
+class BudgetAccountant:
+    """Sequential composition of pure (and approximate) differential privacy.
+
+    Spends add up, except inside ``with accountant.parallel():``, where spends on
+    disjoint subsets of the records cost only their maximum (parallel composition).
+    Sums are kept exactly (as fractions of the float inputs), so spending never
+    exceeds the budget through rounding.
+
+    Parameters
+    ----------
+    epsilon : float, default=inf
+        Total epsilon budget; ``math.inf`` for an accountant that only records.
+    delta : float, default=0.0
+        Total delta budget, in [0, 1].
+
+    Attributes
+    ----------
+    spent : float
+        Epsilon spent so far (the exact sum, rounded to the nearest float).
+    remaining : float
+        ``epsilon - spent``.
+    ledger : list of LedgerEntry
+        Every charge in order; each unpacks as ``(label, epsilon)``.
+
+    Examples
+    --------
+    >>> acc = BudgetAccountant(1.0)
+    >>> acc.spend(0.25, label="counts")
+    >>> with acc.parallel(label="per-cluster centroids"):
+    ...     acc.spend(0.5, label="cluster 0")
+    ...     acc.spend(0.5, label="cluster 1")
+    >>> acc.spent, acc.remaining
+    (0.75, 0.25)
+    >>> [tuple(entry) for entry in acc.ledger]
+    [('counts', 0.25), ('per-cluster centroids', 0.5)]
+    """
+
+    def __init__(self, epsilon: float = math.inf, delta: float = 0.0) -> None:
+        if epsilon != math.inf:
+            epsilon = check_positive(epsilon, "epsilon")
+        if not (isinstance(delta, int | float) and 0.0 <= delta <= 1.0):
+            raise ValueError(f"delta must be a number in [0, 1], got {delta!r}")
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self._entries: list[LedgerEntry] = []
+        self._spent_eps = Fraction(0)
+        self._spent_delta = Fraction(0)
+        self._blocks: list[_ParallelBlock] = []
+
+    # Budget arithmetic -------------------------------------------------------------
+    def _charge_after(self, epsilon: float, delta: float) -> tuple[Fraction, Fraction]:
+        """Total (epsilon, delta) that would be spent after one more spend."""
+        eps, dlt = Fraction(epsilon), Fraction(delta)
+        if not self._blocks:
+            return self._spent_eps + eps, self._spent_delta + dlt
+        block = self._blocks[0]
+        block_eps = max(block.epsilon, self._nested_charge(eps, lambda b: b.epsilon))
+        block_dlt = max(block.delta, self._nested_charge(dlt, lambda b: b.delta))
+        return self._spent_eps + block_eps, self._spent_delta + block_dlt
+
+    def _nested_charge(self, amount: Fraction, of) -> Fraction:
+        # Inner blocks' charges are the max over their parts; an outer block sees the
+        # inner block's running max as one part.
+        charge = amount
+        for block in reversed(self._blocks[1:]):
+            charge = max(of(block), charge)
+        return charge
+
+    def _affordable(self, epsilon: float, delta: float) -> bool:
+        eps_total, delta_total = self._charge_after(epsilon, delta)
+        eps_ok = self.epsilon == math.inf or eps_total <= Fraction(self.epsilon)
+        return eps_ok and delta_total <= Fraction(self.delta)
+
+    # Public API --------------------------------------------------------------------
+    def check(self, epsilon: float, delta: float = 0.0) -> None:
+        """Raise :class:`BudgetExceededError` if ``epsilon`` (and ``delta``) can't be spent.
+
+        Raises
+        ------
+        BudgetExceededError
+            If spending would take the total above the budget.
+        ValueError
+            If ``epsilon`` is not finite and > 0, or ``delta`` is not in [0, 1].
+        """
+        epsilon = check_positive(epsilon, "epsilon")
+        if not (0.0 <= delta <= 1.0):
+            raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+        if not self._affordable(epsilon, delta):
+            raise BudgetExceededError(
+                f"privacy budget exceeded: spending epsilon={epsilon!r} (delta={delta!r}) "
+                f"on top of spent={self.spent!r} would exceed the budget "
+                f"epsilon={self.epsilon!r} (delta={self.delta!r}); "
+                f"remaining={self.remaining!r}"
+            )
+
+    def spend(self, epsilon: float, label: str = "unlabelled", delta: float = 0.0) -> None:
+        """Charge ``epsilon`` (and ``delta``) to the budget and record it in the ledger.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the budget cannot afford it; nothing is recorded then.
+        """
+        self.check(epsilon, delta)
+        entry = LedgerEntry(str(label), float(epsilon), float(delta))
+        if self._blocks:
+            self._blocks[-1].parts.append(entry)
+            return
+        self._entries.append(entry)
+        self._spent_eps += Fraction(entry.epsilon)
+        self._spent_delta += Fraction(entry.delta)
+
+    @contextlib.contextmanager
+    def parallel(self, label: str = "parallel composition") -> Iterator[BudgetAccountant]:
+        """Charge the maximum, not the sum, of the spends made inside the block.
+
+        Use it only for mechanisms applied to *disjoint* subsets of the records
+        (parallel composition). Blocks may nest. If the block raises, spends made
+        inside it are still charged: those releases happened.
+        """
+        block = _ParallelBlock(str(label))
+        self._blocks.append(block)
+        try:
+            yield self
+        finally:
+            self._blocks.pop()
+            if block.parts:
+                entry = LedgerEntry(
+                    block.label, float(block.epsilon), float(block.delta), tuple(block.parts)
+                )
+                if self._blocks:
+                    self._blocks[-1].parts.append(entry)
+                else:
+                    self._entries.append(entry)
+                    self._spent_eps += block.epsilon
+                    self._spent_delta += block.delta
+
+    @property
+    def spent(self) -> float:
+        """Epsilon spent so far, outside any open parallel block."""
+        return float(self._spent_eps)
+
+    @property
+    def spent_delta(self) -> float:
+        """Delta spent so far, outside any open parallel block."""
+        return float(self._spent_delta)
+
+    @property
+    def remaining(self) -> float:
+        """Epsilon still available (``inf`` for an unlimited accountant)."""
+        if self.epsilon == math.inf:
+            return math.inf
+        return float(Fraction(self.epsilon) - self._spent_eps)
+
+    @property
+    def ledger(self) -> list[LedgerEntry]:
+        """A copy of the ledger: one :class:`LedgerEntry` per charge."""
+        return list(self._entries)
+
+    def report(self) -> str:
+        """A readable table of the ledger, parallel blocks indented under their label."""
+        lines = [f"{'label':<48} {'epsilon':>12}"]
+
+        def add(entry: LedgerEntry, depth: int) -> None:
+            name = "  " * depth + entry.label
+            suffix = " (max of parts)" if entry.parts else ""
+            lines.append(f"{name:<48} {entry.epsilon:>12.6g}{suffix}")
+            for part in entry.parts:
+                add(part, depth + 1)
+
+        for entry in self._entries:
+            add(entry, 0)
+        budget = "inf" if self.epsilon == math.inf else f"{self.epsilon:.6g}"
+        lines.append(f"{'spent':<48} {self.spent:>12.6g} of {budget}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}, "
+            f"spent={self.spent!r})"
+        )
+
+
+_DEFAULT = BudgetAccountant()
+
+
+def default_accountant() -> BudgetAccountant:
+    """The process-wide accountant charged when a call gets ``accountant=None``.
+
+    Its budget is unlimited; it records every spend so that ``report()`` shows what a
+    session released.
+    """
+    return _DEFAULT
+
+
+def resolve_accountant(accountant: BudgetAccountant | None) -> BudgetAccountant:
+    """Return ``accountant``, or the default accountant when it is ``None``."""
+    if accountant is None:
+        return _DEFAULT
+    if not isinstance(accountant, BudgetAccountant):
+        raise TypeError(
+            "accountant must be a privtab.BudgetAccountant or None, got "
+            f"{type(accountant).__name__}"
+        )
+    return accountant

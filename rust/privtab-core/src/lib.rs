@@ -1,0 +1,18 @@
+//! Pure-Rust kernels of privtab.
+//!
+//! Everything here takes plain slices and returns owned data and [`Result`]; the PyO3 glue in
+//! `privtab-py` releases the GIL around these calls. Categorical tables are passed
+//! column-major: one contiguous `u32` slice of codes per attribute (see [`table::Columns`]).
+//!
+//! Randomised kernels take an [`rng::Seed`] and split their work into fixed-size chunks, each
+//! with its own ChaCha20 stream, so a given seed gives the same output for any thread count.
+
+pub mod counts;
+pub mod encode;
+pub mod error;
+pub mod noise;
+pub mod partition;
+pub mod rng;
+pub mod table;
+
+pub use error::{Error, Result};

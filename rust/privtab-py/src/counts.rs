@@ -1,0 +1,7 @@
+//! Bindings: filled in by the foundation work.
+
+use pyo3::prelude::*;
+
+pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}

@@ -1,0 +1,24 @@
+//! `privtab._core`: thin PyO3 glue over `privtab-core`.
+//!
+//! Each binding does three things: extract numpy buffers and scalars while attached to the
+//! interpreter, run the core kernel with the GIL released ([`errors::detached`]), and hand
+//! the result back as a numpy array. Validation that needs Python types lives in
+//! `python/privtab`; validation of values lives in the core.
+
+mod counts;
+mod encode;
+mod errors;
+mod noise;
+mod partition;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    noise::register(m)?;
+    encode::register(m)?;
+    counts::register(m)?;
+    partition::register(m)?;
+    Ok(())
+}
