@@ -1,8 +1,6 @@
 # Type stubs of the Rust extension module privtab._core (checked by mypy.stubtest).
 # Arrays are numpy arrays; see the Python wrappers for the documented public API.
 
-import numpy as np
-import numpy.typing as npt
 
 __version__: str
 

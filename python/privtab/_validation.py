@@ -63,15 +63,18 @@ def to_numpy_2d(X: Any, name: str = "X") -> np.ndarray:
     ``ValueError`` for ragged, empty or non-2-D input.
     """
     module = type(X).__module__.split(".")[0]
-    if module == "pandas":
-        X = X.to_numpy()
-    elif module == "polars":
+    if module == "pandas" or module == "polars":
         X = X.to_numpy()
     try:
         array = np.asarray(X)
     except ValueError as exc:
         raise ValueError(f"{name} is ragged or not array-like: {exc}") from exc
-    if array.dtype == object and array.ndim == 1 and len(array) and _is_sequence(array[0]):
+    if (
+        array.dtype == object
+        and array.ndim == 1
+        and len(array)
+        and _is_sequence(array[0])
+    ):
         raise ValueError(f"{name} is ragged: its rows have different lengths")
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional, got {array.ndim} dimension(s)")
@@ -112,7 +115,11 @@ def as_int_array(values: Any, name: str) -> np.ndarray:
     if array.dtype == np.bool_:
         array = array.astype(np.int64)
     if np.issubdtype(array.dtype, np.integer):
-        if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
+        if (
+            array.dtype == np.uint64
+            and array.size
+            and array.max() > np.iinfo(np.int64).max
+        ):
             raise ValueError(f"{name} has values above 2**63 - 1, got {array.max()}")
         return np.require(array, dtype=np.int64, requirements=["C", "A"])
     if np.issubdtype(array.dtype, np.floating):
@@ -126,7 +133,9 @@ def as_int_array(values: Any, name: str) -> np.ndarray:
     raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
 
 
-def check_cardinalities(cardinalities: Any, n_columns: int, name: str = "cardinalities"):
+def check_cardinalities(
+    cardinalities: Any, n_columns: int, name: str = "cardinalities"
+):
     """Return cardinalities as a uint32 array of length ``n_columns``, each in [1, 2**32)."""
     array = np.asarray(cardinalities)
     if array.ndim != 1 or array.shape[0] != n_columns:
@@ -173,7 +182,9 @@ def as_code_columns(
         raise TypeError(f"{name} must hold integer codes, got dtype object")
     if np.issubdtype(array.dtype, np.floating):
         if not np.all(np.isfinite(array)):
-            raise ValueError(f"{name} must contain only finite codes (found NaN or inf)")
+            raise ValueError(
+                f"{name} must contain only finite codes (found NaN or inf)"
+            )
         if not np.all(array == np.round(array)):
             raise TypeError(f"{name} must hold integer codes, got non-integral floats")
     elif not np.issubdtype(array.dtype, np.integer):

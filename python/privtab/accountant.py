@@ -17,7 +17,12 @@ from fractions import Fraction
 from privtab._validation import check_positive
 from privtab.exceptions import BudgetExceededError
 
-__all__ = ["BudgetAccountant", "LedgerEntry", "default_accountant", "resolve_accountant"]
+__all__ = [
+    "BudgetAccountant",
+    "LedgerEntry",
+    "default_accountant",
+    "resolve_accountant",
+]
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,9 @@ class BudgetAccountant:
                 f"remaining={self.remaining!r}"
             )
 
-    def spend(self, epsilon: float, label: str = "unlabelled", delta: float = 0.0) -> None:
+    def spend(
+        self, epsilon: float, label: str = "unlabelled", delta: float = 0.0
+    ) -> None:
         """Charge ``epsilon`` (and ``delta``) to the budget and record it in the ledger.
 
         Raises
@@ -171,7 +178,9 @@ class BudgetAccountant:
         self._spent_delta += Fraction(entry.delta)
 
     @contextlib.contextmanager
-    def parallel(self, label: str = "parallel composition") -> Iterator[BudgetAccountant]:
+    def parallel(
+        self, label: str = "parallel composition"
+    ) -> Iterator[BudgetAccountant]:
         """Charge the maximum, not the sum, of the spends made inside the block.
 
         Use it only for mechanisms applied to *disjoint* subsets of the records
@@ -186,7 +195,10 @@ class BudgetAccountant:
             self._blocks.pop()
             if block.parts:
                 entry = LedgerEntry(
-                    block.label, float(block.epsilon), float(block.delta), tuple(block.parts)
+                    block.label,
+                    float(block.epsilon),
+                    float(block.delta),
+                    tuple(block.parts),
                 )
                 if self._blocks:
                     self._blocks[-1].parts.append(entry)
@@ -218,7 +230,7 @@ class BudgetAccountant:
         return list(self._entries)
 
     def report(self) -> str:
-        """A readable table of the ledger, parallel blocks indented under their label."""
+        """Return the ledger as a readable table, parallel parts indented."""
         lines = [f"{'label':<48} {'epsilon':>12}"]
 
         def add(entry: LedgerEntry, depth: int) -> None:
@@ -245,7 +257,7 @@ _DEFAULT = BudgetAccountant()
 
 
 def default_accountant() -> BudgetAccountant:
-    """The process-wide accountant charged when a call gets ``accountant=None``.
+    """Return the process-wide accountant charged when ``accountant=None``.
 
     Its budget is unlimited; it records every spend so that ``report()`` shows what a
     session released.

@@ -15,4 +15,3 @@ def mutual_information(*args, **kwargs):  # noqa: D103
 
 def symmetric_uncertainty(*args, **kwargs):  # noqa: D103
     raise NotImplementedError
-

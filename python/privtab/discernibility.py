@@ -3,4 +3,3 @@
 
 def discernibility(*args, **kwargs):  # noqa: D103
     raise NotImplementedError
-

@@ -7,4 +7,3 @@ def mixed_radix_decode(*args, **kwargs):  # noqa: D103
 
 def mixed_radix_encode(*args, **kwargs):  # noqa: D103
     raise NotImplementedError
-

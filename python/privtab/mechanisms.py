@@ -11,4 +11,3 @@ def exponential_mechanism(*args, **kwargs):  # noqa: D103
 
 def laplace_mechanism(*args, **kwargs):  # noqa: D103
     raise NotImplementedError
-

@@ -15,4 +15,3 @@ def lei_bandwidth(*args, **kwargs):  # noqa: D103
 
 def lei_bins(*args, **kwargs):  # noqa: D103
     raise NotImplementedError
-

@@ -1,0 +1,160 @@
+"""Shared input checks: every branch names the argument and the offending value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+
+from privtab import _validation as v
+
+
+def test_check_positive_accepts_numbers():
+    assert v.check_positive(2, "x") == 2.0
+    assert v.check_epsilon(np.float32(0.5)) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "match"),
+    [
+        (0, ValueError, "epsilon must be finite and > 0, got 0.0"),
+        (-1e-9, ValueError, "epsilon must be finite and > 0"),
+        (float("nan"), ValueError, "got nan"),
+        (float("-inf"), ValueError, "got -inf"),
+        (None, TypeError, "epsilon must be a real number, got NoneType"),
+        (np.bool_(True), TypeError, "got bool"),
+        (1 + 2j, TypeError, "got complex"),
+    ],
+)
+def test_check_epsilon_rejects(value, error, match):
+    with pytest.raises(error, match=match):
+        v.check_epsilon(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "match"),
+    [
+        (0, ValueError, "k must be >= 1, got 0"),
+        (2.0, TypeError, "k must be an int, got float"),
+        (False, TypeError, "k must be an int, got bool"),
+    ],
+)
+def test_check_positive_int_rejects(value, error, match):
+    with pytest.raises(error, match=match):
+        v.check_positive_int(value, "k")
+
+
+def test_to_numpy_2d_accepts_frames():
+    frame = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+    np.testing.assert_array_equal(v.to_numpy_2d(frame), [[1, 3], [2, 4]])
+    np.testing.assert_array_equal(
+        v.to_numpy_2d(pl.from_pandas(frame)), [[1, 3], [2, 4]]
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        ([[1, 2], [3]], "X is ragged"),
+        ([1, 2, 3], "X must be 2-dimensional, got 1"),
+        (np.zeros((0, 3)), r"X must be non-empty, got shape \(0, 3\)"),
+        (np.zeros((3, 0)), r"X must be non-empty, got shape \(3, 0\)"),
+    ],
+)
+def test_to_numpy_2d_rejects(data, match):
+    with pytest.raises(ValueError, match=match):
+        v.to_numpy_2d(data)
+
+
+def test_as_float_array():
+    out = v.as_float_array([1, 2, 3], "values")
+    assert out.dtype == np.float64
+    assert out.flags.c_contiguous
+    with pytest.raises(
+        ValueError, match="values must contain only finite values, found nan"
+    ):
+        v.as_float_array([1.0, np.nan], "values")
+    with pytest.raises(TypeError, match="values must be numeric, got dtype <U1"):
+        v.as_float_array(["a"], "values")
+    with pytest.raises(TypeError, match="values must be real"):
+        v.as_float_array([1j], "values")
+    with pytest.raises(ValueError, match="values is ragged"):
+        v.as_float_array([[1.0], [1.0, 2.0]], "values")
+
+
+def test_as_int_array():
+    np.testing.assert_array_equal(v.as_int_array([1.0, -2.0], "c"), [1, -2])
+    assert v.as_int_array([True, False], "c").dtype == np.int64
+    with pytest.raises(
+        TypeError, match="c must hold integers, got non-integral floats"
+    ):
+        v.as_int_array([1.5], "c")
+    with pytest.raises(ValueError, match="c must contain only finite values"):
+        v.as_int_array([np.inf], "c")
+    with pytest.raises(ValueError, match="c has values outside the int64 range"):
+        v.as_int_array([2.0**70], "c")
+    with pytest.raises(ValueError, match=r"c has values above 2\*\*63 - 1"):
+        v.as_int_array(np.array([2**64 - 1], dtype=np.uint64), "c")
+    with pytest.raises(TypeError, match="c must hold integers, got dtype <U1"):
+        v.as_int_array(["x"], "c")
+    with pytest.raises(ValueError, match="c is ragged"):
+        v.as_int_array([[1], [1, 2]], "c")
+
+
+def test_check_cardinalities():
+    np.testing.assert_array_equal(v.check_cardinalities([2, 3], 2), [2, 3])
+    with pytest.raises(
+        ValueError, match=r"one entry per column \(3\), got shape \(2,\)"
+    ):
+        v.check_cardinalities([2, 3], 3)
+    with pytest.raises(TypeError, match="cardinalities must hold integers"):
+        v.check_cardinalities([2.0, 3.0], 2)
+    with pytest.raises(ValueError, match=r"must be in \[1, 2\*\*32 - 1\], got min 0"):
+        v.check_cardinalities([0, 3], 2)
+
+
+def test_as_code_columns_transposes_to_column_major():
+    X = np.array([[0, 1], [2, 0], [1, 1]])
+    columns, cards = v.as_code_columns(X, cardinalities=[3, 2])
+    np.testing.assert_array_equal(columns, X.T)
+    assert columns.dtype == np.uint32
+    assert columns.flags.c_contiguous
+    np.testing.assert_array_equal(cards, [3, 2])
+
+
+def test_as_code_columns_reads_encoded_tables():
+    class Table:
+        codes = np.array([[0, 1], [1, 0]], dtype=np.uint32)
+        cardinalities = np.array([2, 2])
+
+    columns, cards = v.as_code_columns(Table())
+    np.testing.assert_array_equal(columns, Table.codes.T)
+    np.testing.assert_array_equal(cards, [2, 2])
+
+
+@pytest.mark.parametrize(
+    ("X", "cards", "error", "match"),
+    [
+        (np.array([[0, 3]]), [2, 3], ValueError, r"X\[0, 1\] = 3 is >= cardinality 3"),
+        (np.array([[0, -1]]), [2, 3], ValueError, "X must hold codes >= 0, got -1"),
+        (np.array([[0.5, 1]]), [2, 3], TypeError, "non-integral floats"),
+        (np.array([[np.nan, 1]]), [2, 3], ValueError, "finite codes"),
+        (np.array([["a", "b"]]), [2, 3], TypeError, "integer codes, got dtype <U1"),
+        (np.array([[0, 1]], dtype=object), [2, 3], TypeError, "got dtype object"),
+        (np.array([[0, 2**33]]), [2, 3], ValueError, r"code above 2\*\*32 - 1"),
+        (np.array([[0, 1]]), None, ValueError, "cardinalities must be given"),
+    ],
+)
+def test_as_code_columns_rejects(X, cards, error, match):
+    with pytest.raises(error, match=match):
+        v.as_code_columns(X, cardinalities=cards)
+
+
+def test_as_code_columns_accepts_bool_and_float_codes():
+    columns, _ = v.as_code_columns(
+        np.array([[True, 0.0]]).astype(float), cardinalities=[2, 2]
+    )
+    np.testing.assert_array_equal(columns, [[1], [0]])
+    columns, _ = v.as_code_columns(np.array([[True, False]]), cardinalities=[2, 2])
+    np.testing.assert_array_equal(columns, [[1], [0]])
