@@ -42,7 +42,12 @@ pub(crate) fn zeroed(len: usize, what: &str) -> Result<Vec<u64>> {
 /// Counts `n_rows` rows into a dense table of `cells` cells: `count_rows(table, range)` adds
 /// the rows of `range`. Rows are split into fixed blocks of at least twice as many rows as
 /// cells, so allocating and adding the local tables never costs more than the counting.
-pub(crate) fn dense_counts<F>(n_rows: usize, cells: usize, what: &str, count_rows: F) -> Result<Vec<u64>>
+pub(crate) fn dense_counts<F>(
+    n_rows: usize,
+    cells: usize,
+    what: &str,
+    count_rows: F,
+) -> Result<Vec<u64>>
 where
     F: Fn(&mut [u64], std::ops::Range<usize>) + Sync,
 {
@@ -510,7 +515,8 @@ mod tests {
     fn naive_table(x: &[u32], y: &[u32], ky: u32) -> std::collections::BTreeMap<u64, u64> {
         let mut map = std::collections::BTreeMap::new();
         for (&a, &b) in x.iter().zip(y) {
-            *map.entry(u64::from(a) * u64::from(ky) + u64::from(b)).or_insert(0) += 1;
+            *map.entry(u64::from(a) * u64::from(ky) + u64::from(b))
+                .or_insert(0) += 1;
         }
         map
     }
@@ -530,7 +536,10 @@ mod tests {
         let sparse = contingency_sparse(&x, kx, &y, ky).expect("sparse");
         assert_eq!(sparse.keys(), naive.keys().copied().collect::<Vec<_>>());
         assert_eq!(sparse.counts(), naive.values().copied().collect::<Vec<_>>());
-        assert!(matches!(contingency(&x, kx, &y, ky), Ok(Contingency::Dense(_))));
+        assert!(matches!(
+            contingency(&x, kx, &y, ky),
+            Ok(Contingency::Dense(_))
+        ));
         let big = u32::MAX;
         assert!(matches!(
             contingency(&x, big, &y, big),
@@ -561,9 +570,15 @@ mod tests {
     #[test]
     fn validation_errors_name_the_argument() {
         let err = contingency_dense(&[0, 1], 2, &[0], 2).unwrap_err();
-        assert_eq!(err.to_string(), "x and y must have the same length, got 2 and 1");
+        assert_eq!(
+            err.to_string(),
+            "x and y must have the same length, got 2 and 1"
+        );
         let err = contingency_dense(&[0, 2], 2, &[0, 0], 2).unwrap_err();
-        assert!(err.to_string().starts_with("x has code 2 at row 1"), "{err}");
+        assert!(
+            err.to_string().starts_with("x has code 2 at row 1"),
+            "{err}"
+        );
         let err = contingency_dense(&[0], 0, &[0], 2).unwrap_err();
         assert_eq!(err.to_string(), "kx must be >= 1, got 0");
         assert!(matches!(
