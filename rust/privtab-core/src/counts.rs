@@ -21,6 +21,29 @@ pub const DENSE_MIN_CELLS: usize = 1 << 16;
 /// Rows per block of the sparse counter: each block is sorted on its own, then blocks merge.
 const SORT_BLOCK: usize = 1 << 20;
 
+/// Runs `kernel` on a local rayon pool of `n_threads` threads, or on the global pool when
+/// `n_threads` is `None`. Kernels give the same result for any thread count; this only
+/// bounds the CPU they use.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `n_threads` is 0 or the pool cannot be built; otherwise
+/// the kernel's own error.
+pub fn with_threads<T, F>(n_threads: Option<usize>, kernel: F) -> Result<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T> + Send,
+{
+    match n_threads {
+        None => kernel(),
+        Some(0) => Err(Error::parameter("n_threads", 0, "must be >= 1")),
+        Some(threads) => rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|_| Error::parameter("n_threads", threads, "must be a usable thread count"))?
+            .install(kernel),
+    }
+}
+
 /// Whether a table of `cells` cells over `n_rows` rows should be counted densely.
 pub fn prefer_dense(cells: u128, n_rows: usize) -> bool {
     cells <= DENSE_MIN_CELLS.max(n_rows.saturating_mul(2)) as u128

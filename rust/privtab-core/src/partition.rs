@@ -534,6 +534,7 @@ fn binomial(n: usize, k: usize) -> u128 {
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use std::collections::HashMap;
