@@ -14,6 +14,7 @@ import numpy as np
 
 __all__ = [
     "as_code_columns",
+    "as_code_vector",
     "as_float_array",
     "as_int_array",
     "check_cardinalities",
@@ -63,15 +64,18 @@ def to_numpy_2d(X: Any, name: str = "X") -> np.ndarray:
     ``ValueError`` for ragged, empty or non-2-D input.
     """
     module = type(X).__module__.split(".")[0]
-    if module == "pandas":
-        X = X.to_numpy()
-    elif module == "polars":
+    if module == "pandas" or module == "polars":
         X = X.to_numpy()
     try:
         array = np.asarray(X)
     except ValueError as exc:
         raise ValueError(f"{name} is ragged or not array-like: {exc}") from exc
-    if array.dtype == object and array.ndim == 1 and len(array) and _is_sequence(array[0]):
+    if (
+        array.dtype == object
+        and array.ndim == 1
+        and len(array)
+        and _is_sequence(array[0])
+    ):
         raise ValueError(f"{name} is ragged: its rows have different lengths")
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional, got {array.ndim} dimension(s)")
@@ -112,7 +116,11 @@ def as_int_array(values: Any, name: str) -> np.ndarray:
     if array.dtype == np.bool_:
         array = array.astype(np.int64)
     if np.issubdtype(array.dtype, np.integer):
-        if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
+        if (
+            array.dtype == np.uint64
+            and array.size
+            and array.max() > np.iinfo(np.int64).max
+        ):
             raise ValueError(f"{name} has values above 2**63 - 1, got {array.max()}")
         return np.require(array, dtype=np.int64, requirements=["C", "A"])
     if np.issubdtype(array.dtype, np.floating):
@@ -126,7 +134,9 @@ def as_int_array(values: Any, name: str) -> np.ndarray:
     raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
 
 
-def check_cardinalities(cardinalities: Any, n_columns: int, name: str = "cardinalities"):
+def check_cardinalities(
+    cardinalities: Any, n_columns: int, name: str = "cardinalities"
+):
     """Return cardinalities as a uint32 array of length ``n_columns``, each in [1, 2**32)."""
     array = np.asarray(cardinalities)
     if array.ndim != 1 or array.shape[0] != n_columns:
@@ -173,7 +183,9 @@ def as_code_columns(
         raise TypeError(f"{name} must hold integer codes, got dtype object")
     if np.issubdtype(array.dtype, np.floating):
         if not np.all(np.isfinite(array)):
-            raise ValueError(f"{name} must contain only finite codes (found NaN or inf)")
+            raise ValueError(
+                f"{name} must contain only finite codes (found NaN or inf)"
+            )
         if not np.all(array == np.round(array)):
             raise TypeError(f"{name} must hold integer codes, got non-integral floats")
     elif not np.issubdtype(array.dtype, np.integer):
@@ -194,3 +206,51 @@ def as_code_columns(
         )
     columns = np.ascontiguousarray(array.T, dtype=np.uint32)
     return columns, cards
+
+
+def as_code_vector(
+    values: Any, name: str, cardinality: Any = None, cardinality_name: str = "k"
+) -> tuple[np.ndarray, int]:
+    """Validate a 1-D vector of integer codes and return it for the core.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,), pandas or polars Series
+        Integer codes ``0 .. cardinality - 1`` (whole-number floats are accepted).
+    name : str
+        The argument's name, used in error messages.
+    cardinality : int, optional
+        The public number of categories; when ``None`` it is ``max(values) + 1``.
+    cardinality_name : str
+        The name of the cardinality argument, used in error messages.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples,), uint32, C-contiguous
+    cardinality : int
+    """
+    array = as_int_array(values, name)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got {array.ndim} dimension(s)")
+    if array.size == 0:
+        raise ValueError(f"{name} must be non-empty")
+    low, high = int(array.min()), int(array.max())
+    if low < 0:
+        raise ValueError(f"{name} must hold codes >= 0, got {low}")
+    limit = int(np.iinfo(np.uint32).max)
+    if cardinality is None:
+        if high >= limit:
+            raise ValueError(f"{name} has a code above 2**32 - 2: {high}")
+        cardinality = high + 1
+    else:
+        cardinality = check_positive_int(cardinality, cardinality_name)
+        if cardinality > limit:
+            raise ValueError(
+                f"{cardinality_name} must be <= 2**32 - 1, got {cardinality}"
+            )
+        if high >= cardinality:
+            row = int(np.argmax(array >= cardinality))
+            raise ValueError(
+                f"{name}[{row}] = {array[row]} is >= {cardinality_name} = {cardinality}"
+            )
+    return np.ascontiguousarray(array, dtype=np.uint32), cardinality
