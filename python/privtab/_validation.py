@@ -229,16 +229,18 @@ def as_code_vector(
     codes : ndarray of shape (n_samples,), uint32, C-contiguous
     cardinality : int
     """
-    array = as_int_array(values, name)
+    array = np.asarray(values) if isinstance(values, np.ndarray) else None
+    if array is None or array.dtype.kind not in "iu":
+        array = as_int_array(values, name)
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got {array.ndim} dimension(s)")
     if array.size == 0:
         raise ValueError(f"{name} must be non-empty")
-    low, high = int(array.min()), int(array.max())
-    if low < 0:
-        raise ValueError(f"{name} must hold codes >= 0, got {low}")
+    if array.dtype.kind == "i" and int(array.min()) < 0:
+        raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
     limit = int(np.iinfo(np.uint32).max)
     if cardinality is None:
+        high = int(array.max())
         if high >= limit:
             raise ValueError(f"{name} has a code above 2**32 - 2: {high}")
         cardinality = high + 1
@@ -248,7 +250,8 @@ def as_code_vector(
             raise ValueError(
                 f"{cardinality_name} must be <= 2**32 - 1, got {cardinality}"
             )
-        if high >= cardinality:
+        if array.dtype != np.uint32 and int(array.max()) >= cardinality:
+            # uint32 codes are checked by the core, which names the first bad row.
             row = int(np.argmax(array >= cardinality))
             raise ValueError(
                 f"{name}[{row}] = {array[row]} is >= {cardinality_name} = {cardinality}"

@@ -147,6 +147,8 @@ class SparseCounts:
             other.keys,
             other.counts.astype(np.uint64),
         )
+        if counts.size and counts.max() > np.iinfo(np.int64).max:
+            raise ValueError("merged counts exceed 2**63 - 1")
         return SparseCounts(keys, counts.astype(np.int64), self.cardinalities)
 
     def to_codes(self) -> np.ndarray:

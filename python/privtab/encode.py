@@ -39,6 +39,13 @@ def _as_keys(keys: Any) -> np.ndarray:
         array = np.asarray(keys)
     except (ValueError, OverflowError) as exc:
         raise ValueError(f"keys is ragged or not array-like: {exc}") from exc
+    if array.dtype.kind == "f" and not isinstance(keys, np.ndarray):
+        # NumPy turns Python ints above 2**63 - 1 into floats; keep them exact.
+        as_objects = np.asarray(keys, dtype=object)
+        if as_objects.ndim == 1 and all(
+            isinstance(k, numbers.Integral) for k in as_objects
+        ):
+            array = as_objects
     if array.ndim != 1:
         raise ValueError(f"keys must be 1-dimensional, got {array.ndim} dimension(s)")
     if array.size == 0:
