@@ -50,16 +50,26 @@ pub fn prefer_dense(cells: u128, n_rows: usize) -> bool {
 }
 
 /// A zero-filled vector of `len` counts, or [`Error::OutputTooLarge`] if it cannot be
-/// allocated (instead of aborting the process).
+/// allocated (instead of aborting the process). The memory comes zeroed from the allocator,
+/// so pages of a large, sparse table are only touched when counted into.
 pub(crate) fn zeroed(len: usize, what: &str) -> Result<Vec<u64>> {
-    let mut table = Vec::new();
-    table.try_reserve_exact(len).map_err(|_| {
+    let too_large = || {
         Error::OutputTooLarge(format!(
             "{what} needs {len} cells, which cannot be allocated"
         ))
-    })?;
-    table.resize(len, 0);
-    Ok(table)
+    };
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u64>(len).map_err(|_| too_large())?;
+    // SAFETY: `layout` has a non-zero size because `len > 0`.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<u64>();
+    if ptr.is_null() {
+        return Err(too_large());
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[u64; len]`,
+    // every byte is zero (a valid `u64`), and length and capacity are both `len`.
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
 /// Counts `n_rows` rows into a dense table of `cells` cells: `count_rows(table, range)` adds
