@@ -1,13 +1,150 @@
 # Type stubs of the Rust extension module privtab._core (checked by mypy.stubtest).
 # Arrays are numpy arrays; see the Python wrappers for the documented public API.
 
+<<<<<<< HEAD
 
+=======
+>>>>>>> wip-counting
 __version__: str
 
 # --- noise (rust/privtab-py/src/noise.rs) ---
 
 # --- encode (rust/privtab-py/src/encode.rs) ---
 
+from typing import final
+
+import numpy as np
+import numpy.typing as npt
+
+def mixed_radix_encode(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    n_threads: int | None = None,
+) -> npt.NDArray[np.uint64]: ...
+def mixed_radix_decode(
+    keys: npt.NDArray[np.uint64],
+    cardinalities: npt.NDArray[np.uint32],
+    n_threads: int | None = None,
+) -> npt.NDArray[np.uint32]: ...
+
 # --- counts (rust/privtab-py/src/counts.rs) ---
 
+_KeyCounts = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
+
+def contingency_table(
+    x: npt.NDArray[np.uint32],
+    kx: int,
+    y: npt.NDArray[np.uint32],
+    ky: int,
+    n_threads: int | None = None,
+) -> npt.NDArray[np.uint64]: ...
+def contingency_sparse(
+    x: npt.NDArray[np.uint32],
+    kx: int,
+    y: npt.NDArray[np.uint32],
+    ky: int,
+    n_threads: int | None = None,
+) -> _KeyCounts: ...
+def count_keys(
+    keys: npt.NDArray[np.uint64], n_threads: int | None = None
+) -> _KeyCounts: ...
+def count_columns(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    subset: list[int],
+    n_threads: int | None = None,
+) -> _KeyCounts: ...
+def merge_counts(
+    keys_a: npt.NDArray[np.uint64],
+    counts_a: npt.NDArray[np.uint64],
+    keys_b: npt.NDArray[np.uint64],
+    counts_b: npt.NDArray[np.uint64],
+) -> _KeyCounts: ...
+def entropy(counts: npt.NDArray[np.float64]) -> float: ...
+def mutual_information(
+    x: npt.NDArray[np.uint32],
+    kx: int,
+    y: npt.NDArray[np.uint32],
+    ky: int,
+    n_threads: int | None = None,
+) -> float: ...
+def symmetric_uncertainty(
+    x: npt.NDArray[np.uint32],
+    kx: int,
+    y: npt.NDArray[np.uint32],
+    ky: int,
+    n_threads: int | None = None,
+) -> float: ...
+
 # --- partition (rust/privtab-py/src/partition.rs) ---
+
+_Scores = tuple[
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+]
+
+@final
+class Partition:
+    def __new__(cls, n_rows: int) -> Partition: ...
+    @staticmethod
+    def from_columns(
+        columns: npt.NDArray[np.uint32],
+        cardinalities: npt.NDArray[np.uint32],
+        subset: list[int],
+        n_threads: int | None = None,
+    ) -> Partition: ...
+    @property
+    def n_rows(self) -> int: ...
+    @property
+    def n_classes(self) -> int: ...
+    def classes(self) -> npt.NDArray[np.uint32]: ...
+    def sizes(self) -> npt.NDArray[np.uint64]: ...
+    def entropy(self) -> float: ...
+    def refine(
+        self,
+        column: npt.NDArray[np.uint32],
+        cardinality: int,
+        n_threads: int | None = None,
+    ) -> Partition: ...
+    def score(
+        self, labels: npt.NDArray[np.uint32], n_labels: int
+    ) -> tuple[int, int, float, float, float]: ...
+    def score_candidates(
+        self,
+        columns: npt.NDArray[np.uint32],
+        cardinalities: npt.NDArray[np.uint32],
+        labels: npt.NDArray[np.uint32],
+        n_labels: int,
+        candidates: list[int],
+        n_threads: int | None = None,
+    ) -> _Scores: ...
+
+def score_candidates(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    selected: list[int],
+    candidates: list[int],
+    n_threads: int | None = None,
+) -> _Scores: ...
+def discernibility(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    features: list[int],
+    n_threads: int | None = None,
+) -> float: ...
+def subset_entropies(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    among: list[int],
+    k: int,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...

@@ -14,6 +14,7 @@ import numpy as np
 
 __all__ = [
     "as_code_columns",
+    "as_code_vector",
     "as_float_array",
     "as_int_array",
     "check_cardinalities",
@@ -205,3 +206,54 @@ def as_code_columns(
         )
     columns = np.ascontiguousarray(array.T, dtype=np.uint32)
     return columns, cards
+
+
+def as_code_vector(
+    values: Any, name: str, cardinality: Any = None, cardinality_name: str = "k"
+) -> tuple[np.ndarray, int]:
+    """Validate a 1-D vector of integer codes and return it for the core.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,), pandas or polars Series
+        Integer codes ``0 .. cardinality - 1`` (whole-number floats are accepted).
+    name : str
+        The argument's name, used in error messages.
+    cardinality : int, optional
+        The public number of categories; when ``None`` it is ``max(values) + 1``.
+    cardinality_name : str
+        The name of the cardinality argument, used in error messages.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples,), uint32, C-contiguous
+    cardinality : int
+    """
+    array = np.asarray(values) if isinstance(values, np.ndarray) else None
+    if array is None or array.dtype.kind not in "iu":
+        array = as_int_array(values, name)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got {array.ndim} dimension(s)")
+    if array.size == 0:
+        raise ValueError(f"{name} must be non-empty")
+    if array.dtype.kind == "i" and int(array.min()) < 0:
+        raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
+    limit = int(np.iinfo(np.uint32).max)
+    if cardinality is None:
+        high = int(array.max())
+        if high >= limit:
+            raise ValueError(f"{name} has a code above 2**32 - 2: {high}")
+        cardinality = high + 1
+    else:
+        cardinality = check_positive_int(cardinality, cardinality_name)
+        if cardinality > limit:
+            raise ValueError(
+                f"{cardinality_name} must be <= 2**32 - 1, got {cardinality}"
+            )
+        if array.dtype != np.uint32 and int(array.max()) >= cardinality:
+            # uint32 codes are checked by the core, which names the first bad row.
+            row = int(np.argmax(array >= cardinality))
+            raise ValueError(
+                f"{name}[{row}] = {array[row]} is >= {cardinality_name} = {cardinality}"
+            )
+    return np.ascontiguousarray(array, dtype=np.uint32), cardinality

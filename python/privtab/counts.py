@@ -1,17 +1,419 @@
-"""Placeholder until the foundation work fills it in."""
+"""Contingency tables, mergeable sparse counts and entropies (log base 2).
+
+These are non-private building blocks: they read the data exactly. Differentially
+private methods add noise to their outputs (a contingency table has L1 sensitivity 2
+under the replace-one-record neighbourhood).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from privtab import _core
+from privtab._validation import as_code_columns, as_code_vector, as_float_array
+from privtab.encode import (
+    _as_cardinalities,
+    _as_keys,
+    _check_threads,
+    mixed_radix_decode,
+)
+
+__all__ = [
+    "SparseCounts",
+    "contingency_table",
+    "count_columns",
+    "count_keys",
+    "entropy",
+    "mutual_information",
+    "symmetric_uncertainty",
+]
 
 
-def contingency_table(*args, **kwargs):  # noqa: D103
-    raise NotImplementedError
+class SparseCounts:
+    """Counts of distinct ``uint64`` keys, sorted by key, that add up across row blocks.
+
+    Build one with :func:`count_keys`, :func:`count_columns` or
+    ``contingency_table(..., sparse=True)``. Counts of disjoint blocks of rows
+    :meth:`merge` into the counts of all the rows, so partitions of a large or
+    distributed table can be counted separately and combined before noise is added
+    once.
+
+    Parameters
+    ----------
+    keys : array-like of int of shape (n_keys,)
+        Distinct keys, strictly increasing.
+    counts : array-like of int of shape (n_keys,)
+        The count of each key, all >= 1.
+    cardinalities : sequence of int, optional
+        The domain sizes the keys are mixed-radix encoded over, if any.
+
+    Attributes
+    ----------
+    keys : ndarray of shape (n_keys,), uint64
+    counts : ndarray of shape (n_keys,), int64
+    cardinalities : tuple of int or None
+
+    Examples
+    --------
+    >>> from privtab.counts import count_keys
+    >>> a = count_keys([5, 1, 5])
+    >>> b = count_keys([2, 5])
+    >>> merged = a.merge(b)
+    >>> merged.keys, merged.counts
+    (array([1, 2, 5], dtype=uint64), array([1, 1, 3]))
+    """
+
+    def __init__(self, keys: Any, counts: Any, cardinalities: Any = None) -> None:
+        keys_array = np.require(np.asarray(keys, dtype=np.uint64), requirements=["C"])
+        counts_array = np.asarray(counts)
+        if keys_array.ndim != 1 or counts_array.shape != keys_array.shape:
+            raise ValueError(
+                "keys and counts must be 1-D of the same length, got shapes "
+                f"{keys_array.shape} and {counts_array.shape}"
+            )
+        if keys_array.size and np.any(keys_array[1:] <= keys_array[:-1]):
+            raise ValueError("keys must be strictly increasing")
+        if not np.issubdtype(counts_array.dtype, np.integer):
+            raise TypeError(
+                f"counts must hold integers, got dtype {counts_array.dtype}"
+            )
+        if counts_array.size and counts_array.min() < 1:
+            raise ValueError(f"counts must be >= 1, got {counts_array.min()}")
+        self.keys = keys_array
+        self.counts = np.require(counts_array, dtype=np.int64, requirements=["C"])
+        self.cardinalities = (
+            None
+            if cardinalities is None
+            else tuple(int(k) for k in _as_cardinalities(cardinalities))
+        )
+
+    def __len__(self) -> int:
+        return int(self.keys.shape[0])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SparseCounts):
+            return NotImplemented
+        return (
+            self.cardinalities == other.cardinalities
+            and np.array_equal(self.keys, other.keys)
+            and np.array_equal(self.counts, other.counts)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"SparseCounts(n_keys={len(self)}, total={self.total}, "
+            f"cardinalities={self.cardinalities})"
+        )
+
+    @property
+    def total(self) -> int:
+        """The number of rows counted (the sum of the counts)."""
+        return int(self.counts.sum(dtype=np.uint64))
+
+    def merge(self, other: SparseCounts) -> SparseCounts:
+        """Return the counts of the rows counted by ``self`` and by ``other``.
+
+        Parameters
+        ----------
+        other : SparseCounts
+            Counts over the same key space (same ``cardinalities``).
+
+        Returns
+        -------
+        SparseCounts
+            Keys present in both get the sum of their counts.
+
+        Raises
+        ------
+        TypeError
+            If ``other`` is not a ``SparseCounts``.
+        ValueError
+            If the two were counted over different cardinalities.
+        """
+        if not isinstance(other, SparseCounts):
+            raise TypeError(f"other must be a SparseCounts, got {type(other).__name__}")
+        if self.cardinalities != other.cardinalities:
+            raise ValueError(
+                "cannot merge counts over different cardinalities: "
+                f"{self.cardinalities} and {other.cardinalities}"
+            )
+        keys, counts = _core.merge_counts(
+            self.keys,
+            self.counts.astype(np.uint64),
+            other.keys,
+            other.counts.astype(np.uint64),
+        )
+        if counts.size and counts.max() > np.iinfo(np.int64).max:
+            raise ValueError("merged counts exceed 2**63 - 1")
+        return SparseCounts(keys, counts.astype(np.int64), self.cardinalities)
+
+    def to_codes(self) -> np.ndarray:
+        """Decode the keys into rows of codes (needs ``cardinalities``).
+
+        Returns
+        -------
+        ndarray of shape (n_keys, len(cardinalities)), uint32
+        """
+        if self.cardinalities is None:
+            raise ValueError("to_codes needs the cardinalities the keys were made with")
+        if len(self) == 0:
+            return np.zeros((0, len(self.cardinalities)), dtype=np.uint32)
+        return mixed_radix_decode(self.keys, self.cardinalities)
 
 
-def entropy(*args, **kwargs):  # noqa: D103
-    raise NotImplementedError
+def count_keys(
+    keys: Any, *, cardinalities: Any = None, n_threads: int | None = None
+) -> SparseCounts:
+    """Count the distinct values of ``uint64`` keys in (near) linear time.
+
+    Parameters
+    ----------
+    keys : array-like of int of shape (n_samples,)
+        Keys in ``[0, 2**64)``, e.g. from :func:`~privtab.mixed_radix_encode`.
+    cardinalities : sequence of int, optional
+        Recorded on the result, so that :meth:`SparseCounts.to_codes` can decode it.
+    n_threads : int, optional
+        Threads to use (default: all cores). The result does not depend on it.
+
+    Returns
+    -------
+    SparseCounts
+
+    Examples
+    --------
+    >>> from privtab.counts import count_keys
+    >>> count_keys([3, 3, 0]).counts
+    array([1, 2])
+    """
+    array = _as_keys(keys)
+    unique, counts = _core.count_keys(array, n_threads=_check_threads(n_threads))
+    return SparseCounts(unique, counts.astype(np.int64), cardinalities)
 
 
-def mutual_information(*args, **kwargs):  # noqa: D103
-    raise NotImplementedError
+def count_columns(
+    codes: Any,
+    cardinalities: Any = None,
+    columns: Any = None,
+    *,
+    n_threads: int | None = None,
+) -> SparseCounts:
+    """Count the value combinations of some columns (a k-way marginal), sparsely.
+
+    Parameters
+    ----------
+    codes : array-like of shape (n_samples, n_features), DataFrame or ``EncodedTable``
+        Integer codes.
+    cardinalities : array-like of int of shape (n_features,)
+        Public domain sizes (taken from an ``EncodedTable``).
+    columns : sequence of int, optional
+        The column indices to count over, in key order (first most significant);
+        all columns by default.
+    n_threads : int, optional
+        Threads to use (default: all cores).
+
+    Returns
+    -------
+    SparseCounts
+        Keys are mixed-radix over the selected cardinalities; ``cardinalities`` is set.
+
+    Raises
+    ------
+    DomainError
+        If the product of the selected cardinalities exceeds 2**64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab.counts import count_columns
+    >>> counts = count_columns(np.array([[0, 1], [0, 1], [1, 0]]), [2, 2])
+    >>> counts.to_codes(), counts.counts
+    (array([[0, 1],
+           [1, 0]], dtype=uint32), array([2, 1]))
+    """
+    data, cards = as_code_columns(codes, "codes", cardinalities)
+    if columns is None:
+        subset = list(range(cards.shape[0]))
+    else:
+        subset = [int(j) for j in np.asarray(columns, dtype=np.int64).ravel()]
+        bad = [j for j in subset if not 0 <= j < cards.shape[0]]
+        if bad:
+            raise ValueError(
+                f"columns has index {bad[0]}, out of range for {cards.shape[0]} columns"
+            )
+    keys, counts = _core.count_columns(
+        data, cards, subset, n_threads=_check_threads(n_threads)
+    )
+    sub_cards = [int(cards[j]) for j in subset] if subset else None
+    return SparseCounts(keys, counts.astype(np.int64), sub_cards)
 
 
+<<<<<<< HEAD
 def symmetric_uncertainty(*args, **kwargs):  # noqa: D103
     raise NotImplementedError
+=======
+def contingency_table(
+    x: Any,
+    y: Any,
+    kx: int | None = None,
+    ky: int | None = None,
+    *,
+    sparse: bool = False,
+    n_threads: int | None = None,
+) -> Any:
+    """Count the co-occurrences of two categorical code vectors.
+
+    Parameters
+    ----------
+    x, y : array-like of int of shape (n_samples,)
+        Codes ``0 .. kx - 1`` and ``0 .. ky - 1`` (numpy, pandas or polars).
+    kx, ky : int, optional
+        Public cardinalities; ``max + 1`` of the data when ``None``.
+    sparse : bool, default False
+        Return only the non-zero cells as :class:`SparseCounts` with keys
+        ``a * ky + b`` (memory O(n) whatever ``kx * ky``).
+    n_threads : int, optional
+        Threads to use (default: all cores). The result does not depend on it.
+
+    Returns
+    -------
+    table : ndarray of shape (kx, ky), int64, or SparseCounts
+        ``table[a, b]`` is the number of rows with ``x == a`` and ``y == b``.
+
+    Raises
+    ------
+    ValueError
+        For different lengths, empty input, negative, NaN or out-of-range codes.
+    TypeError
+        For non-integer codes.
+    MemoryError
+        If a dense ``kx * ky`` table cannot be allocated (use ``sparse=True``).
+
+    Notes
+    -----
+    Counted in parallel over fixed blocks of rows into local tables that are added
+    together, so the result never depends on the number of threads. Under the
+    replace-one-record neighbourhood the table has L1 sensitivity 2.
+
+    Examples
+    --------
+    >>> from privtab import contingency_table
+    >>> contingency_table([0, 1, 1, 2], [1, 0, 0, 1])
+    array([[0, 1],
+           [2, 0],
+           [0, 1]])
+    """
+    xs, kx = as_code_vector(x, "x", kx, "kx")
+    ys, ky = as_code_vector(y, "y", ky, "ky")
+    threads = _check_threads(n_threads)
+    if sparse:
+        keys, counts = _core.contingency_sparse(xs, kx, ys, ky, n_threads=threads)
+        return SparseCounts(keys, counts.astype(np.int64), (kx, ky))
+    table = _core.contingency_table(xs, kx, ys, ky, n_threads=threads)
+    return table.view(np.int64)
+
+
+def entropy(counts: Any) -> float:
+    """Shannon entropy in bits of the distribution given by counts.
+
+    Parameters
+    ----------
+    counts : array-like of any shape
+        Non-negative finite counts or weights (e.g. a contingency table, flattened).
+
+    Returns
+    -------
+    float
+        ``-sum(p * log2(p))`` with ``p = counts / counts.sum()`` and ``0 * log 0 = 0``;
+        0.0 when all counts are 0 (or there are none).
+
+    Raises
+    ------
+    ValueError
+        If a count is negative, NaN or infinite.
+    TypeError
+        If the counts are not numeric.
+
+    Examples
+    --------
+    >>> from privtab import entropy
+    >>> entropy([2, 2, 0, 4])
+    1.5
+    """
+    array = as_float_array(counts, "counts").ravel()
+    if array.size and array.min() < 0:
+        raise ValueError(f"counts must be >= 0, got {array.min()}")
+    return float(_core.entropy(np.ascontiguousarray(array)))
+
+
+def _code_pair(x: Any, y: Any) -> tuple[np.ndarray, int, np.ndarray, int]:
+    xs, kx = as_code_vector(x, "x")
+    ys, ky = as_code_vector(y, "y")
+    if xs.shape[0] != ys.shape[0]:
+        raise ValueError(
+            f"x and y must have the same length, got {xs.shape[0]} and {ys.shape[0]}"
+        )
+    return xs, kx, ys, ky
+
+
+def mutual_information(x: Any, y: Any, *, n_threads: int | None = None) -> float:
+    """Mutual information ``I(X; Y) = H(X) + H(Y) - H(X, Y)`` in bits.
+
+    Parameters
+    ----------
+    x, y : array-like of int of shape (n_samples,)
+        Categorical codes (>= 0).
+    n_threads : int, optional
+        Threads to use (default: all cores).
+
+    Returns
+    -------
+    float
+        Non-negative; at most ``min(H(X), H(Y))``.
+
+    Examples
+    --------
+    >>> from privtab import mutual_information
+    >>> mutual_information([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    """
+    xs, kx, ys, ky = _code_pair(x, y)
+    return float(
+        _core.mutual_information(xs, kx, ys, ky, n_threads=_check_threads(n_threads))
+    )
+
+
+def symmetric_uncertainty(x: Any, y: Any, *, n_threads: int | None = None) -> float:
+    """Symmetric uncertainty ``2 I(X; Y) / (H(X) + H(Y))``, in [0, 1].
+
+    Parameters
+    ----------
+    x, y : array-like of int of shape (n_samples,)
+        Categorical codes (>= 0).
+    n_threads : int, optional
+        Threads to use (default: all cores).
+
+    Returns
+    -------
+    float
+        0 when both variables are constant (``H(X) + H(Y) = 0``), as DILCA defines it.
+
+    Notes
+    -----
+    Entropies in bits (the base cancels). Used by DILCA (Battaglia, Celano & Pensa)
+    to choose the context of each attribute.
+
+    Examples
+    --------
+    >>> from privtab import symmetric_uncertainty
+    >>> symmetric_uncertainty([0, 1, 2, 3], [0, 0, 1, 1])
+    0.6666666666666666
+    """
+    xs, kx, ys, ky = _code_pair(x, y)
+    return float(
+        _core.symmetric_uncertainty(xs, kx, ys, ky, n_threads=_check_threads(n_threads))
+    )
+>>>>>>> wip-counting

@@ -1,1 +1,707 @@
-//! Filled in by the foundation work.
+//! Contingency tables, mergeable sparse counts and entropies (log base 2).
+//!
+//! Dense tables are counted over fixed blocks of rows, each into its own local table, and
+//! the local tables are added: integer addition is exact, so the result is the same for any
+//! number of threads. When the table would be much larger than the data, counts are kept
+//! sparse ([`SparseCounts`]: sorted `u64` keys with their counts). Sparse counts of
+//! disjoint row blocks [`merge`](SparseCounts::merge) into the counts of their union, which
+//! lets a distributed engine count partitions separately and add noise once, centrally.
+
+use rayon::prelude::*;
+
+use crate::encode::mixed_radix_encode_subset;
+use crate::rng::CHUNK;
+use crate::table::{Columns, check_codes};
+use crate::{Error, Result};
+
+/// Tables with at most this many cells (or at most twice as many cells as rows) are counted
+/// densely by [`contingency`] and the entropy helpers; larger ones sparsely.
+pub const DENSE_MIN_CELLS: usize = 1 << 16;
+
+/// Rows per block of the sparse counter: each block is sorted on its own, then blocks merge.
+const SORT_BLOCK: usize = 1 << 20;
+
+/// Runs `kernel` on a local rayon pool of `n_threads` threads, or on the global pool when
+/// `n_threads` is `None`. Kernels give the same result for any thread count; this only
+/// bounds the CPU they use.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `n_threads` is 0 or the pool cannot be built; otherwise
+/// the kernel's own error.
+pub fn with_threads<T, F>(n_threads: Option<usize>, kernel: F) -> Result<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T> + Send,
+{
+    match n_threads {
+        None => kernel(),
+        Some(0) => Err(Error::parameter("n_threads", 0, "must be >= 1")),
+        Some(threads) => rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|_| Error::parameter("n_threads", threads, "must be a usable thread count"))?
+            .install(kernel),
+    }
+}
+
+/// Whether a table of `cells` cells over `n_rows` rows should be counted densely.
+pub fn prefer_dense(cells: u128, n_rows: usize) -> bool {
+    cells <= DENSE_MIN_CELLS.max(n_rows.saturating_mul(2)) as u128
+}
+
+/// A zero-filled vector of `len` counts, or [`Error::OutputTooLarge`] if it cannot be
+/// allocated (instead of aborting the process). The memory comes zeroed from the allocator,
+/// so pages of a large, sparse table are only touched when counted into.
+pub(crate) fn zeroed(len: usize, what: &str) -> Result<Vec<u64>> {
+    let too_large = || {
+        Error::OutputTooLarge(format!(
+            "{what} needs {len} cells, which cannot be allocated"
+        ))
+    };
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u64>(len).map_err(|_| too_large())?;
+    // SAFETY: `layout` has a non-zero size because `len > 0`.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<u64>();
+    if ptr.is_null() {
+        return Err(too_large());
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[u64; len]`,
+    // every byte is zero (a valid `u64`), and length and capacity are both `len`.
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
+/// Counts `n_rows` rows into a dense table of `cells` cells: `count_rows(table, range)` adds
+/// the rows of `range`. Rows are split into fixed blocks of at least twice as many rows as
+/// cells, so allocating and adding the local tables never costs more than the counting.
+pub(crate) fn dense_counts<F>(
+    n_rows: usize,
+    cells: usize,
+    what: &str,
+    count_rows: F,
+) -> Result<Vec<u64>>
+where
+    F: Fn(&mut [u64], std::ops::Range<usize>) + Sync,
+{
+    let block = CHUNK.max(cells.saturating_mul(2));
+    if n_rows <= block {
+        let mut table = zeroed(cells, what)?;
+        count_rows(&mut table, 0..n_rows);
+        return Ok(table);
+    }
+    let block = block.next_multiple_of(CHUNK);
+    // Here cells < n_rows / 2, so the local tables are small next to the data.
+    let n_blocks = n_rows.div_ceil(block);
+    let table = (0..n_blocks)
+        .into_par_iter()
+        .map(|b| {
+            let mut local = vec![0u64; cells];
+            count_rows(&mut local, b * block..((b + 1) * block).min(n_rows));
+            local
+        })
+        .reduce_with(|mut a, b| {
+            add_into(&mut a, &b);
+            a
+        });
+    Ok(table.unwrap_or_default())
+}
+
+fn add_into(acc: &mut [u64], other: &[u64]) {
+    for (a, &b) in acc.iter_mut().zip(other) {
+        // Cannot wrap: every count is bounded by the number of rows.
+        *a = a.wrapping_add(b);
+    }
+}
+
+fn check_same_length(x: &[u32], y: &[u32]) -> Result<()> {
+    if x.len() == y.len() {
+        Ok(())
+    } else {
+        Err(Error::InvalidData(format!(
+            "x and y must have the same length, got {} and {}",
+            x.len(),
+            y.len()
+        )))
+    }
+}
+
+fn check_cardinality(name: &'static str, k: u32) -> Result<()> {
+    if k == 0 {
+        Err(Error::parameter(name, k, "must be >= 1"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Validates a pair of code vectors and returns the number of cells of their table.
+fn check_pair(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<u128> {
+    check_same_length(x, y)?;
+    check_cardinality("kx", kx)?;
+    check_cardinality("ky", ky)?;
+    check_codes(x, kx, "x")?;
+    check_codes(y, ky, "y")?;
+    Ok(u128::from(kx) * u128::from(ky))
+}
+
+/// Counts of each code `0..k` in `codes`.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `k` is 0; [`Error::InvalidData`] when a code is ≥ `k`;
+/// [`Error::OutputTooLarge`] when `k` counts cannot be allocated.
+pub fn bincount(codes: &[u32], k: u32) -> Result<Vec<u64>> {
+    check_cardinality("k", k)?;
+    check_codes(codes, k, "codes")?;
+    dense_counts(codes.len(), k as usize, "bincount", |table, rows| {
+        for &c in &codes[rows] {
+            table[c as usize] += 1;
+        }
+    })
+}
+
+/// The dense contingency table of `x` (rows, cardinality `kx`) and `y` (columns,
+/// cardinality `ky`), row-major: cell `(a, b)` is at `a * ky + b`.
+///
+/// # Errors
+/// [`Error::InvalidData`] for different lengths or a code out of range;
+/// [`Error::InvalidParameter`] for a zero cardinality; [`Error::OutputTooLarge`] when
+/// `kx · ky` cells cannot be allocated.
+pub fn contingency_dense(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<Vec<u64>> {
+    let cells = check_pair(x, kx, y, ky)?;
+    let cells = usize::try_from(cells).map_err(|_| {
+        Error::OutputTooLarge(format!(
+            "a {kx} x {ky} contingency table does not fit in memory"
+        ))
+    })?;
+    let ky = ky as usize;
+    dense_counts(x.len(), cells, "the contingency table", |table, rows| {
+        for (&a, &b) in x[rows.clone()].iter().zip(&y[rows]) {
+            table[a as usize * ky + b as usize] += 1;
+        }
+    })
+}
+
+/// The non-zero cells of the contingency table of `x` and `y`, keyed by `a · ky + b`.
+///
+/// # Errors
+/// As [`contingency_dense`], without the allocation limit (memory is O(n)).
+pub fn contingency_sparse(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<SparseCounts> {
+    check_pair(x, kx, y, ky)?;
+    let ky = u64::from(ky);
+    let keys: Vec<u64> = x
+        .par_iter()
+        .zip(y.par_iter())
+        .map(|(&a, &b)| u64::from(a) * ky + u64::from(b))
+        .collect();
+    Ok(SparseCounts::from_keys(&keys))
+}
+
+/// A contingency table in whichever layout suits its size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Contingency {
+    /// All `kx · ky` cells, row-major.
+    Dense(Vec<u64>),
+    /// Only the non-zero cells, keyed by `a · ky + b`.
+    Sparse(SparseCounts),
+}
+
+impl Contingency {
+    /// The non-zero counts, in no particular order (enough for entropies).
+    pub fn nonzero_counts(&self) -> Vec<u64> {
+        match self {
+            Contingency::Dense(cells) => cells.iter().copied().filter(|&c| c > 0).collect(),
+            Contingency::Sparse(sparse) => sparse.counts().to_vec(),
+        }
+    }
+}
+
+/// The contingency table of `x` and `y`: dense when `kx · ky` is at most
+/// `max(DENSE_MIN_CELLS, 2n)`, sparse otherwise.
+///
+/// # Errors
+/// As [`contingency_dense`].
+pub fn contingency(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<Contingency> {
+    let cells = check_pair(x, kx, y, ky)?;
+    if prefer_dense(cells, x.len()) {
+        contingency_dense(x, kx, y, ky).map(Contingency::Dense)
+    } else {
+        contingency_sparse(x, kx, y, ky).map(Contingency::Sparse)
+    }
+}
+
+/// The non-zero counts of the codes of one attribute (dense or sparse by size).
+pub(crate) fn value_counts(codes: &[u32], k: u32) -> Result<Vec<u64>> {
+    check_cardinality("k", k)?;
+    if prefer_dense(u128::from(k), codes.len()) {
+        let mut counts = bincount(codes, k)?;
+        counts.retain(|&c| c > 0);
+        Ok(counts)
+    } else {
+        check_codes(codes, k, "codes")?;
+        let keys: Vec<u64> = codes.par_iter().map(|&c| u64::from(c)).collect();
+        Ok(SparseCounts::from_keys(&keys).counts)
+    }
+}
+
+/// Counts of the value combinations of the attributes `subset` of `cols` (a k-way
+/// marginal), keyed by their mixed-radix key over the subset's cardinalities (first listed
+/// attribute most significant).
+///
+/// # Errors
+/// [`Error::InvalidData`] for an out-of-range index; [`Error::Domain`] when the product of
+/// the selected cardinalities exceeds 2^64.
+pub fn count_columns(cols: Columns<'_>, subset: &[usize]) -> Result<SparseCounts> {
+    let keys = mixed_radix_encode_subset(cols, subset)?;
+    Ok(SparseCounts::from_keys(&keys))
+}
+
+/// Counts of distinct `u64` keys, sorted by key; mergeable across blocks of rows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SparseCounts {
+    keys: Vec<u64>,
+    counts: Vec<u64>,
+}
+
+impl SparseCounts {
+    /// Counts the distinct values of `keys` in O(n) per radix pass: blocks of rows are radix
+    /// sorted in parallel (only the bytes that vary are sorted on), run-length encoded and
+    /// merged pairwise. The result does not depend on the number of threads.
+    pub fn from_keys(keys: &[u64]) -> Self {
+        keys.par_chunks(SORT_BLOCK)
+            .map(|block| {
+                let mut sorted = block.to_vec();
+                radix_sort(&mut sorted);
+                run_lengths(&sorted)
+            })
+            .reduce_with(|a, b| a.merge_saturating(&b))
+            .unwrap_or_default()
+    }
+
+    /// Wraps keys and counts computed elsewhere (e.g. on another machine).
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when the lengths differ, the keys are not strictly increasing,
+    /// or a count is 0.
+    pub fn from_parts(keys: Vec<u64>, counts: Vec<u64>) -> Result<Self> {
+        if keys.len() != counts.len() {
+            return Err(Error::InvalidData(format!(
+                "keys and counts must have the same length, got {} and {}",
+                keys.len(),
+                counts.len()
+            )));
+        }
+        if let Some(i) = keys.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(Error::InvalidData(format!(
+                "keys must be strictly increasing, but keys[{}] = {} >= keys[{}] = {}",
+                i,
+                keys[i],
+                i + 1,
+                keys[i + 1]
+            )));
+        }
+        if let Some(i) = counts.iter().position(|&c| c == 0) {
+            return Err(Error::InvalidData(format!(
+                "counts must be >= 1, got 0 at index {i}"
+            )));
+        }
+        Ok(SparseCounts { keys, counts })
+    }
+
+    /// The distinct keys, strictly increasing.
+    pub fn keys(&self) -> &[u64] {
+        &self.keys
+    }
+
+    /// The count of each key (all ≥ 1).
+    pub fn counts(&self) -> &[u64] {
+        &self.counts
+    }
+
+    /// The number of distinct keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no key was counted.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The sum of the counts (the number of rows counted).
+    pub fn total(&self) -> u128 {
+        self.counts.iter().map(|&c| u128::from(c)).sum()
+    }
+
+    /// Splits into `(keys, counts)`.
+    pub fn into_parts(self) -> (Vec<u64>, Vec<u64>) {
+        (self.keys, self.counts)
+    }
+
+    /// The counts of the union of the rows counted by `self` and by `other`: keys present in
+    /// both get the sum of their counts.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when a summed count would exceed 2^64 − 1.
+    pub fn merge(&self, other: &SparseCounts) -> Result<SparseCounts> {
+        let merged = self.merge_saturating(other);
+        if merged.total() == self.total() + other.total() {
+            Ok(merged)
+        } else {
+            Err(Error::InvalidData(
+                "merged counts exceed 2**64 - 1".to_string(),
+            ))
+        }
+    }
+
+    fn merge_saturating(&self, other: &SparseCounts) -> SparseCounts {
+        let (a, b) = (self, other);
+        let mut keys = Vec::with_capacity(a.len() + b.len());
+        let mut counts = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            match a.keys[i].cmp(&b.keys[j]) {
+                std::cmp::Ordering::Less => {
+                    keys.push(a.keys[i]);
+                    counts.push(a.counts[i]);
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    keys.push(b.keys[j]);
+                    counts.push(b.counts[j]);
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    keys.push(a.keys[i]);
+                    counts.push(a.counts[i].saturating_add(b.counts[j]));
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        keys.extend_from_slice(&a.keys[i..]);
+        counts.extend_from_slice(&a.counts[i..]);
+        keys.extend_from_slice(&b.keys[j..]);
+        counts.extend_from_slice(&b.counts[j..]);
+        SparseCounts { keys, counts }
+    }
+}
+
+fn run_lengths(sorted: &[u64]) -> SparseCounts {
+    let mut keys = Vec::new();
+    let mut counts: Vec<u64> = Vec::new();
+    for &key in sorted {
+        match (keys.last(), counts.last_mut()) {
+            (Some(&last), Some(count)) if last == key => *count += 1,
+            _ => {
+                keys.push(key);
+                counts.push(1);
+            }
+        }
+    }
+    SparseCounts { keys, counts }
+}
+
+/// LSD radix sort on bytes, skipping the bytes on which all keys agree (so keys from a
+/// small domain take one or two passes).
+pub(crate) fn radix_sort(keys: &mut Vec<u64>) {
+    if keys.len() <= 64 {
+        keys.sort_unstable();
+        return;
+    }
+    let (any, all) = keys
+        .iter()
+        .fold((0u64, u64::MAX), |(any, all), &k| (any | k, all & k));
+    let varying = any ^ all;
+    let mut buffer = vec![0u64; keys.len()];
+    for shift in (0..64).step_by(8) {
+        if (varying >> shift) & 0xff == 0 {
+            continue;
+        }
+        let mut offsets = [0usize; 256];
+        for &k in keys.iter() {
+            offsets[((k >> shift) & 0xff) as usize] += 1;
+        }
+        let mut sum = 0;
+        for slot in offsets.iter_mut() {
+            let count = *slot;
+            *slot = sum;
+            sum += count;
+        }
+        for &k in keys.iter() {
+            let digit = ((k >> shift) & 0xff) as usize;
+            buffer[offsets[digit]] = k;
+            offsets[digit] += 1;
+        }
+        std::mem::swap(keys, &mut buffer);
+    }
+}
+
+/// Shannon entropy in bits of the distribution given by `counts` (0 · log 0 = 0); 0 when all
+/// counts are 0.
+pub fn entropy(counts: &[u64]) -> f64 {
+    let total: f64 = counts.iter().map(|&c| c as f64).sum();
+    if total == 0.0 {
+        return 0.0;
+    }
+    let h: f64 = counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / total;
+            -p * p.log2()
+        })
+        .sum();
+    h.max(0.0)
+}
+
+/// Shannon entropy in bits of non-negative real weights (e.g. noisy counts clamped at 0);
+/// 0 when all weights are 0.
+///
+/// # Errors
+/// [`Error::InvalidData`] naming the first weight that is negative, NaN or infinite.
+pub fn entropy_of_weights(weights: &[f64]) -> Result<f64> {
+    if let Some(i) = weights.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
+        return Err(Error::InvalidData(format!(
+            "counts must be finite and >= 0, got {} at index {i}",
+            weights[i]
+        )));
+    }
+    // Scaling by the largest weight keeps the total finite for weights near f64::MAX.
+    let max = weights.iter().copied().fold(0.0f64, f64::max);
+    if max == 0.0 {
+        return Ok(0.0);
+    }
+    let total: f64 = weights.iter().map(|w| w / max).sum();
+    let h: f64 = weights
+        .iter()
+        .filter(|&&w| w > 0.0)
+        .map(|w| {
+            let p = w / max / total;
+            if p > 0.0 { -p * p.log2() } else { 0.0 }
+        })
+        .sum();
+    Ok(h.max(0.0))
+}
+
+/// H(X) in bits of the codes of one attribute.
+///
+/// # Errors
+/// As [`bincount`].
+pub fn column_entropy(codes: &[u32], k: u32) -> Result<f64> {
+    Ok(entropy(&value_counts(codes, k)?))
+}
+
+/// H(X, Y) in bits.
+///
+/// # Errors
+/// As [`contingency`].
+pub fn joint_entropy(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<f64> {
+    Ok(entropy(&contingency(x, kx, y, ky)?.nonzero_counts()))
+}
+
+/// The three entropies H(X), H(Y), H(X, Y) in bits.
+fn entropies(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<(f64, f64, f64)> {
+    let hxy = joint_entropy(x, kx, y, ky)?;
+    Ok((column_entropy(x, kx)?, column_entropy(y, ky)?, hxy))
+}
+
+/// Mutual information I(X; Y) = H(X) + H(Y) − H(X, Y) in bits (clamped at 0 against
+/// rounding).
+///
+/// # Errors
+/// As [`contingency`].
+pub fn mutual_information(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<f64> {
+    let (hx, hy, hxy) = entropies(x, kx, y, ky)?;
+    Ok((hx + hy - hxy).max(0.0))
+}
+
+/// Symmetric uncertainty SU = 2·(H(X) + H(Y) − H(X, Y)) / (H(X) + H(Y)), in [0, 1]; 0 when
+/// H(X) + H(Y) = 0 (both attributes constant).
+///
+/// # Errors
+/// As [`contingency`].
+pub fn symmetric_uncertainty(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<f64> {
+    let (hx, hy, hxy) = entropies(x, kx, y, ky)?;
+    let denominator = hx + hy;
+    if denominator <= 0.0 {
+        return Ok(0.0);
+    }
+    Ok((2.0 * (hx + hy - hxy) / denominator).clamp(0.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg_codes(n: usize, k: u32, seed: u64) -> Vec<u32> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((state >> 33) % u64::from(k)) as u32
+            })
+            .collect()
+    }
+
+    fn naive_table(x: &[u32], y: &[u32], ky: u32) -> std::collections::BTreeMap<u64, u64> {
+        let mut map = std::collections::BTreeMap::new();
+        for (&a, &b) in x.iter().zip(y) {
+            *map.entry(u64::from(a) * u64::from(ky) + u64::from(b))
+                .or_insert(0) += 1;
+        }
+        map
+    }
+
+    #[test]
+    fn dense_and_sparse_tables_agree_with_a_naive_count() {
+        let n = 3 * CHUNK + 5;
+        let (kx, ky) = (7, 13);
+        let x = lcg_codes(n, kx, 1);
+        let y = lcg_codes(n, ky, 2);
+        let naive = naive_table(&x, &y, ky);
+        let dense = contingency_dense(&x, kx, &y, ky).expect("dense");
+        assert_eq!(dense.iter().sum::<u64>(), n as u64);
+        for (&key, &count) in &naive {
+            assert_eq!(dense[key as usize], count);
+        }
+        let sparse = contingency_sparse(&x, kx, &y, ky).expect("sparse");
+        assert_eq!(sparse.keys(), naive.keys().copied().collect::<Vec<_>>());
+        assert_eq!(sparse.counts(), naive.values().copied().collect::<Vec<_>>());
+        assert!(matches!(
+            contingency(&x, kx, &y, ky),
+            Ok(Contingency::Dense(_))
+        ));
+        let big = u32::MAX;
+        assert!(matches!(
+            contingency(&x, big, &y, big),
+            Ok(Contingency::Sparse(_))
+        ));
+    }
+
+    #[test]
+    fn same_table_for_one_and_two_threads() {
+        let n = 5 * CHUNK + 3;
+        let x = lcg_codes(n, 300, 3);
+        let y = lcg_codes(n, 200, 4);
+        let run = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool")
+                .install(|| {
+                    (
+                        contingency_dense(&x, 300, &y, 200).expect("dense"),
+                        contingency_sparse(&x, 300, &y, 200).expect("sparse"),
+                    )
+                })
+        };
+        assert_eq!(run(1), run(2));
+    }
+
+    #[test]
+    fn validation_errors_name_the_argument() {
+        let err = contingency_dense(&[0, 1], 2, &[0], 2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x and y must have the same length, got 2 and 1"
+        );
+        let err = contingency_dense(&[0, 2], 2, &[0, 0], 2).unwrap_err();
+        assert!(
+            err.to_string().starts_with("x has code 2 at row 1"),
+            "{err}"
+        );
+        let err = contingency_dense(&[0], 0, &[0], 2).unwrap_err();
+        assert_eq!(err.to_string(), "kx must be >= 1, got 0");
+        assert!(matches!(
+            contingency_dense(&[0], u32::MAX, &[0], u32::MAX),
+            Err(Error::OutputTooLarge(_))
+        ));
+    }
+
+    #[test]
+    fn sparse_counts_merge_like_the_whole() {
+        let keys: Vec<u64> = lcg_codes(3 * SORT_BLOCK / 2, 1 << 30, 5)
+            .into_iter()
+            .map(|k| u64::from(k) << 20)
+            .collect();
+        let whole = SparseCounts::from_keys(&keys);
+        let (left, right) = keys.split_at(1234);
+        let merged = SparseCounts::from_keys(left)
+            .merge(&SparseCounts::from_keys(right))
+            .expect("merge");
+        assert_eq!(whole, merged);
+        assert_eq!(whole.total(), keys.len() as u128);
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(whole.keys(), sorted);
+    }
+
+    #[test]
+    fn merge_checks_overflow_and_parts_are_validated() {
+        let a = SparseCounts::from_parts(vec![1, 5], vec![u64::MAX, 1]).expect("parts");
+        let b = SparseCounts::from_parts(vec![1], vec![1]).expect("parts");
+        assert!(a.merge(&b).is_err());
+        assert!(SparseCounts::from_parts(vec![2, 2], vec![1, 1]).is_err());
+        assert!(SparseCounts::from_parts(vec![2], vec![0]).is_err());
+        assert!(SparseCounts::from_parts(vec![2], vec![]).is_err());
+        assert!(SparseCounts::from_keys(&[]).is_empty());
+    }
+
+    #[test]
+    fn radix_sort_sorts_any_keys() {
+        let mut keys: Vec<u64> = lcg_codes(10_000, u32::MAX, 9)
+            .into_iter()
+            .map(|k| u64::from(k).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let mut expect = keys.clone();
+        expect.sort_unstable();
+        radix_sort(&mut keys);
+        assert_eq!(keys, expect);
+    }
+
+    #[test]
+    fn entropies_of_known_distributions() {
+        assert_eq!(entropy(&[0, 0]), 0.0);
+        assert_eq!(entropy(&[]), 0.0);
+        assert!((entropy(&[1, 1, 1, 1]) - 2.0).abs() < 1e-12);
+        assert!((entropy(&[5, 0, 5]) - 1.0).abs() < 1e-12);
+        let h = entropy_of_weights(&[1.0, 3.0, 0.0]).expect("weights");
+        let expect = -(0.25f64 * 0.25f64.log2() + 0.75 * 0.75f64.log2());
+        assert!((h - expect).abs() < 1e-12);
+        assert!(entropy_of_weights(&[1.0, f64::NAN]).is_err());
+        assert!(entropy_of_weights(&[-1.0]).is_err());
+        let big = entropy_of_weights(&[f64::MAX, f64::MAX]).expect("big");
+        assert!((big - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mutual_information_and_su_of_extreme_cases() {
+        let x = [0, 1, 2, 3, 0, 1, 2, 3];
+        assert!((mutual_information(&x, 4, &x, 4).expect("mi") - 2.0).abs() < 1e-12);
+        assert!((symmetric_uncertainty(&x, 4, &x, 4).expect("su") - 1.0).abs() < 1e-12);
+        let y = [0, 0, 0, 0, 1, 1, 1, 1];
+        assert!(mutual_information(&x, 4, &y, 2).expect("mi").abs() < 1e-12);
+        let constant = [0u32; 8];
+        assert_eq!(
+            symmetric_uncertainty(&constant, 1, &constant, 3).expect("su"),
+            0.0
+        );
+        let big = symmetric_uncertainty(&x, u32::MAX, &y, u32::MAX).expect("sparse su");
+        assert!(big.abs() < 1e-12);
+    }
+
+    #[test]
+    fn k_way_counts_use_mixed_radix_keys() {
+        let data = [0, 1, 1, 1, 2, 0, 2, 2, 0, 0, 0, 0];
+        let cards = [2, 3, 4];
+        let cols = Columns::new(&data, 4, &cards).expect("columns");
+        let counts = count_columns(cols, &[1, 0]).expect("counts");
+        // rows (col1, col0): (2,0), (0,1), (2,1), (2,1) → keys 4, 1, 5, 5 (radix 2)
+        assert_eq!(counts.keys(), &[1, 4, 5]);
+        assert_eq!(counts.counts(), &[1, 1, 2]);
+        assert!(count_columns(cols, &[3]).is_err());
+    }
+}

@@ -1,0 +1,286 @@
+"""Contingency tables, sparse counts and entropies against NumPy references."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from privtab import (
+    contingency_table,
+    entropy,
+    mutual_information,
+    symmetric_uncertainty,
+)
+from privtab.counts import SparseCounts, count_columns, count_keys
+
+
+@st.composite
+def code_pairs(draw, max_card=30, max_n=60):
+    n = draw(st.integers(1, max_n))
+    kx = draw(st.integers(1, max_card))
+    ky = draw(st.integers(1, max_card))
+    x = draw(hnp.arrays(np.int64, n, elements=st.integers(0, kx - 1)))
+    y = draw(hnp.arrays(np.int64, n, elements=st.integers(0, ky - 1)))
+    return x, y, kx, ky
+
+
+def reference_table(x, y, kx, ky):
+    return np.bincount(x * ky + y, minlength=kx * ky).reshape(kx, ky)
+
+
+def reference_entropy(counts):
+    counts = np.asarray(counts, dtype=float).ravel()
+    total = counts.sum()
+    if total == 0:
+        return 0.0
+    p = counts[counts > 0] / total
+    return float(-(p * np.log2(p)).sum())
+
+
+def reference_h(codes):
+    return reference_entropy(np.unique(codes, return_counts=True)[1])
+
+
+def reference_hxy(x, y):
+    return reference_entropy(np.unique(np.stack([x, y]), axis=1, return_counts=True)[1])
+
+
+@given(code_pairs())
+def test_dense_table_matches_bincount(pair):
+    x, y, kx, ky = pair
+    table = contingency_table(x, y, kx, ky)
+    assert table.dtype == np.int64
+    np.testing.assert_array_equal(table, reference_table(x, y, kx, ky))
+    inferred = contingency_table(x, y)
+    assert inferred.shape == (x.max() + 1, y.max() + 1)
+
+
+@given(code_pairs(max_card=2**20))
+def test_sparse_table_matches_unique(pair):
+    x, y, kx, ky = pair
+    sparse = contingency_table(x, y, kx, ky, sparse=True)
+    keys, counts = np.unique(
+        x.astype(np.uint64) * ky + y.astype(np.uint64), return_counts=True
+    )
+    np.testing.assert_array_equal(sparse.keys, keys)
+    np.testing.assert_array_equal(sparse.counts, counts)
+    assert sparse.cardinalities == (kx, ky)
+    assert sparse.total == len(x)
+
+
+def test_large_tables_fall_back_to_sparse_counting_in_core():
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2**31, 1000)
+    y = rng.integers(0, 2**31, 1000)
+    expect_mi = reference_h(x) + reference_h(y) - reference_hxy(x, y)
+    assert mutual_information(x, y) == pytest.approx(expect_mi, rel=1e-12)
+
+
+def test_tables_over_many_row_blocks_and_threads():
+    rng = np.random.default_rng(4)
+    n = 700_000
+    for kx, ky in [(3, 5), (300, 400)]:
+        x = rng.integers(0, kx, n)
+        y = rng.integers(0, ky, n)
+        one = contingency_table(x, y, kx, ky, n_threads=1)
+        np.testing.assert_array_equal(one, reference_table(x, y, kx, ky))
+        np.testing.assert_array_equal(one, contingency_table(x, y, kx, ky, n_threads=2))
+        a = contingency_table(x, y, kx, ky, sparse=True, n_threads=1)
+        assert a == contingency_table(x, y, kx, ky, sparse=True, n_threads=2)
+
+
+@given(
+    hnp.arrays(np.uint64, st.integers(0, 200), elements=st.integers(0, 2**64 - 1)),
+    st.integers(0, 200),
+)
+def test_count_keys_merge_equals_whole(keys, cut):
+    cut = min(cut, len(keys))
+    if len(keys) == 0:
+        return
+    whole = count_keys(keys)
+    expect_keys, expect_counts = np.unique(keys, return_counts=True)
+    np.testing.assert_array_equal(whole.keys, expect_keys)
+    np.testing.assert_array_equal(whole.counts, expect_counts)
+    if 0 < cut < len(keys):
+        merged = count_keys(keys[:cut]).merge(count_keys(keys[cut:]))
+        assert merged == whole
+
+
+def test_count_keys_over_several_sort_blocks():
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 5000, 2_500_000).astype(np.uint64) << np.uint64(40)
+    whole = count_keys(keys, n_threads=2)
+    expect_keys, expect_counts = np.unique(keys, return_counts=True)
+    np.testing.assert_array_equal(whole.keys, expect_keys)
+    np.testing.assert_array_equal(whole.counts, expect_counts)
+    assert whole == count_keys(keys, n_threads=1)
+
+
+def test_k_way_counts_use_mixed_radix_keys():
+    rng = np.random.default_rng(6)
+    codes = rng.integers(0, [3, 4, 5], (500, 3))
+    counts = count_columns(codes, [3, 4, 5], [2, 0])
+    rows, expect = np.unique(codes[:, [2, 0]], axis=0, return_counts=True)
+    np.testing.assert_array_equal(counts.to_codes(), rows)
+    np.testing.assert_array_equal(counts.counts, expect)
+    assert counts.cardinalities == (5, 3)
+    halves = count_columns(codes[:250], [3, 4, 5], [2, 0]).merge(
+        count_columns(codes[250:], [3, 4, 5], [2, 0])
+    )
+    assert halves == counts
+
+
+@given(
+    hnp.arrays(
+        st.sampled_from([np.int64, np.float64]),
+        hnp.array_shapes(max_dims=3),
+        elements=st.integers(0, 10**6),
+    )
+)
+def test_entropy_matches_reference(counts):
+    assert entropy(counts) == pytest.approx(reference_entropy(counts), abs=1e-9)
+
+
+def test_entropy_edge_cases():
+    assert entropy([0, 0, 0]) == 0.0
+    assert entropy([]) == 0.0
+    assert entropy([[1, 1], [1, 1]]) == pytest.approx(2.0)
+    assert entropy([1e308, 1e308]) == pytest.approx(1.0)
+
+
+@given(code_pairs())
+def test_mi_and_su_match_reference(pair):
+    x, y, _, _ = pair
+    hx, hy, hxy = reference_h(x), reference_h(y), reference_hxy(x, y)
+    mi = mutual_information(x, y)
+    assert mi == pytest.approx(hx + hy - hxy, abs=1e-9)
+    su = symmetric_uncertainty(x, y)
+    expect = 0.0 if hx + hy == 0 else 2 * (hx + hy - hxy) / (hx + hy)
+    assert su == pytest.approx(expect, abs=1e-9)
+    assert 0.0 <= su <= 1.0
+
+
+def test_su_of_constant_variables_is_zero():
+    assert symmetric_uncertainty([3, 3, 3], [0, 0, 0]) == 0.0
+    assert symmetric_uncertainty([0, 1, 0, 1], [0, 1, 0, 1]) == pytest.approx(1.0)
+
+
+def test_series_inputs():
+    x = [0, 1, 1, 2]
+    y = [1, 0, 0, 1]
+    expect = contingency_table(x, y)
+    np.testing.assert_array_equal(contingency_table(pd.Series(x), pd.Series(y)), expect)
+    np.testing.assert_array_equal(contingency_table(pl.Series(x), pl.Series(y)), expect)
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "kwargs", "error", "match"),
+    [
+        ([0, 3], [0, 0], {"kx": 3}, ValueError, "x\\[1\\] = 3 is >= kx = 3"),
+        (
+            np.array([0, 3], dtype=np.uint32),
+            [0, 0],
+            {"kx": 3},
+            ValueError,
+            "x has code 3",
+        ),
+        ([0, -1], [0, 0], {}, ValueError, "x must hold codes >= 0"),
+        ([0, np.nan], [0, 0], {}, ValueError, "x must contain only finite"),
+        ([0, 0.5], [0, 0], {}, TypeError, "x must hold integers"),
+        (["a"], [0], {}, TypeError, "x must hold integers"),
+        ([[0, 1], [0]], [0, 0], {}, ValueError, "x is ragged"),
+        ([], [], {}, ValueError, "x must be non-empty"),
+        ([[0, 1]], [0, 1], {}, ValueError, "x must be 1-dimensional"),
+        ([0, 1], [0], {}, ValueError, "same length"),
+        ([0, 1], [0, 1], {"kx": 0}, ValueError, "kx must be >= 1"),
+        ([0, 1], [0, 1], {"ky": 1.5}, TypeError, "ky must be an int"),
+        ([0, 1], [0, 1], {"kx": 2**32}, ValueError, "kx must be <= 2\\*\\*32 - 1"),
+        ([0, 2**32], [0, 1], {}, ValueError, "code above 2\\*\\*32 - 2"),
+        ([0, 1], [0, 1], {"n_threads": 0}, ValueError, "n_threads must be >= 1"),
+        (
+            [0],
+            [0],
+            {"kx": 2**32 - 1, "ky": 2**32 - 1},
+            MemoryError,
+            "cannot be allocated",
+        ),
+    ],
+)
+def test_contingency_validation(x, y, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        contingency_table(x, y, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("counts", "error", "match"),
+    [
+        ([1, -1], ValueError, "counts must be >= 0"),
+        ([1, np.nan], ValueError, "finite"),
+        ([1, np.inf], ValueError, "finite"),
+        (["a"], TypeError, "numeric"),
+    ],
+)
+def test_entropy_validation(counts, error, match):
+    with pytest.raises(error, match=match):
+        entropy(counts)
+
+
+def test_mi_validation():
+    with pytest.raises(ValueError, match="same length"):
+        mutual_information([0, 1], [0])
+    with pytest.raises(ValueError, match="same length"):
+        symmetric_uncertainty([0, 1], [0])
+
+
+def test_sparse_counts_validation():
+    with pytest.raises(ValueError, match="strictly increasing"):
+        SparseCounts([2, 1], [1, 1])
+    with pytest.raises(ValueError, match="same length"):
+        SparseCounts([1, 2], [1])
+    with pytest.raises(ValueError, match="counts must be >= 1"):
+        SparseCounts([1], [0])
+    with pytest.raises(TypeError, match="counts must hold integers"):
+        SparseCounts([1], [1.5])
+    a = SparseCounts([1], [1], cardinalities=[4])
+    with pytest.raises(ValueError, match="different cardinalities"):
+        a.merge(SparseCounts([1], [1], cardinalities=[5]))
+    with pytest.raises(TypeError, match="must be a SparseCounts"):
+        a.merge([1])
+    with pytest.raises(ValueError, match="exceed 2\\*\\*63 - 1"):
+        SparseCounts([1], [2**63 - 1]).merge(SparseCounts([1], [1]))
+    with pytest.raises(ValueError, match="needs the cardinalities"):
+        SparseCounts([1], [1]).to_codes()
+    with pytest.raises(ValueError, match="out of range"):
+        count_columns([[0, 1]], [1, 2], [2])
+
+
+@given(
+    hnp.arrays(
+        st.sampled_from(
+            [np.int8, np.int64, np.uint64, np.float64, np.float32, np.bool_]
+        ),
+        hnp.array_shapes(min_dims=1, max_dims=2, min_side=0, max_side=5),
+    ),
+    hnp.arrays(np.float64, st.integers(0, 5)),
+    st.one_of(st.none(), st.integers(-2, 2**33)),
+)
+def test_no_input_panics(x, y, k):
+    calls = [
+        lambda: contingency_table(x, x, k, k),
+        lambda: contingency_table(x, y),
+        lambda: contingency_table(x, x, k, 3, sparse=True),
+        lambda: entropy(x),
+        lambda: mutual_information(x, y),
+        lambda: symmetric_uncertainty(x, x),
+        lambda: count_keys(x),
+    ]
+    for call in calls:
+        with contextlib.suppress(ValueError, TypeError, MemoryError):
+            call()
