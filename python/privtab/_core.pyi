@@ -1,10 +1,6 @@
 # Type stubs of the Rust extension module privtab._core (checked by mypy.stubtest).
 # Arrays are numpy arrays; see the Python wrappers for the documented public API.
 
-<<<<<<< HEAD
-
-=======
->>>>>>> wip-counting
 __version__: str
 
 # --- noise (rust/privtab-py/src/noise.rs) ---

@@ -251,10 +251,6 @@ def count_columns(
     return SparseCounts(keys, counts.astype(np.int64), sub_cards)
 
 
-<<<<<<< HEAD
-def symmetric_uncertainty(*args, **kwargs):  # noqa: D103
-    raise NotImplementedError
-=======
 def contingency_table(
     x: Any,
     y: Any,
@@ -416,4 +412,3 @@ def symmetric_uncertainty(x: Any, y: Any, *, n_threads: int | None = None) -> fl
     return float(
         _core.symmetric_uncertainty(xs, kx, ys, ky, n_threads=_check_threads(n_threads))
     )
->>>>>>> wip-counting
