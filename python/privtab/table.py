@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 
 from privtab._validation import as_code_columns, check_positive_int
 from privtab.exceptions import DomainError, PrivacyLeakWarning
@@ -387,7 +388,7 @@ def _is_int(value: Any) -> bool:
     )
 
 
-class TableEncoder:
+class TableEncoder(BaseEstimator):
     """Encode a table into categorical codes over public domains.
 
     Categorical columns are coded ``0 .. cardinality - 1`` in the order of their
@@ -753,7 +754,7 @@ class TableEncoder:
             row = int(np.flatnonzero(col.missing)[0])
             raise ValueError(
                 f"column {col.name!r} has a missing value at row {row} "
-                f"({col.values[row]!r}); pass missing='category' to encode missing "
+                f"({_show(col.values[row])}); pass missing='category' to encode missing "
                 "values as an extra category"
             )
 
@@ -764,7 +765,7 @@ class TableEncoder:
             row = int(np.flatnonzero(infinite)[0])
             raise ValueError(
                 f"column {col.name!r} has an infinite value at row {row} "
-                f"({values[row]!r}); numeric values must be finite"
+                f"({_show(values[row])}); numeric values must be finite"
             )
 
     # Transforming ------------------------------------------------------------------
@@ -852,7 +853,7 @@ class TableEncoder:
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise DomainError(
-                f"column {col.name!r} has the value {col.values[row]!r} at row {row}, "
+                f"column {col.name!r} has the value {_show(col.values[row])} at row {row}, "
                 f"which is not among its {len(known)} categories"
             )
         return codes
@@ -871,7 +872,7 @@ class TableEncoder:
             if self.out_of_bounds == "error":
                 row = int(np.flatnonzero(present)[np.flatnonzero(outside)[0]])
                 raise DomainError(
-                    f"column {name!r} has the value {values[row]!r} at row {row}, "
+                    f"column {name!r} has the value {_show(values[row])} at row {row}, "
                     f"outside its bounds [{lo!r}, {hi!r}]; pass out_of_bounds='clip' "
                     "to clip it"
                 )
@@ -948,6 +949,13 @@ class TableEncoder:
             except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
                 series.append(pl.Series(name, values, dtype=pl.Object))
         return pl.DataFrame(series)
+
+
+def _show(value: Any) -> str:
+    """Repr of a cell for error messages, without numpy scalar wrappers."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
 
 
 def _midpoints_as_float(values: np.ndarray) -> np.ndarray:
