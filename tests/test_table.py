@@ -92,6 +92,7 @@ def test_declared_domains_encode_without_warning():
     assert enc.bounds_ == {"age": (0.0, 100.0)}
     np.testing.assert_allclose(enc.bin_edges_["age"], [0, 25, 50, 75, 100])
     assert enc.inferred_ == []
+    assert enc.get_feature_names_out().tolist() == ["colour", "age", "member"]
 
 
 def test_inferred_categories_and_bounds_warn_once_naming_columns():
@@ -219,6 +220,16 @@ def test_polars_null_and_nan_are_missing():
         bounds={"w": (0, 4)}, bins=2, missing="category"
     ).fit_transform(X)
     assert table.codes[:, 0].tolist() == [0, 2, 2]
+    enc = TableEncoder(bounds={"w": (0, 4)}, bins=2, missing="category").fit(X)
+    assert enc.inverse_transform(table)["w"].to_list() == [1.0, None, None]
+
+
+def test_inverse_of_numeric_numpy_is_object_midpoints():
+    X = np.array([[0.0, 9.0], [10.0, 1.0]])
+    enc = TableEncoder(bounds={0: (0, 10), 1: (0, 10)}, bins=2)
+    back = enc.inverse_transform(enc.fit_transform(X))
+    assert back.dtype == object
+    assert back.tolist() == [[2.5, 7.5], [7.5, 2.5]]
 
 
 def test_pandas_category_dtype_warns_unless_declared():

@@ -886,6 +886,17 @@ class TableEncoder(BaseEstimator):
         codes[col.missing] = k
         return codes
 
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Return the column names of the encoded table, as an object array.
+
+        Raises
+        ------
+        ValueError
+            If the encoder is not fitted.
+        """
+        self._check_fitted()
+        return _as_object_array(self.columns_)
+
     # Decoding ----------------------------------------------------------------------
     def inverse_transform(self, codes: Any) -> Any:
         """Decode codes back to categories (numeric bins to their midpoints).
@@ -925,14 +936,23 @@ class TableEncoder(BaseEstimator):
                 f"codes must have shape (n_rows, {n_columns}), got {array.shape}"
             )
         column_major, _ = as_code_columns(array, "codes", self.cardinalities_)
-        decoded = [self.categories_[j][column_major[j]] for j in range(n_columns)]
+        n_rows = column_major.shape[1]
         if self._input_kind == "numpy":
-            return np.stack(decoded, axis=1)
+            out = np.empty((n_rows, n_columns), dtype=object)
+            for j in range(n_columns):
+                out[:, j] = self.categories_[j][column_major[j]]
+            return out
+        decoded = []
+        for j in range(n_columns):
+            if self.kinds_[j] == "numeric":
+                decoded.append(_float_categories(self.categories_[j])[column_major[j]])
+            else:
+                decoded.append(self.categories_[j][column_major[j]])
         if self._input_kind == "pandas":
             data = {}
             for j, name in enumerate(self.columns_):
                 if self.kinds_[j] == "numeric":
-                    data[name] = _midpoints_as_float(decoded[j])
+                    data[name] = decoded[j]
                 else:
                     data[name] = pd.Series(decoded[j], dtype=object).infer_objects()
             return pd.DataFrame(data, columns=self.columns_)
@@ -940,10 +960,10 @@ class TableEncoder(BaseEstimator):
 
         series = []
         for j, name in enumerate(self.columns_):
-            values = decoded[j].tolist()
             if self.kinds_[j] == "numeric":
-                series.append(pl.Series(name, values, dtype=pl.Float64))
+                series.append(pl.Series(name, decoded[j]).fill_nan(None))
                 continue
+            values = decoded[j].tolist()
             try:
                 series.append(pl.Series(name, values))
             except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
@@ -951,15 +971,16 @@ class TableEncoder(BaseEstimator):
         return pl.DataFrame(series)
 
 
+def _float_categories(categories: np.ndarray) -> np.ndarray:
+    """Bin midpoints as float64, NaN for the missing-value category."""
+    return np.array([np.nan if v is None else v for v in categories], dtype=np.float64)
+
+
 def _show(value: Any) -> str:
     """Repr of a cell for error messages, without numpy scalar wrappers."""
     if isinstance(value, np.generic):
         value = value.item()
     return repr(value)
-
-
-def _midpoints_as_float(values: np.ndarray) -> np.ndarray:
-    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
 def _as_float(col: _Column) -> np.ndarray:
