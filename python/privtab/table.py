@@ -434,6 +434,8 @@ class TableEncoder(BaseEstimator):
         Numeric column → ``(lo, hi)``, declared or inferred.
     bin_edges_ : dict
         Numeric column → ndarray of ``bins + 1`` edges.
+    n_bins_ : dict
+        Numeric column → its number of bins.
     inferred_ : list
         Columns whose categories or bounds were taken from the data.
 
@@ -615,8 +617,6 @@ class TableEncoder(BaseEstimator):
             cannot be inferred (no finite value).
         TypeError
             For parameters or columns of the wrong type.
-        DomainError
-            Never from ``fit`` itself; see :meth:`transform`.
 
         Warns
         -----
