@@ -7,11 +7,15 @@ listed in ``__all__``.
 
 from __future__ import annotations
 
+from privtab import datasets
 from privtab._core import __version__
 from privtab._random import check_random_state
 from privtab.accountant import BudgetAccountant, LedgerEntry, default_accountant
 from privtab.counts import (
+    SparseCounts,
     contingency_table,
+    count_columns,
+    count_keys,
     entropy,
     mutual_information,
     symmetric_uncertainty,
@@ -39,10 +43,14 @@ __all__ = [
     "LedgerEntry",
     "PrivacyLeakWarning",
     "PrivtabError",
+    "SparseCounts",
     "TableEncoder",
     "__version__",
     "check_random_state",
     "contingency_table",
+    "count_columns",
+    "count_keys",
+    "datasets",
     "default_accountant",
     "discernibility",
     "discrete_laplace_mechanism",
