@@ -188,10 +188,7 @@ impl Btpe {
 
     fn sample(&self, rng: &mut Rng, n: u64) -> u64 {
         let Btpe {
-            p,
-            q,
             m,
-            npq,
             p1,
             c,
             lambda_l,
@@ -199,6 +196,7 @@ impl Btpe {
             p2,
             p3,
             p4,
+            ..
         } = *self;
         let (mi, ni) = (i128::from(m), i128::from(n));
         loop {

@@ -122,14 +122,12 @@ fn bernoulli_exp_minus_one(rng: &mut Rng) -> bool {
 
 /// The two integer widths of the sampler: 64 bits for the common case, 128 bits otherwise.
 trait Word: Copy + PartialOrd {
-    const ZERO: Self;
     fn below(rng: &mut Rng, bound: Self) -> Self;
     /// `floor((u + t * v) / s)`, or `None` if `u + t * v` overflows 128 bits.
     fn scaled_quotient(u: Self, t: Self, v: u64, s: Self) -> Option<u128>;
 }
 
 impl Word for u64 {
-    const ZERO: Self = 0;
     #[inline]
     fn below(rng: &mut Rng, bound: Self) -> Self {
         below_u64(rng, bound)
@@ -144,7 +142,6 @@ impl Word for u64 {
 }
 
 impl Word for u128 {
-    const ZERO: Self = 0;
     #[inline]
     fn below(rng: &mut Rng, bound: Self) -> Self {
         below_u128(rng, bound)
@@ -194,7 +191,7 @@ pub struct DiscreteLaplace {
 }
 
 fn too_large() -> Error {
-    Error::OutputTooLarge("a discrete Laplace variate exceeds the int64 range".to_string())
+    Error::InvalidData("a discrete Laplace variate exceeds the int64 range".to_string())
 }
 
 impl DiscreteLaplace {
@@ -221,7 +218,7 @@ impl DiscreteLaplace {
     /// A geometric variate `Y ≥ 0` with `P(Y = y) ∝ exp(-y / t)`.
     ///
     /// # Errors
-    /// [`Error::OutputTooLarge`] if the variate does not fit in 128 bits (probability below
+    /// [`Error::InvalidData`] if the variate does not fit in 128 bits (probability below
     /// exp(-2^64) for any scale that fits in 64 bits).
     #[inline]
     pub fn geometric(&self, rng: &mut Rng) -> Result<u128> {
@@ -237,7 +234,7 @@ impl DiscreteLaplace {
     /// One `DLap(t)` variate (Algorithm 2 of Canonne et al.).
     ///
     /// # Errors
-    /// [`Error::OutputTooLarge`] if the variate does not fit in an `i64`.
+    /// [`Error::InvalidData`] if the variate does not fit in an `i64`.
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> Result<i64> {
         loop {
@@ -258,7 +255,7 @@ impl DiscreteLaplace {
     /// accepts with probability > 1/2.
     ///
     /// # Errors
-    /// [`Error::OutputTooLarge`] if the variate does not fit in an `i64`.
+    /// [`Error::InvalidData`] if the variate does not fit in an `i64`.
     #[inline]
     pub fn sample_tail(&self, rng: &mut Rng, threshold: i64) -> Result<i64> {
         if threshold >= -1 {
@@ -276,8 +273,8 @@ impl DiscreteLaplace {
     /// `n` variates in parallel (same output for any thread count).
     ///
     /// # Errors
-    /// [`Error::OutputTooLarge`] when the output cannot be allocated or a variate does not
-    /// fit in an `i64`.
+    /// [`Error::OutputTooLarge`] when the output cannot be allocated; [`Error::InvalidData`]
+    /// when a variate does not fit in an `i64`.
     pub fn samples(&self, n: usize, seed: &Seed) -> Result<Vec<i64>> {
         let mut out = alloc_output(n, "discrete laplace samples")?;
         try_fill_chunked(&mut out, seed, |rng, _| self.sample(rng))?;
@@ -305,8 +302,8 @@ impl DiscreteLaplace {
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for a bad `sensitivity`/`epsilon` (see
-/// [`Rational::from_ratio`]); [`Error::OutputTooLarge`] naming the value whose noisy
-/// version leaves the `i64` range.
+/// [`Rational::from_ratio`]); [`Error::InvalidData`] naming the value whose noisy version
+/// leaves the `i64` range.
 pub fn add_discrete_laplace(
     values: &[i64],
     sensitivity: f64,
@@ -318,7 +315,7 @@ pub fn add_discrete_laplace(
     try_fill_chunked(&mut out, seed, |rng, i| {
         let noise = dist.sample(rng)?;
         values[i].checked_add(noise).ok_or_else(|| {
-            Error::OutputTooLarge(format!(
+            Error::InvalidData(format!(
                 "values[{i}] = {}: adding discrete Laplace noise leaves the int64 range",
                 values[i]
             ))
@@ -409,7 +406,7 @@ mod tests {
         assert!(below.iter().all(|&z| z > -3));
         assert!(below.contains(&-2));
         let overflow = dist.tail_samples(10, i64::MAX - 1, &seed(15));
-        assert!(matches!(overflow, Err(Error::OutputTooLarge(_))));
+        assert!(matches!(overflow, Err(Error::InvalidData(_))));
     }
 
     #[test]
