@@ -37,14 +37,16 @@ def main() -> None:
         dp.enable_features("contrib")
     except ImportError:
         dp = None
-    print(f"{'scale':>8} {'privtab 1 thr':>14} {'privtab 2 thr':>14} {'opendp':>12} {'ratio':>8}")
+    print(
+        f"{'scale':>8} {'privtab 1 thr':>14} {'privtab 2 thr':>14} {'opendp':>12} {'ratio':>8}"
+    )
     for sensitivity, epsilon in scales:
         per = {}
         for threads in (1, 2):
             seconds = best_of(
                 3,
-                lambda threads=threads: _core.discrete_laplace_samples(
-                    n, sensitivity, epsilon, None, threads
+                lambda threads=threads, sens=sensitivity, eps=epsilon: (
+                    _core.discrete_laplace_samples(n, sens, eps, None, threads)
                 ),
             )
             per[threads] = seconds / n * 1e9
@@ -56,7 +58,9 @@ def main() -> None:
                 scale=sensitivity / epsilon,
             )
             data = np.zeros(n_opendp, dtype=np.int64).tolist()
-            opendp_ns = best_of(1, lambda meas=meas, data=data: meas(data)) / n_opendp * 1e9
+            opendp_ns = (
+                best_of(1, lambda meas=meas, data=data: meas(data)) / n_opendp * 1e9
+            )
         ratio = opendp_ns / min(per.values())
         print(
             f"{sensitivity / epsilon:>8g} {per[1]:>12.1f}ns {per[2]:>12.1f}ns "

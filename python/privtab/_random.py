@@ -49,7 +49,9 @@ def check_random_state(random_state: RandomState) -> np.random.Generator:
         random_state, bool | np.bool_
     ):
         if int(random_state) < 0:
-            raise ValueError(f"random_state must be a non-negative int, got {random_state}")
+            raise ValueError(
+                f"random_state must be a non-negative int, got {random_state}"
+            )
         return np.random.default_rng(int(random_state))
     raise TypeError(
         "random_state must be None, an int, a numpy.random.Generator or a "

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from privtab import _core
-from privtab._random import RandomState, core_seed
+from privtab._random import RandomState, check_random_state, core_seed
 from privtab._validation import (
     as_float_array,
     as_int_array,
@@ -252,9 +252,9 @@ def exponential_mechanism(
     ``w_i = (s_i - max(s)) · epsilon / (2 · sensitivity)`` and independent standard
     Gumbel variates ``G_i``, ``argmax_i (w_i + G_i)`` is a draw ∝ ``exp(w_i)``, and the
     ``size`` largest ``w_i + G_i`` in decreasing order are ``size`` successive draws
-    without replacement. No exponential is evaluated, so no score range overflows;
-    candidates whose log-weight is more than about 40 below the best one (relative
-    weight below 3e-18) are never chosen.
+    without replacement. No exponential is evaluated, so no score range overflows.
+    A candidate whose log-weight is more than about 40 below the best one (relative
+    weight below 3e-18) is never drawn before it.
 
     Examples
     --------
@@ -283,14 +283,13 @@ def exponential_mechanism(
             f"replace=False, got {size}"
         )
     factor = epsilon / (2.0 * sensitivity)
-    with np.errstate(all="ignore"):
-        # Shifting before scaling keeps the best candidates at log-weight 0; overflow
-        # only pushes hopeless candidates to -inf, and 0 * inf (an infinite factor) is
-        # the best candidates' 0.
-        log_weights = (array - array.max()) * factor
-    log_weights[np.isnan(log_weights)] = 0.0
-    seed = core_seed(random_state)
-    chosen = _core.exponential_mechanism(log_weights, size, replace, seed)
+    generator = None if random_state is None else check_random_state(random_state)
+    if replace:
+        chosen = _core.exponential_mechanism(
+            _log_weights(array, factor), size, True, _next_seed(generator)
+        )
+    else:
+        chosen = _successive_draws(array, factor, size, generator)
     draws = "draw" if size == 1 else "draws"
     how = "with" if replace else "without"
     label = "exponential_mechanism"
@@ -298,3 +297,43 @@ def exponential_mechanism(
         label += f" ({size} {draws} {how} replacement)"
     acc.spend(total, label=label)
     return chosen
+
+
+def _log_weights(scores: np.ndarray, factor: float) -> np.ndarray:
+    """``(scores - max) * factor``: the best candidates get log-weight 0.
+
+    Overflow only pushes hopeless candidates to ``-inf``; ``0 * inf`` (an infinite
+    factor) is a best candidate's 0.
+    """
+    with np.errstate(all="ignore"):
+        log_weights = (scores - scores.max()) * factor
+    log_weights[np.isnan(log_weights)] = 0.0
+    return log_weights
+
+
+def _next_seed(generator: np.random.Generator | None) -> int | None:
+    return None if generator is None else core_seed(generator)
+
+
+def _successive_draws(
+    scores: np.ndarray, factor: float, size: int, generator: np.random.Generator | None
+) -> np.ndarray:
+    """``size`` draws without replacement.
+
+    One Gumbel top-k call suffices unless some log-weights are ``-inf`` relative to the
+    best candidate; those can only come after every finite one, and are then drawn by
+    the same mechanism on the candidates left (with their own maximum as reference).
+    """
+    remaining = np.arange(scores.shape[0])
+    parts = []
+    needed = size
+    while needed:
+        log_weights = _log_weights(scores[remaining], factor)
+        take = min(needed, int(np.isfinite(log_weights).sum()))
+        picked = _core.exponential_mechanism(
+            log_weights, take, False, _next_seed(generator)
+        )
+        parts.append(remaining[picked])
+        remaining = np.delete(remaining, picked)
+        needed -= take
+    return np.concatenate(parts).astype(np.int64, copy=False)

@@ -31,7 +31,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     /// Builds [`Error::InvalidParameter`] from any displayable value.
-    pub fn parameter(name: &'static str, value: impl std::fmt::Display, rule: &'static str) -> Self {
+    pub fn parameter(
+        name: &'static str,
+        value: impl std::fmt::Display,
+        rule: &'static str,
+    ) -> Self {
         Error::InvalidParameter {
             name,
             value: value.to_string(),
@@ -60,7 +64,11 @@ pub fn check_probability(name: &'static str, value: f64) -> Result<f64> {
     if (0.0..=1.0).contains(&value) {
         Ok(value)
     } else {
-        Err(Error::parameter(name, value, "must be a probability in [0, 1]"))
+        Err(Error::parameter(
+            name,
+            value,
+            "must be a probability in [0, 1]",
+        ))
     }
 }
 

@@ -27,8 +27,7 @@ pub mod selection;
 
 pub use binomial::{Binomial, binomial, binomial_samples};
 pub use continuous::{
-    add_laplace, exponential, exponential_samples, gumbel, gumbel_samples, laplace,
-    laplace_samples,
+    add_laplace, exponential, exponential_samples, gumbel, gumbel_samples, laplace, laplace_samples,
 };
 pub use discrete::{DiscreteLaplace, Rational, add_discrete_laplace};
 pub use distinct::{FULL_RANGE, sample_distinct};
@@ -58,9 +57,7 @@ where
         Some(threads) => rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
-            .map_err(|err| {
-                Error::OutputTooLarge(format!("cannot start {threads} threads: {err}"))
-            })?
+            .map_err(|err| Error::OutputTooLarge(format!("cannot start {threads} threads: {err}")))?
             .install(work),
     }
 }
@@ -162,7 +159,10 @@ mod tests {
         for _ in 0..70_000 {
             counts[below_u64(&mut rng, 7) as usize] += 1;
         }
-        assert!(counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{counts:?}"
+        );
         let big = (1u128 << 100) + 12345;
         for _ in 0..1000 {
             assert!(below_u128(&mut rng, big) < big);
@@ -175,7 +175,10 @@ mod tests {
     #[test]
     fn thread_pools_and_allocation_errors() {
         assert!(with_threads(Some(0), || Ok(1)).is_err());
-        assert_eq!(with_threads(Some(2), || Ok(rayon::current_num_threads())), Ok(2));
+        assert_eq!(
+            with_threads(Some(2), || Ok(rayon::current_num_threads())),
+            Ok(2)
+        );
         assert!(matches!(
             alloc_output::<u64>(usize::MAX / 2, "samples"),
             Err(Error::OutputTooLarge(_))

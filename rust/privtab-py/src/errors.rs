@@ -41,7 +41,7 @@ pub fn contiguous<'a, T: numpy::Element, D: numpy::ndarray::Dimension>(
     array: &'a numpy::PyReadonlyArray<'_, T, D>,
     name: &str,
 ) -> PyResult<&'a [T]> {
-    array.as_slice().map_err(|_| {
-        PyValueError::new_err(format!("{name} must be a C-contiguous array"))
-    })
+    array
+        .as_slice()
+        .map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous array")))
 }

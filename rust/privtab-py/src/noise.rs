@@ -65,8 +65,8 @@ fn exponential_samples(
 /// The exact scale `sensitivity / epsilon` as a reduced fraction `(num, den)`.
 #[pyfunction]
 fn discrete_laplace_scale(sensitivity: f64, epsilon: f64) -> PyResult<(u128, u128)> {
-    let scale = noise::Rational::from_ratio(sensitivity, epsilon)
-        .map_err(crate::errors::CoreError)?;
+    let scale =
+        noise::Rational::from_ratio(sensitivity, epsilon).map_err(crate::errors::CoreError)?;
     Ok((scale.num, scale.den))
 }
 

@@ -18,9 +18,9 @@
 //! variates and double-precision evaluation of the acceptance bounds.
 
 use super::{alloc_output, open01};
+use crate::Result;
 use crate::error::check_probability;
 use crate::rng::{Rng, Seed, fill_chunked};
-use crate::Result;
 
 const WAITING_TIME_MAX_MEAN: f64 = 16.0;
 
@@ -297,8 +297,14 @@ mod tests {
         let (mean, var) = moments(samples.iter().map(|&k| k as f64));
         let (em, ev) = (n as f64 * p, n as f64 * p * (1.0 - p));
         let tol_mean = 6.0 * (ev / samples.len() as f64).sqrt() + 1e-12 * em;
-        assert!((mean - em).abs() <= tol_mean, "n={n} p={p} mean {mean} vs {em}");
-        assert!((var / ev - 1.0).abs() < 0.05, "n={n} p={p} var {var} vs {ev}");
+        assert!(
+            (mean - em).abs() <= tol_mean,
+            "n={n} p={p} mean {mean} vs {em}"
+        );
+        assert!(
+            (var / ev - 1.0).abs() < 0.05,
+            "n={n} p={p} var {var} vs {ev}"
+        );
     }
 
     #[test]
@@ -345,7 +351,10 @@ mod tests {
         let pmf = [0.2401, 0.4116, 0.2646, 0.0756, 0.0081];
         for (k, &pk) in pmf.iter().enumerate() {
             let freq = samples.iter().filter(|&&s| s == k as u64).count() as f64 / 2e5;
-            assert!((freq - pk).abs() < 6.0 * (pk * (1.0 - pk) / 2e5).sqrt(), "{k}");
+            assert!(
+                (freq - pk).abs() < 6.0 * (pk * (1.0 - pk) / 2e5).sqrt(),
+                "{k}"
+            );
         }
     }
 

@@ -45,13 +45,13 @@ impl Rational {
         })
     }
 
-    /// The exact ratio `a / b` of two finite positive doubles.
+    /// The exact ratio `a / b` of two finite positive doubles (`a` is the sensitivity and
+    /// `b` the epsilon of a mechanism).
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] naming `name_a`/`name_b` when either is not finite and
-    /// > 0, or naming `sensitivity / epsilon` when the reduced fraction does not fit in
-    /// 128-bit integers (ratios beyond about 2^75 or below 2^-75 with full 53-bit
-    /// mantissas).
+    /// [`Error::InvalidParameter`] naming `sensitivity` or `epsilon` when it is not finite
+    /// and positive, or naming `sensitivity / epsilon` when the reduced fraction does not
+    /// fit in 128-bit integers (it always fits when the ratio lies in [2^-75, 2^75]).
     pub fn from_ratio(a: f64, b: f64) -> Result<Self> {
         check_positive_finite("sensitivity", a)?;
         check_positive_finite("epsilon", b)?;
@@ -156,7 +156,7 @@ impl Word for u128 {
 /// Bernoulli(γ / k) drawn as Bernoulli(γ) and Bernoulli(1 / k) so nothing can overflow).
 #[inline]
 fn bernoulli_exp_fraction<W: Word>(rng: &mut Rng, u: W, t: W) -> bool {
-    if !(W::below(rng, t) < u) {
+    if W::below(rng, t) >= u {
         return true;
     }
     let mut k = 2u64;
@@ -201,7 +201,10 @@ impl DiscreteLaplace {
     /// # Errors
     /// See [`Rational::from_ratio`].
     pub fn new(sensitivity: f64, epsilon: f64) -> Result<Self> {
-        Ok(Self::from_scale(Rational::from_ratio(sensitivity, epsilon)?))
+        Ok(Self::from_scale(Rational::from_ratio(
+            sensitivity,
+            epsilon,
+        )?))
     }
 
     /// `DLap(scale)` for an exact rational scale.
@@ -367,7 +370,10 @@ mod tests {
             let p = norm * q.powi(z.unsigned_abs() as i32);
             let observed = samples.iter().filter(|&&s| s == z).count() as f64 / n;
             let sd = (p * (1.0 - p) / n).sqrt();
-            assert!((observed - p).abs() <= 6.0 * sd, "z={z} t={t} {observed} vs {p}");
+            assert!(
+                (observed - p).abs() <= 6.0 * sd,
+                "z={z} t={t} {observed} vs {p}"
+            );
         }
     }
 
@@ -412,10 +418,17 @@ mod tests {
     #[test]
     fn deterministic_and_thread_independent() {
         let values: Vec<i64> = (0..(2 * CHUNK as i64 + 9)).collect();
-        let a = in_pool(1, || add_discrete_laplace(&values, 1.0, 0.7, &seed(3)).unwrap());
-        let b = in_pool(2, || add_discrete_laplace(&values, 1.0, 0.7, &seed(3)).unwrap());
+        let a = in_pool(1, || {
+            add_discrete_laplace(&values, 1.0, 0.7, &seed(3)).unwrap()
+        });
+        let b = in_pool(2, || {
+            add_discrete_laplace(&values, 1.0, 0.7, &seed(3)).unwrap()
+        });
         assert_eq!(a, b);
-        assert_ne!(a, add_discrete_laplace(&values, 1.0, 0.7, &seed(4)).unwrap());
+        assert_ne!(
+            a,
+            add_discrete_laplace(&values, 1.0, 0.7, &seed(4)).unwrap()
+        );
     }
 
     #[test]
@@ -423,6 +436,9 @@ mod tests {
         let values = vec![i64::MAX; 64];
         let err = add_discrete_laplace(&values, 1e6, 1e-6, &seed(1)).unwrap_err();
         let message = err.to_string();
-        assert!(message.contains("values[") && message.contains("int64"), "{message}");
+        assert!(
+            message.contains("values[") && message.contains("int64"),
+            "{message}"
+        );
     }
 }

@@ -108,7 +108,9 @@ mod tests {
             let mut rng = seed(7).stream(range as u64);
             let mut counts: HashMap<Vec<u64>, usize> = HashMap::new();
             for _ in 0..draws {
-                *counts.entry(sample_distinct(&mut rng, range, 2).unwrap()).or_default() += 1;
+                *counts
+                    .entry(sample_distinct(&mut rng, range, 2).unwrap())
+                    .or_default() += 1;
             }
             let subsets = (range * (range - 1) / 2) as usize;
             assert_eq!(counts.len(), subsets);

@@ -96,9 +96,8 @@ pub fn exponential_mechanism(
     let mut keys = alloc_output::<f64>(shifted.len(), "exponential mechanism keys")?;
     fill_chunked(&mut keys, seed, |rng, j| shifted[j] + gumbel(rng));
     let mut order: Vec<usize> = (0..keys.len()).collect();
-    let by_key = |a: &usize, b: &usize| -> Ordering {
-        keys[*b].total_cmp(&keys[*a]).then(a.cmp(b))
-    };
+    let by_key =
+        |a: &usize, b: &usize| -> Ordering { keys[*b].total_cmp(&keys[*a]).then(a.cmp(b)) };
     if size < order.len() {
         order.select_nth_unstable_by(size - 1, by_key);
         order.truncate(size);
@@ -124,8 +123,8 @@ mod tests {
             }
         } else {
             for d in 0..draws {
-                let first = exponential_mechanism(log_weights, 1, false, &seed(d as u64))
-                    .unwrap()[0];
+                let first =
+                    exponential_mechanism(log_weights, 1, false, &seed(d as u64)).unwrap()[0];
                 counts[first] += 1;
             }
         }
@@ -173,8 +172,12 @@ mod tests {
     #[test]
     fn thread_independent() {
         let lw = vec![0.0; 7];
-        let a = in_pool(1, || exponential_mechanism(&lw, CHUNK + 3, true, &seed(6)).unwrap());
-        let b = in_pool(2, || exponential_mechanism(&lw, CHUNK + 3, true, &seed(6)).unwrap());
+        let a = in_pool(1, || {
+            exponential_mechanism(&lw, CHUNK + 3, true, &seed(6)).unwrap()
+        });
+        let b = in_pool(2, || {
+            exponential_mechanism(&lw, CHUNK + 3, true, &seed(6)).unwrap()
+        });
         assert_eq!(a, b);
     }
 
@@ -191,6 +194,10 @@ mod tests {
             exponential_mechanism(&[0.0, f64::NEG_INFINITY], 3, true, &s).unwrap(),
             vec![0, 0, 0]
         );
-        assert!(exponential_mechanism(&[0.0], 0, false, &s).unwrap().is_empty());
+        assert!(
+            exponential_mechanism(&[0.0], 0, false, &s)
+                .unwrap()
+                .is_empty()
+        );
     }
 }
