@@ -128,7 +128,7 @@ def as_int_array(values: Any, name: str) -> np.ndarray:
             raise ValueError(f"{name} must contain only finite values")
         if not np.all(array == np.round(array)):
             raise TypeError(f"{name} must hold integers, got non-integral floats")
-        if array.size and np.abs(array).max() >= 2.0**63:
+        if array.size and float(np.abs(array).max()) >= 2.0**63:
             raise ValueError(f"{name} has values outside the int64 range")
         return np.require(array, dtype=np.int64, requirements=["C", "A"])
     raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")

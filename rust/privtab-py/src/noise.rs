@@ -1,7 +1,220 @@
-//! Bindings: filled in by the foundation work.
+//! Bindings of `privtab_core::noise`: raw samplers (for distribution tests and advanced
+//! users) and the vectorised mechanisms behind `privtab.mechanisms`.
+//!
+//! Every function takes `seed` (`None` = operating-system entropy) and, where it runs in
+//! parallel, `n_threads` (`None` = the global pool); the output never depends on
+//! `n_threads`.
 
+use crate::errors::{contiguous, detached};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use privtab_core::noise;
+use privtab_core::rng::Seed;
 use pyo3::prelude::*;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+/// `n` Laplace(0, scale) variates.
+#[pyfunction]
+#[pyo3(signature = (n, scale, seed=None, n_threads=None))]
+fn laplace_samples(
+    py: Python<'_>,
+    n: usize,
+    scale: f64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'_, PyArray1<f64>>> {
+    let out = detached(py, || {
+        noise::with_threads(n_threads, || {
+            noise::laplace_samples(n, scale, &Seed::new(seed))
+        })
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// `n` standard Gumbel variates.
+#[pyfunction]
+#[pyo3(signature = (n, seed=None, n_threads=None))]
+fn gumbel_samples(
+    py: Python<'_>,
+    n: usize,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'_, PyArray1<f64>>> {
+    let out = detached(py, || {
+        noise::with_threads(n_threads, || noise::gumbel_samples(n, &Seed::new(seed)))
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// `n` exponential variates of mean `mean`.
+#[pyfunction]
+#[pyo3(signature = (n, mean, seed=None, n_threads=None))]
+fn exponential_samples(
+    py: Python<'_>,
+    n: usize,
+    mean: f64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'_, PyArray1<f64>>> {
+    let out = detached(py, || {
+        noise::with_threads(n_threads, || {
+            noise::exponential_samples(n, mean, &Seed::new(seed))
+        })
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// The exact scale `sensitivity / epsilon` as a reduced fraction `(num, den)`.
+#[pyfunction]
+fn discrete_laplace_scale(sensitivity: f64, epsilon: f64) -> PyResult<(u128, u128)> {
+    let scale =
+        noise::Rational::from_ratio(sensitivity, epsilon).map_err(crate::errors::CoreError)?;
+    Ok((scale.num, scale.den))
+}
+
+/// `n` discrete Laplace variates of scale `sensitivity / epsilon` (exact, integer only).
+#[pyfunction]
+#[pyo3(signature = (n, sensitivity, epsilon, seed=None, n_threads=None))]
+fn discrete_laplace_samples(
+    py: Python<'_>,
+    n: usize,
+    sensitivity: f64,
+    epsilon: f64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'_, PyArray1<i64>>> {
+    let out = detached(py, || {
+        let dist = noise::DiscreteLaplace::new(sensitivity, epsilon)?;
+        noise::with_threads(n_threads, || dist.samples(n, &Seed::new(seed)))
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// `n` variates of a discrete Laplace `Z` conditioned on `Z > threshold`.
+#[pyfunction]
+#[pyo3(signature = (n, sensitivity, epsilon, threshold, seed=None, n_threads=None))]
+fn discrete_laplace_tail_samples(
+    py: Python<'_>,
+    n: usize,
+    sensitivity: f64,
+    epsilon: f64,
+    threshold: i64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'_, PyArray1<i64>>> {
+    let out = detached(py, || {
+        let dist = noise::DiscreteLaplace::new(sensitivity, epsilon)?;
+        noise::with_threads(n_threads, || {
+            dist.tail_samples(n, threshold, &Seed::new(seed))
+        })
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// `size` Binomial(`n`, `p`) variates, for any `n < 2**64`.
+#[pyfunction]
+#[pyo3(signature = (size, n, p, seed=None, n_threads=None))]
+fn binomial_samples(
+    py: Python<'_>,
+    size: usize,
+    n: u64,
+    p: f64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'_, PyArray1<u64>>> {
+    let out = detached(py, || {
+        noise::with_threads(n_threads, || {
+            noise::binomial_samples(size, n, p, &Seed::new(seed))
+        })
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// A sorted uniform `k`-subset of `[0, range)`, `range ≤ 2**64`.
+#[pyfunction]
+#[pyo3(signature = (range, k, seed=None))]
+fn sample_distinct(
+    py: Python<'_>,
+    range: u128,
+    k: usize,
+    seed: Option<u64>,
+) -> PyResult<Bound<'_, PyArray1<u64>>> {
+    let out = detached(py, || {
+        noise::sample_distinct(&mut Seed::new(seed).stream(0), range, k)
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// `values + Laplace(0, scale)` elementwise.
+#[pyfunction]
+#[pyo3(signature = (values, scale, seed=None, n_threads=None))]
+fn add_laplace<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, f64>,
+    scale: f64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let values = contiguous(&values, "values")?;
+    let out = detached(py, || {
+        noise::with_threads(n_threads, || {
+            noise::add_laplace(values, scale, &Seed::new(seed))
+        })
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// `values + DLap(sensitivity / epsilon)` elementwise, with checked int64 overflow.
+#[pyfunction]
+#[pyo3(signature = (values, sensitivity, epsilon, seed=None, n_threads=None))]
+fn add_discrete_laplace<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, i64>,
+    sensitivity: f64,
+    epsilon: f64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let values = contiguous(&values, "values")?;
+    let out = detached(py, || {
+        noise::with_threads(n_threads, || {
+            noise::add_discrete_laplace(values, sensitivity, epsilon, &Seed::new(seed))
+        })
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// `size` indices drawn ∝ `exp(log_weights)` by Gumbel-max (see the core docs).
+#[pyfunction]
+#[pyo3(signature = (log_weights, size, replace, seed=None, n_threads=None))]
+fn exponential_mechanism<'py>(
+    py: Python<'py>,
+    log_weights: PyReadonlyArray1<'py, f64>,
+    size: usize,
+    replace: bool,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let log_weights = contiguous(&log_weights, "log_weights")?;
+    let out = detached(py, || {
+        let chosen = noise::with_threads(n_threads, || {
+            noise::exponential_mechanism(log_weights, size, replace, &Seed::new(seed))
+        })?;
+        // Indices are below the length of a numpy array, hence below 2^63.
+        Ok(chosen.into_iter().map(|i| i as i64).collect::<Vec<i64>>())
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(laplace_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(gumbel_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(exponential_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(discrete_laplace_scale, m)?)?;
+    m.add_function(wrap_pyfunction!(discrete_laplace_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(discrete_laplace_tail_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(binomial_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_distinct, m)?)?;
+    m.add_function(wrap_pyfunction!(add_laplace, m)?)?;
+    m.add_function(wrap_pyfunction!(add_discrete_laplace, m)?)?;
+    m.add_function(wrap_pyfunction!(exponential_mechanism, m)?)?;
     Ok(())
 }

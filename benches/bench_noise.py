@@ -1,0 +1,72 @@
+"""Time privtab's exact discrete Laplace sampler against OpenDP's integer Laplace.
+
+Run on purpose (not part of the test suite)::
+
+    python benches/bench_noise.py [n_values]
+
+Prints ns per value for privtab on 1 and 2 threads, for OpenDP's ``make_laplace`` on an
+integer vector domain (exact integer sampling as well), and the ratio.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from privtab import _core
+
+
+def best_of(repeats, fn):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
+    n_opendp = min(n, 200_000)
+    scales = [(1.0, 1.0), (1.0, 0.1), (2.0, 0.01)]
+    try:
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+    except ImportError:
+        dp = None
+    print(
+        f"{'scale':>8} {'privtab 1 thr':>14} {'privtab 2 thr':>14} {'opendp':>12} {'ratio':>8}"
+    )
+    for sensitivity, epsilon in scales:
+        per = {}
+        for threads in (1, 2):
+            seconds = best_of(
+                3,
+                lambda threads=threads, sens=sensitivity, eps=epsilon: (
+                    _core.discrete_laplace_samples(n, sens, eps, None, threads)
+                ),
+            )
+            per[threads] = seconds / n * 1e9
+        opendp_ns = float("nan")
+        if dp is not None:
+            meas = dp.m.make_laplace(
+                dp.vector_domain(dp.atom_domain(T=int)),
+                dp.l1_distance(T=int),
+                scale=sensitivity / epsilon,
+            )
+            data = np.zeros(n_opendp, dtype=np.int64).tolist()
+            opendp_ns = (
+                best_of(1, lambda meas=meas, data=data: meas(data)) / n_opendp * 1e9
+            )
+        ratio = opendp_ns / min(per.values())
+        print(
+            f"{sensitivity / epsilon:>8g} {per[1]:>12.1f}ns {per[2]:>12.1f}ns "
+            f"{opendp_ns:>10.1f}ns {ratio:>7.1f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()

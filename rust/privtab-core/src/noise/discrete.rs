@@ -1,0 +1,444 @@
+//! The exact discrete Laplace distribution, sampled with integer arithmetic only.
+//!
+//! `DLap(t)` has `P(Z = z) ∝ exp(-|z| / t)` on the integers. The sampler is Algorithm 2 of
+//! Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy" (NeurIPS
+//! 2020), built on their Algorithm 1 (Bernoulli(exp(-γ)) for rational γ). No floating-point
+//! number enters the sampling path, so the output distribution is exactly the stated one and
+//! leaks nothing through rounding (the attack of Mironov 2012 on textbook Laplace noise).
+//!
+//! The scale `t = sensitivity / epsilon` is formed from the exact values of the two `f64`
+//! arguments: every finite double is a dyadic rational `m · 2^e`, so `t` is an exact
+//! fraction `num / den`, reduced and stored in 128-bit integers. Sampling uses 64-bit
+//! arithmetic whenever `num` and `den` fit in 64 bits.
+
+use super::{alloc_output, below_u64, below_u128};
+use crate::error::check_positive_finite;
+use crate::rng::{Rng, Seed, try_fill_chunked};
+use crate::{Error, Result};
+use rand::Rng as _;
+
+/// A positive rational `num / den` in lowest terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rational {
+    /// Numerator, ≥ 1.
+    pub num: u128,
+    /// Denominator, ≥ 1.
+    pub den: u128,
+}
+
+impl Rational {
+    /// `num / den` reduced to lowest terms.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when `num` or `den` is 0.
+    pub fn new(num: u128, den: u128) -> Result<Self> {
+        if num == 0 {
+            return Err(Error::parameter("numerator", num, "must be >= 1"));
+        }
+        if den == 0 {
+            return Err(Error::parameter("denominator", den, "must be >= 1"));
+        }
+        let g = gcd(num, den);
+        Ok(Rational {
+            num: num / g,
+            den: den / g,
+        })
+    }
+
+    /// The exact ratio `a / b` of two finite positive doubles (`a` is the sensitivity and
+    /// `b` the epsilon of a mechanism).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `sensitivity` or `epsilon` when it is not finite
+    /// and positive, or naming `sensitivity / epsilon` when the reduced fraction does not
+    /// fit in 128-bit integers (it always fits when the ratio lies in [2^-75, 2^75]).
+    pub fn from_ratio(a: f64, b: f64) -> Result<Self> {
+        check_positive_finite("sensitivity", a)?;
+        check_positive_finite("epsilon", b)?;
+        let (ma, ea) = dyadic(a);
+        let (mb, eb) = dyadic(b);
+        let g = gcd(u128::from(ma), u128::from(mb));
+        let (mut num, mut den) = (u128::from(ma) / g, u128::from(mb) / g);
+        let shift = ea - eb;
+        let fits = |x: u128, by: i32| by < 128 && x.leading_zeros() >= by as u32;
+        let unrepresentable = || {
+            Error::parameter(
+                "sensitivity / epsilon",
+                format!("{a:e} / {b:e}"),
+                "must be a ratio whose exact fraction fits in 128-bit integers",
+            )
+        };
+        if shift >= 0 {
+            if !fits(num, shift) {
+                return Err(unrepresentable());
+            }
+            num <<= shift;
+        } else {
+            if !fits(den, -shift) {
+                return Err(unrepresentable());
+            }
+            den <<= -shift;
+        }
+        Ok(Rational { num, den })
+    }
+
+    /// The nearest double (for display and tests; never used for sampling).
+    pub fn to_f64(self) -> f64 {
+        self.num as f64 / self.den as f64
+    }
+}
+
+/// `x = m · 2^e` with `m` odd, for a finite `x > 0`.
+fn dyadic(x: f64) -> (u64, i32) {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let (mantissa, exponent) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1u64 << 52), biased - 1075)
+    };
+    let zeros = mantissa.trailing_zeros();
+    (mantissa >> zeros, exponent + zeros as i32)
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Bernoulli(exp(-1)): Algorithm 1 of Canonne et al. with γ = 1, whose first trial
+/// (probability γ / 1 = 1) always succeeds.
+#[inline]
+fn bernoulli_exp_minus_one(rng: &mut Rng) -> bool {
+    let mut k = 2u64;
+    while below_u64(rng, k) == 0 {
+        k += 1;
+    }
+    k & 1 == 1
+}
+
+/// The two integer widths of the sampler: 64 bits for the common case, 128 bits otherwise.
+trait Word: Copy + PartialOrd {
+    fn below(rng: &mut Rng, bound: Self) -> Self;
+    /// `floor((u + t * v) / s)`, or `None` if `u + t * v` overflows 128 bits.
+    fn scaled_quotient(u: Self, t: Self, v: u64, s: Self) -> Option<u128>;
+}
+
+impl Word for u64 {
+    #[inline]
+    fn below(rng: &mut Rng, bound: Self) -> Self {
+        below_u64(rng, bound)
+    }
+    #[inline]
+    fn scaled_quotient(u: u64, t: u64, v: u64, s: u64) -> Option<u128> {
+        match t.checked_mul(v).and_then(|tv| tv.checked_add(u)) {
+            Some(x) => Some(u128::from(x / s)),
+            None => Some((u128::from(u) + u128::from(t) * u128::from(v)) / u128::from(s)),
+        }
+    }
+}
+
+impl Word for u128 {
+    #[inline]
+    fn below(rng: &mut Rng, bound: Self) -> Self {
+        below_u128(rng, bound)
+    }
+    #[inline]
+    fn scaled_quotient(u: u128, t: u128, v: u64, s: u128) -> Option<u128> {
+        Some(t.checked_mul(u128::from(v))?.checked_add(u)? / s)
+    }
+}
+
+/// Bernoulli(exp(-u / t)) for integers `0 ≤ u < t` (Algorithm 1 of Canonne et al., with
+/// Bernoulli(γ / k) drawn as Bernoulli(γ) and Bernoulli(1 / k) so nothing can overflow).
+#[inline]
+fn bernoulli_exp_fraction<W: Word>(rng: &mut Rng, u: W, t: W) -> bool {
+    if W::below(rng, t) >= u {
+        return true;
+    }
+    let mut k = 2u64;
+    while W::below(rng, t) < u && below_u64(rng, k) == 0 {
+        k += 1;
+    }
+    k & 1 == 1
+}
+
+/// `floor(X / s)` with `X` geometric of ratio exp(-1/t), i.e. a geometric variate of ratio
+/// exp(-s/t) (steps 1-5 of Algorithm 2 of Canonne et al.). `None` on 128-bit overflow.
+#[inline]
+fn geometric<W: Word>(rng: &mut Rng, t: W, s: W) -> Option<u128> {
+    loop {
+        let u = W::below(rng, t);
+        if !bernoulli_exp_fraction(rng, u, t) {
+            continue;
+        }
+        let mut v = 0u64;
+        while bernoulli_exp_minus_one(rng) {
+            v += 1;
+        }
+        return W::scaled_quotient(u, t, v, s);
+    }
+}
+
+/// A discrete Laplace distribution of exact rational scale, ready to sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiscreteLaplace {
+    scale: Rational,
+    narrow: bool,
+}
+
+fn too_large() -> Error {
+    Error::InvalidData("a discrete Laplace variate exceeds the int64 range".to_string())
+}
+
+impl DiscreteLaplace {
+    /// `DLap(sensitivity / epsilon)`: `P(Z = z) ∝ exp(-|z| · epsilon / sensitivity)`, with
+    /// the exact values of the two doubles.
+    ///
+    /// # Errors
+    /// See [`Rational::from_ratio`].
+    pub fn new(sensitivity: f64, epsilon: f64) -> Result<Self> {
+        Ok(Self::from_scale(Rational::from_ratio(
+            sensitivity,
+            epsilon,
+        )?))
+    }
+
+    /// `DLap(scale)` for an exact rational scale.
+    pub fn from_scale(scale: Rational) -> Self {
+        let narrow = u64::try_from(scale.num).is_ok() && u64::try_from(scale.den).is_ok();
+        DiscreteLaplace { scale, narrow }
+    }
+
+    /// The exact scale `t`.
+    pub fn scale(&self) -> Rational {
+        self.scale
+    }
+
+    /// A geometric variate `Y ≥ 0` with `P(Y = y) ∝ exp(-y / t)`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] if the variate does not fit in 128 bits (probability below
+    /// exp(-2^64) for any scale that fits in 64 bits).
+    #[inline]
+    pub fn geometric(&self, rng: &mut Rng) -> Result<u128> {
+        let Rational { num, den } = self.scale;
+        let value = if self.narrow {
+            geometric::<u64>(rng, num as u64, den as u64)
+        } else {
+            geometric::<u128>(rng, num, den)
+        };
+        value.ok_or_else(too_large)
+    }
+
+    /// One `DLap(t)` variate (Algorithm 2 of Canonne et al.).
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] if the variate does not fit in an `i64`.
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> Result<i64> {
+        loop {
+            let magnitude = self.geometric(rng)?;
+            let negative = rng.next_u32() & 1 == 1;
+            if negative && magnitude == 0 {
+                continue;
+            }
+            let magnitude = i64::try_from(magnitude).map_err(|_| too_large())?;
+            return Ok(if negative { -magnitude } else { magnitude });
+        }
+    }
+
+    /// One variate of `Z ~ DLap(t)` conditioned on `Z > threshold`.
+    ///
+    /// For `threshold ≥ -1` this is `threshold + 1 + Y` with `Y` geometric of ratio
+    /// exp(-1/t) (the tail is memoryless); below that, rejection from `DLap(t)`, which
+    /// accepts with probability > 1/2.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] if the variate does not fit in an `i64`.
+    #[inline]
+    pub fn sample_tail(&self, rng: &mut Rng, threshold: i64) -> Result<i64> {
+        if threshold >= -1 {
+            let excess = i64::try_from(self.geometric(rng)?).map_err(|_| too_large())?;
+            return (threshold + 1).checked_add(excess).ok_or_else(too_large);
+        }
+        loop {
+            let z = self.sample(rng)?;
+            if z > threshold {
+                return Ok(z);
+            }
+        }
+    }
+
+    /// `n` variates in parallel (same output for any thread count).
+    ///
+    /// # Errors
+    /// [`Error::OutputTooLarge`] when the output cannot be allocated; [`Error::InvalidData`]
+    /// when a variate does not fit in an `i64`.
+    pub fn samples(&self, n: usize, seed: &Seed) -> Result<Vec<i64>> {
+        let mut out = alloc_output(n, "discrete laplace samples")?;
+        try_fill_chunked(&mut out, seed, |rng, _| self.sample(rng))?;
+        Ok(out)
+    }
+
+    /// `n` variates of the tail `Z > threshold`, in parallel.
+    ///
+    /// # Errors
+    /// As [`DiscreteLaplace::samples`].
+    pub fn tail_samples(&self, n: usize, threshold: i64, seed: &Seed) -> Result<Vec<i64>> {
+        let mut out = alloc_output(n, "discrete laplace tail samples")?;
+        try_fill_chunked(&mut out, seed, |rng, _| self.sample_tail(rng, threshold))?;
+        Ok(out)
+    }
+}
+
+/// The discrete Laplace mechanism: `values[i] + DLap(sensitivity / epsilon)` for every `i`.
+///
+/// # Privacy
+/// When `values` is an integer query of L1 sensitivity `sensitivity`, the output is
+/// `epsilon`-differentially private: `P(Z = z) ∝ exp(-|z| · epsilon / sensitivity)` holds
+/// exactly (integer sampling, Canonne, Kamath & Steinke 2020), so no floating-point
+/// artefact weakens the guarantee (Mironov 2012).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for a bad `sensitivity`/`epsilon` (see
+/// [`Rational::from_ratio`]); [`Error::InvalidData`] naming the value whose noisy version
+/// leaves the `i64` range.
+pub fn add_discrete_laplace(
+    values: &[i64],
+    sensitivity: f64,
+    epsilon: f64,
+    seed: &Seed,
+) -> Result<Vec<i64>> {
+    let dist = DiscreteLaplace::new(sensitivity, epsilon)?;
+    let mut out = alloc_output(values.len(), "discrete laplace mechanism output")?;
+    try_fill_chunked(&mut out, seed, |rng, i| {
+        let noise = dist.sample(rng)?;
+        values[i].checked_add(noise).ok_or_else(|| {
+            Error::InvalidData(format!(
+                "values[{i}] = {}: adding discrete Laplace noise leaves the int64 range",
+                values[i]
+            ))
+        })
+    })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::noise::test_util::{in_pool, moments, seed};
+    use crate::rng::CHUNK;
+
+    #[test]
+    fn scale_is_the_exact_ratio() {
+        assert_eq!(
+            Rational::from_ratio(1.0, 0.5).unwrap(),
+            Rational { num: 2, den: 1 }
+        );
+        assert_eq!(
+            Rational::from_ratio(3.0, 0.75).unwrap(),
+            Rational { num: 4, den: 1 }
+        );
+        // 0.1 is 3602879701896397 / 2^55.
+        assert_eq!(
+            Rational::from_ratio(1.0, 0.1).unwrap(),
+            Rational {
+                num: 1 << 55,
+                den: 3_602_879_701_896_397
+            }
+        );
+        let r = Rational::from_ratio(2.0, 3.0).unwrap();
+        assert_eq!((r.num, r.den), (2, 3));
+        assert!(Rational::from_ratio(1e300, 1e-300).is_err());
+        assert!(Rational::from_ratio(f64::MIN_POSITIVE, 1.0).is_err());
+        assert!(Rational::from_ratio(1.0, 0.0).is_err());
+        assert!(Rational::from_ratio(-1.0, 1.0).is_err());
+        assert_eq!(Rational::new(6, 4).unwrap(), Rational { num: 3, den: 2 });
+        assert!(Rational::new(0, 4).is_err());
+    }
+
+    /// Frequencies of `z` in `0..=4` against the exact pmf (exp computed here in f64).
+    fn check_pmf(samples: &[i64], t: f64) {
+        let n = samples.len() as f64;
+        let q = (-1.0 / t).exp();
+        let norm = (1.0 - q) / (1.0 + q);
+        for z in -3i64..=3 {
+            let p = norm * q.powi(z.unsigned_abs() as i32);
+            let observed = samples.iter().filter(|&&s| s == z).count() as f64 / n;
+            let sd = (p * (1.0 - p) / n).sqrt();
+            assert!(
+                (observed - p).abs() <= 6.0 * sd,
+                "z={z} t={t} {observed} vs {p}"
+            );
+        }
+    }
+
+    #[test]
+    fn pmf_matches_for_several_scales() {
+        for (sens, eps) in [(1.0, 1.0), (1.0, 0.3), (2.0, 5.0), (1.0, 1e-3), (3.0, 1e3)] {
+            let dist = DiscreteLaplace::new(sens, eps).unwrap();
+            let samples = dist.samples(200_000, &seed(11)).unwrap();
+            check_pmf(&samples, sens / eps);
+        }
+    }
+
+    #[test]
+    fn wide_scale_uses_128_bits_and_keeps_moments() {
+        // A scale whose fraction needs more than 64 bits: (2^70 + 1) / (3 · 2^60).
+        let dist = DiscreteLaplace::from_scale(Rational::new((1 << 70) + 1, 3 << 60).unwrap());
+        assert!(!dist.narrow);
+        let samples = dist.samples(100_000, &seed(12)).unwrap();
+        let t = dist.scale().to_f64();
+        let (mean, var) = moments(samples.iter().map(|&s| s as f64));
+        assert!(mean.abs() < 0.05 * t, "{mean}");
+        // Var of DLap(t) is 2q/(1-q)^2, about 2t^2 for large t.
+        assert!((var / (2.0 * t * t) - 1.0).abs() < 0.05, "{var} {t}");
+    }
+
+    #[test]
+    fn tail_is_shifted_geometric() {
+        let dist = DiscreteLaplace::new(1.0, 0.5).unwrap();
+        let tail = dist.tail_samples(200_000, 5, &seed(13)).unwrap();
+        assert!(tail.iter().all(|&z| z > 5));
+        let q = (-0.5f64).exp();
+        let mean = tail.iter().map(|&z| (z - 6) as f64).sum::<f64>() / tail.len() as f64;
+        let expected = q / (1.0 - q);
+        assert!((mean / expected - 1.0).abs() < 0.02, "{mean} {expected}");
+        let below = dist.tail_samples(50_000, -3, &seed(14)).unwrap();
+        assert!(below.iter().all(|&z| z > -3));
+        assert!(below.contains(&-2));
+        let overflow = dist.tail_samples(10, i64::MAX - 1, &seed(15));
+        assert!(matches!(overflow, Err(Error::InvalidData(_))));
+    }
+
+    #[test]
+    fn deterministic_and_thread_independent() {
+        let values: Vec<i64> = (0..(2 * CHUNK as i64 + 9)).collect();
+        let a = in_pool(1, || {
+            add_discrete_laplace(&values, 1.0, 0.7, &seed(3)).unwrap()
+        });
+        let b = in_pool(2, || {
+            add_discrete_laplace(&values, 1.0, 0.7, &seed(3)).unwrap()
+        });
+        assert_eq!(a, b);
+        assert_ne!(
+            a,
+            add_discrete_laplace(&values, 1.0, 0.7, &seed(4)).unwrap()
+        );
+    }
+
+    #[test]
+    fn overflow_is_an_error_naming_the_value() {
+        let values = vec![i64::MAX; 64];
+        let err = add_discrete_laplace(&values, 1e6, 1e-6, &seed(1)).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("values[") && message.contains("int64"),
+            "{message}"
+        );
+    }
+}
