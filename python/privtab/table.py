@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from privtab._validation import as_code_columns, check_positive_int
 from privtab.exceptions import DomainError, PrivacyLeakWarning
@@ -207,6 +207,13 @@ class EncodedTable:
         """``(n_rows, n_columns)``."""
         return self.n_rows, self.n_columns
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """Return the codes, so ``np.asarray(table)`` works like ``table.codes``."""
+        if copy is False and dtype is not None and np.dtype(dtype) != self.codes.dtype:
+            raise ValueError("EncodedTable codes cannot be cast without a copy")
+        codes = self.codes if dtype is None else self.codes.astype(dtype, copy=False)
+        return codes.copy() if copy else codes
+
     def __len__(self) -> int:
         return self.n_rows
 
@@ -388,7 +395,7 @@ def _is_int(value: Any) -> bool:
     )
 
 
-class TableEncoder(BaseEstimator):
+class TableEncoder(TransformerMixin, BaseEstimator):
     """Encode a table into categorical codes over public domains.
 
     Categorical columns are coded ``0 .. cardinality - 1`` in the order of their
