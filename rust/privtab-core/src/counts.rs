@@ -10,6 +10,7 @@
 use rayon::prelude::*;
 
 use crate::encode::mixed_radix_encode_subset;
+use crate::resources::zeroed;
 use crate::rng::CHUNK;
 use crate::table::{Columns, check_codes};
 use crate::{Error, Result};
@@ -21,55 +22,11 @@ pub const DENSE_MIN_CELLS: usize = 1 << 16;
 /// Rows per block of the sparse counter: each block is sorted on its own, then blocks merge.
 const SORT_BLOCK: usize = 1 << 20;
 
-/// Runs `kernel` on a local rayon pool of `n_threads` threads, or on the global pool when
-/// `n_threads` is `None`. Kernels give the same result for any thread count; this only
-/// bounds the CPU they use.
-///
-/// # Errors
-/// [`Error::InvalidParameter`] when `n_threads` is 0 or the pool cannot be built; otherwise
-/// the kernel's own error.
-pub fn with_threads<T, F>(n_threads: Option<usize>, kernel: F) -> Result<T>
-where
-    T: Send,
-    F: FnOnce() -> Result<T> + Send,
-{
-    match n_threads {
-        None => kernel(),
-        Some(0) => Err(Error::parameter("n_threads", 0, "must be >= 1")),
-        Some(threads) => rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|_| Error::parameter("n_threads", threads, "must be a usable thread count"))?
-            .install(kernel),
-    }
-}
+pub use crate::resources::with_threads;
 
 /// Whether a table of `cells` cells over `n_rows` rows should be counted densely.
 pub fn prefer_dense(cells: u128, n_rows: usize) -> bool {
     cells <= DENSE_MIN_CELLS.max(n_rows.saturating_mul(2)) as u128
-}
-
-/// A zero-filled vector of `len` counts, or [`Error::OutputTooLarge`] if it cannot be
-/// allocated (instead of aborting the process). The memory comes zeroed from the allocator,
-/// so pages of a large, sparse table are only touched when counted into.
-pub(crate) fn zeroed(len: usize, what: &str) -> Result<Vec<u64>> {
-    let too_large = || {
-        Error::OutputTooLarge(format!(
-            "{what} needs {len} cells, which cannot be allocated"
-        ))
-    };
-    if len == 0 {
-        return Ok(Vec::new());
-    }
-    let layout = std::alloc::Layout::array::<u64>(len).map_err(|_| too_large())?;
-    // SAFETY: `layout` has a non-zero size because `len > 0`.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<u64>();
-    if ptr.is_null() {
-        return Err(too_large());
-    }
-    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[u64; len]`,
-    // every byte is zero (a valid `u64`), and length and capacity are both `len`.
-    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
 /// Counts `n_rows` rows into a dense table of `cells` cells: `count_rows(table, range)` adds

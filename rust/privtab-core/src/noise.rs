@@ -33,51 +33,10 @@ pub use discrete::{DiscreteLaplace, Rational, add_discrete_laplace};
 pub use distinct::{FULL_RANGE, sample_distinct};
 pub use selection::exponential_mechanism;
 
+pub(crate) use crate::resources::alloc_output;
+
 use crate::rng::Rng;
-use crate::{Error, Result};
 use rand::Rng as _;
-
-/// Runs `work` on a local rayon pool of `n_threads` threads, or on the global pool when
-/// `n_threads` is `None`.
-///
-/// Results of the chunked kernels do not depend on the thread count; this exists so that
-/// callers can bound the threads a call uses (and tests can show the independence).
-///
-/// # Errors
-/// [`Error::InvalidParameter`] when `n_threads` is `Some(0)`, [`Error::OutputTooLarge`]
-/// when the pool cannot be created, and any error of `work`.
-pub fn with_threads<T, F>(n_threads: Option<usize>, work: F) -> Result<T>
-where
-    T: Send,
-    F: FnOnce() -> Result<T> + Send,
-{
-    match n_threads {
-        None => work(),
-        Some(0) => Err(Error::parameter("n_threads", 0, "must be >= 1")),
-        Some(threads) => rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|err| Error::OutputTooLarge(format!("cannot start {threads} threads: {err}")))?
-            .install(work),
-    }
-}
-
-/// A zero-filled vector of length `len`, or [`Error::OutputTooLarge`] instead of aborting
-/// when the allocation fails.
-///
-/// # Errors
-/// [`Error::OutputTooLarge`] naming `what` when `len` values cannot be allocated.
-pub fn alloc_output<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>> {
-    let mut out = Vec::new();
-    out.try_reserve_exact(len).map_err(|_| {
-        Error::OutputTooLarge(format!(
-            "{what}: cannot allocate {len} values of {} bytes",
-            std::mem::size_of::<T>()
-        ))
-    })?;
-    out.resize(len, T::default());
-    Ok(out)
-}
 
 /// A uniform integer in `[0, bound)` for `bound ≥ 1`, without bias (Lemire 2019, with the
 /// rejection step that `rand`'s single-sample method leaves out).
@@ -170,18 +129,5 @@ mod tests {
             assert!(x > 0.0 && x < 1.0);
         }
         assert_eq!(below_u64(&mut rng, 1), 0);
-    }
-
-    #[test]
-    fn thread_pools_and_allocation_errors() {
-        assert!(with_threads(Some(0), || Ok(1)).is_err());
-        assert_eq!(
-            with_threads(Some(2), || Ok(rayon::current_num_threads())),
-            Ok(2)
-        );
-        assert!(matches!(
-            alloc_output::<u64>(usize::MAX / 2, "samples"),
-            Err(Error::OutputTooLarge(_))
-        ));
     }
 }

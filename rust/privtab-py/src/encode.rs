@@ -4,8 +4,8 @@ use numpy::ndarray::Array2;
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
-use privtab_core::counts::with_threads;
 use privtab_core::encode;
+use privtab_core::resources::with_threads;
 use privtab_core::table::Columns;
 use pyo3::prelude::*;
 

@@ -8,6 +8,7 @@
 use crate::errors::{contiguous, detached};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use privtab_core::noise;
+use privtab_core::resources::with_threads;
 use privtab_core::rng::Seed;
 use pyo3::prelude::*;
 
@@ -22,7 +23,7 @@ fn laplace_samples(
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<f64>>> {
     let out = detached(py, || {
-        noise::with_threads(n_threads, || {
+        with_threads(n_threads, || {
             noise::laplace_samples(n, scale, &Seed::new(seed))
         })
     })?;
@@ -39,7 +40,7 @@ fn gumbel_samples(
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<f64>>> {
     let out = detached(py, || {
-        noise::with_threads(n_threads, || noise::gumbel_samples(n, &Seed::new(seed)))
+        with_threads(n_threads, || noise::gumbel_samples(n, &Seed::new(seed)))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -55,7 +56,7 @@ fn exponential_samples(
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<f64>>> {
     let out = detached(py, || {
-        noise::with_threads(n_threads, || {
+        with_threads(n_threads, || {
             noise::exponential_samples(n, mean, &Seed::new(seed))
         })
     })?;
@@ -83,7 +84,7 @@ fn discrete_laplace_samples(
 ) -> PyResult<Bound<'_, PyArray1<i64>>> {
     let out = detached(py, || {
         let dist = noise::DiscreteLaplace::new(sensitivity, epsilon)?;
-        noise::with_threads(n_threads, || dist.samples(n, &Seed::new(seed)))
+        with_threads(n_threads, || dist.samples(n, &Seed::new(seed)))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -102,7 +103,7 @@ fn discrete_laplace_tail_samples(
 ) -> PyResult<Bound<'_, PyArray1<i64>>> {
     let out = detached(py, || {
         let dist = noise::DiscreteLaplace::new(sensitivity, epsilon)?;
-        noise::with_threads(n_threads, || {
+        with_threads(n_threads, || {
             dist.tail_samples(n, threshold, &Seed::new(seed))
         })
     })?;
@@ -121,7 +122,7 @@ fn binomial_samples(
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<u64>>> {
     let out = detached(py, || {
-        noise::with_threads(n_threads, || {
+        with_threads(n_threads, || {
             noise::binomial_samples(size, n, p, &Seed::new(seed))
         })
     })?;
@@ -155,7 +156,7 @@ fn add_laplace<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let values = contiguous(&values, "values")?;
     let out = detached(py, || {
-        noise::with_threads(n_threads, || {
+        with_threads(n_threads, || {
             noise::add_laplace(values, scale, &Seed::new(seed))
         })
     })?;
@@ -175,7 +176,7 @@ fn add_discrete_laplace<'py>(
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let values = contiguous(&values, "values")?;
     let out = detached(py, || {
-        noise::with_threads(n_threads, || {
+        with_threads(n_threads, || {
             noise::add_discrete_laplace(values, sensitivity, epsilon, &Seed::new(seed))
         })
     })?;
@@ -195,7 +196,7 @@ fn exponential_mechanism<'py>(
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let log_weights = contiguous(&log_weights, "log_weights")?;
     let out = detached(py, || {
-        let chosen = noise::with_threads(n_threads, || {
+        let chosen = with_threads(n_threads, || {
             noise::exponential_mechanism(log_weights, size, replace, &Seed::new(seed))
         })?;
         // Indices are below the length of a numpy array, hence below 2^63.

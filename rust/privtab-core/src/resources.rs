@@ -1,0 +1,100 @@
+//! Thread pools and fallible allocation, shared by every kernel.
+//!
+//! Kernels never abort the process on a failed allocation: a request for more memory than
+//! the machine has becomes [`Error::OutputTooLarge`], which reaches Python as
+//! `MemoryError` with the size named.
+
+use crate::{Error, Result};
+
+/// Runs `work` on a local rayon pool of `n_threads` threads, or on the global pool when
+/// `n_threads` is `None`.
+///
+/// Results of the chunked kernels do not depend on the thread count; this exists so that
+/// callers can bound the threads a call uses (and tests can show the independence).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `n_threads` is `Some(0)`, [`Error::OutputTooLarge`]
+/// when the pool cannot be created, and any error of `work`.
+pub fn with_threads<T, F>(n_threads: Option<usize>, work: F) -> Result<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T> + Send,
+{
+    match n_threads {
+        None => work(),
+        Some(0) => Err(Error::parameter("n_threads", 0, "must be >= 1")),
+        Some(threads) => rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|err| Error::OutputTooLarge(format!("cannot start {threads} threads: {err}")))?
+            .install(work),
+    }
+}
+
+/// A zero-filled vector of length `len`, or [`Error::OutputTooLarge`] instead of aborting
+/// when the allocation fails.
+///
+/// # Errors
+/// [`Error::OutputTooLarge`] naming `what` when `len` values cannot be allocated.
+pub fn alloc_output<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| {
+        Error::OutputTooLarge(format!(
+            "{what}: cannot allocate {len} values of {} bytes",
+            std::mem::size_of::<T>()
+        ))
+    })?;
+    out.resize(len, T::default());
+    Ok(out)
+}
+
+/// A zero-filled vector of `len` counts, or [`Error::OutputTooLarge`] if it cannot be
+/// allocated (instead of aborting the process). The memory comes zeroed from the allocator,
+/// so pages of a large, sparse table are only touched when counted into.
+pub fn zeroed(len: usize, what: &str) -> Result<Vec<u64>> {
+    let too_large = || {
+        Error::OutputTooLarge(format!(
+            "{what} needs {len} cells, which cannot be allocated"
+        ))
+    };
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u64>(len).map_err(|_| too_large())?;
+    // SAFETY: `layout` has a non-zero size because `len > 0`.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<u64>();
+    if ptr.is_null() {
+        return Err(too_large());
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[u64; len]`,
+    // every byte is zero (a valid `u64`), and length and capacity are both `len`.
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_pools_and_allocation_errors() {
+        assert!(with_threads(Some(0), || Ok(1)).is_err());
+        assert_eq!(
+            with_threads(Some(2), || Ok(rayon::current_num_threads())),
+            Ok(2)
+        );
+        assert!(matches!(
+            alloc_output::<u64>(usize::MAX / 2, "samples"),
+            Err(Error::OutputTooLarge(_))
+        ));
+    }
+
+    #[test]
+    fn zeroed_tables_start_at_zero() {
+        assert_eq!(zeroed(4, "table"), Ok(vec![0u64; 4]));
+        assert_eq!(zeroed(0, "table"), Ok(Vec::new()));
+        assert!(matches!(
+            zeroed(usize::MAX / 8, "table"),
+            Err(Error::OutputTooLarge(_))
+        ));
+    }
+}
