@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import privtab as pt
-from privtab.accountant import resolve_accountant
+from privtab.accountant import resolve_accountant, split_budget
 
 
 def test_sequential_spends_add_up_and_ledger_records_them():
@@ -204,3 +204,29 @@ def test_spending_never_exceeds_the_budget(budget, ops):
         assert Fraction(acc.spent) <= Fraction(budget)
     assert sum(Fraction(e.epsilon) for e in acc.ledger) == expected
     assert acc.spent == float(expected)
+
+
+@given(
+    total=st.floats(min_value=1e-6, max_value=1e3),
+    weights=st.lists(st.floats(min_value=0, max_value=10), min_size=1, max_size=12),
+)
+def test_split_budget_parts_add_up_exactly(total, weights):
+    if sum(weights) <= 0:
+        with pytest.raises(ValueError, match="positive sum"):
+            split_budget(total, weights)
+        return
+    parts = split_budget(total, weights)
+    assert sum(parts) == total
+    assert all(p >= 0 for p in parts)
+    share = [w / sum(weights) * total for w in weights]
+    for part, expected in zip(parts, share, strict=True):
+        assert part == pytest.approx(expected, rel=1e-9, abs=1e-12 * total)
+
+
+def test_split_budget_validation():
+    with pytest.raises(ValueError, match="weights must be finite and >= 0"):
+        split_budget(1.0, [1.0, -1.0])
+    with pytest.raises(ValueError, match="weights must be finite and >= 0"):
+        split_budget(1.0, [])
+    with pytest.raises(ValueError, match="total must be finite and > 0"):
+        split_budget(0.0, [1.0])

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from privtab._validation import check_positive
 from privtab.exceptions import BudgetExceededError
@@ -22,6 +23,7 @@ __all__ = [
     "LedgerEntry",
     "default_accountant",
     "resolve_accountant",
+    "split_budget",
 ]
 
 
@@ -275,3 +277,51 @@ def resolve_accountant(accountant: BudgetAccountant | None) -> BudgetAccountant:
             f"{type(accountant).__name__}"
         )
     return accountant
+
+
+def split_budget(total: float, weights: Any) -> list[float]:
+    """Split ``total`` epsilon into parts proportional to ``weights``.
+
+    The parts are non-negative floats whose left-to-right ``sum`` equals ``total``
+    *exactly*, so an estimator's ``privacy_ledger_`` adds up to its
+    ``epsilon_spent_`` without rounding slack. (Estimators charge the accountant once
+    with ``total``; the parts only describe where it went.)
+
+    Parameters
+    ----------
+    total : float
+        Finite, > 0.
+    weights : sequence of float
+        Non-negative, finite, at least one > 0.
+
+    Returns
+    -------
+    list of float
+
+    Examples
+    --------
+    >>> parts = split_budget(1.0, [1, 1, 1])
+    >>> sum(parts) == 1.0
+    True
+    """
+    total = check_positive(total, "total")
+    weights = [float(w) for w in weights]
+    if not weights or any(not math.isfinite(w) or w < 0 for w in weights):
+        raise ValueError(f"weights must be finite and >= 0, got {weights!r}")
+    weight_sum = math.fsum(weights)
+    if weight_sum <= 0:
+        raise ValueError(f"weights must have a positive sum, got {weights!r}")
+    parts = [total * (w / weight_sum) for w in weights]
+    # Rounding leaves sum(parts) a few ulps off total; absorb that into the largest
+    # part, whose ulp is the closest to total's.
+    for index in sorted(range(len(parts)), key=lambda i: -parts[i]):
+        others = [*parts[:index], 0.0, *parts[index + 1 :]]
+        parts[index] = max(total - sum(others), 0.0)
+        for _ in range(8):
+            excess = sum(parts) - total
+            if excess == 0:
+                return parts
+            direction = -math.inf if excess > 0 else math.inf
+            parts[index] = max(math.nextafter(parts[index], direction), 0.0)
+        parts[index] = total * (weights[index] / weight_sum)
+    raise ArithmeticError(f"could not split {total!r} exactly by {weights!r}")
