@@ -667,11 +667,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            For invalid parameters, an empty table, a missing value with
-            ``missing="error"``, an infinite value, or a numeric column whose bounds
-            cannot be inferred (no finite value).
+            For invalid parameters, an empty, ragged or non-2-D table, complex
+            data, or, in a column whose categories or bounds are inferred, a missing
+            value with ``missing="error"``, an infinite value or no finite value.
+            Columns with declared domains or bounds are checked by ``transform``:
+            ``fit`` learns nothing from their values.
         TypeError
-            For parameters or columns of the wrong type.
+            For parameters or columns of the wrong type, sparse input, or a cell that
+            cannot be a category (unhashable).
 
         Warns
         -----
@@ -852,8 +855,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If the encoder is not fitted, the columns differ from ``fit``, a value is
-            missing with ``missing="error"``, or a numeric value is infinite.
+            If the encoder is not fitted; if ``X`` is empty, not 2-D or complex; if a
+            DataFrame's column names differ from ``fit`` or the number of columns
+            does (the message gives both); if a value is missing with
+            ``missing="error"``, or a numeric value is infinite.
+        TypeError
+            For sparse input, or a cell that cannot be a category (unhashable).
         DomainError
             If a category is not in its column's domain, or a numeric value is outside
             its bounds with ``out_of_bounds="error"``.
@@ -1083,7 +1090,7 @@ def _show(value: Any) -> str:
 
 
 def _unhashable_error(col: _Column) -> TypeError:
-    """The error for a categorical column with a cell that cannot be a category."""
+    """Build the error for a categorical column with a cell that is not hashable."""
     for row, value in enumerate(col.values):
         try:
             hash(value)
