@@ -16,15 +16,17 @@ import sys
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils import Tags
 
 from privtab._validation import as_code_columns, check_positive_int, to_numpy_2d
 from privtab.exceptions import DomainError, PrivacyLeakWarning
+
+if TYPE_CHECKING:
+    from sklearn.utils import Tags  # scikit-learn >= 1.6
 
 __all__ = ["EncodedTable", "TableEncoder", "lei_bandwidth", "lei_bins"]
 
