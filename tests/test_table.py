@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from scipy import sparse
 from sklearn.base import clone
 
 from privtab import (
@@ -324,6 +325,32 @@ def test_missing_numeric_error():
         )
 
 
+@pytest.mark.parametrize("declared", [True, False])
+def test_nan_and_inf_are_named_in_fit_and_transform(declared):
+    kwargs = {"bounds": {0: (0, 1)}} if declared else {}
+    enc = TableEncoder(bins=2, **kwargs)
+    nan = np.array([[0.5], [np.nan]])
+    inf = np.array([[0.5], [-np.inf]])
+    nan_match = r"column 'x0' has a missing value at row 1 \(NaN\); pass missing="
+    inf_match = r"column 'x0' has an infinite value at row 1 \(-inf\); numeric values"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        if declared:
+            # fit learns nothing from a column with declared bounds; transform checks.
+            enc.fit(nan)
+            enc.fit(inf)
+        else:
+            with pytest.raises(ValueError, match=nan_match):
+                enc.fit(nan)
+            with pytest.raises(ValueError, match=inf_match):
+                enc.fit(inf)
+        enc.fit(np.array([[0.0], [1.0]]))
+    with pytest.raises(ValueError, match=nan_match):
+        enc.transform(nan)
+    with pytest.raises(ValueError, match=inf_match):
+        enc.transform(inf)
+
+
 def test_missing_category_is_last_code_of_every_column():
     X = pd.DataFrame(
         {"a": ["x", None, "y"], "b": ["u", "v", "u"], "w": [0.1, np.nan, 1]}
@@ -461,13 +488,71 @@ def test_integer_positions_only_for_numpy():
 @pytest.mark.parametrize(
     ("X", "error", "match"),
     [
-        (np.empty((0, 2)), ValueError, r"X must have at least one row"),
-        (np.empty((3, 0)), ValueError, r"X must have at least one column"),
-        (np.array([1.0, 2.0]), ValueError, r"X must be 2-dimensional, got 1"),
-        (np.array([[1 + 1j]]), TypeError, r"X must hold real values"),
+        (
+            np.empty((0, 2)),
+            ValueError,
+            r"X must be non-empty, got 0 sample\(s\) \(shape=\(0, 2\)\) while a "
+            r"minimum of 1 is required\.",
+        ),
+        (
+            np.empty((3, 0)),
+            ValueError,
+            r"X must be non-empty, got 0 feature\(s\) \(shape=\(3, 0\)\) while a "
+            r"minimum of 1 is required\.",
+        ),
+        (
+            pd.DataFrame({"a": [], "b": []}),
+            ValueError,
+            r"X must be non-empty, got 0 sample\(s\) \(shape=\(0, 2\)\)",
+        ),
+        (
+            pd.DataFrame(index=range(3)),
+            ValueError,
+            r"X must be non-empty, got 0 feature\(s\) \(shape=\(3, 0\)\)",
+        ),
+        (
+            pl.DataFrame({"a": []}),
+            ValueError,
+            r"X must be non-empty, got 0 sample\(s\) \(shape=\(0, 1\)\)",
+        ),
+        (
+            np.array([1.0, 2.0]),
+            ValueError,
+            r"X must be 2-dimensional, got 1 dimension\(s\)\. Reshape your data with "
+            r"X\.reshape\(-1, 1\) if it has a single feature",
+        ),
+        (np.zeros((1, 1, 1)), ValueError, r"X must be 2-dimensional, got 3 dim"),
+        (
+            np.array([[1 + 1j]]),
+            ValueError,
+            r"X has dtype complex128\. Complex data not supported: privtab needs real "
+            r"values or categories",
+        ),
         ([[1, 2], [3]], ValueError, r"X is ragged"),
         (pd.DataFrame([[1, 2]], columns=["a", "a"]), ValueError, r"duplicate column"),
-        (pd.DataFrame({"z": [1j]}), TypeError, r"column 'z' of X is complex"),
+        (
+            pd.DataFrame({"z": [1j]}),
+            ValueError,
+            r"column 'z' of X has dtype complex128\. Complex data not supported",
+        ),
+        (
+            sparse.csr_array(np.eye(2)),
+            TypeError,
+            r"X is a scipy sparse csr_array: sparse input is not supported, pass a "
+            r"dense array \(X\.toarray\(\)\)",
+        ),
+        (
+            np.array([[{"a": 1}, 1.0], [2.0, 3.0]], dtype=object),
+            TypeError,
+            r"column 'x0' has an unhashable dict at row 0 \(\{'a': 1\}\), which "
+            r"cannot be a category: each cell of the X argument must be a string, a "
+            r"number or another hashable value",
+        ),
+        (
+            pd.DataFrame({"l": [(1,), [2]]}),
+            TypeError,
+            r"column 'l' has an unhashable list at row 1 \(\[2\]\)",
+        ),
     ],
 )
 def test_invalid_tables(X, error, match):
@@ -484,7 +569,11 @@ def test_data_dependent_failures():
         ValueError, match=r"only missing values; declare its categories"
     ):
         TableEncoder(missing="category").fit(np.array([[None], [None]], dtype=object))
-    with pytest.raises(ValueError, match=r"bins must be given when X has fewer than 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"bins must be given when X has fewer than 2 rows: the default "
+        r"lei_bins\(n_rows, n_columns\) needs n_rows >= 2, got n_samples = 1",
+    ):
         TableEncoder(bounds={0: (0, 1)}).fit(np.array([[0.5]]))
     with pytest.raises(
         TypeError, match=r"column 'x0' has bounds but holds non-numeric"
@@ -500,11 +589,33 @@ def test_transform_and_inverse_validation():
         enc.inverse_transform([[0, 0]])
     enc.fit(X_SMALL)
     with pytest.raises(
-        ValueError, match=r"X has 1 columns but the encoder was fitted on 2"
+        ValueError,
+        match=r"X has 1 features, but TableEncoder is expecting 2 features as input "
+        r"\(fitted on columns \['c', 'w'\]\)",
+    ):
+        enc.transform(X_SMALL[["c"]].to_numpy())
+    with pytest.raises(
+        ValueError,
+        match=r"X has 1 columns \['c'\] but the encoder was fitted on 2 columns "
+        r"\['c', 'w'\]\. The feature names should match those that were passed "
+        r"during fit\.\nFeature names seen at fit time, yet now missing:\n- w\n$",
     ):
         enc.transform(X_SMALL[["c"]])
-    with pytest.raises(ValueError, match=r"X has columns \['w', 'c'\] but the encoder"):
+    with pytest.raises(
+        ValueError,
+        match=r"X has 2 columns \['w', 'c'\] but the encoder was fitted on 2 columns "
+        r"\['c', 'w'\]\. The feature names should match those that were passed "
+        r"during fit\.\nFeature names must be in the same order as they were in fit",
+    ):
         enc.transform(X_SMALL[["w", "c"]])
+    with pytest.raises(
+        ValueError,
+        match=r"Feature names unseen at fit time:\n- a\n- b\n- d\n- e\n- f\n- \.\.\.\n"
+        r"Feature names seen at fit time, yet now missing:\n- c\n- w\n$",
+    ):
+        enc.transform(pd.DataFrame([list(range(6))], columns=list("gfedba")))
+    with pytest.raises(ValueError, match=r"X must be 2-dimensional.*Reshape your data"):
+        enc.transform(X_SMALL.to_numpy(dtype=object)[0])
     with pytest.raises(
         ValueError, match=r"codes must have shape \(n_rows, 2\), got \(3,\)"
     ):
@@ -607,3 +718,99 @@ def test_arbitrary_tables_only_raise_documented_errors(
     assert np.all(table.codes < table.cardinalities[None, :])
     decoded = enc.inverse_transform(table)
     assert len(decoded) == len(rows)
+
+
+# Checks against the fitted columns ----------------------------------------------------
+def test_unhashable_cell_in_transform_is_named():
+    enc = TableEncoder(domains={"c": ["a", "b"]}).fit(pd.DataFrame({"c": ["a", "b"]}))
+    with pytest.raises(
+        TypeError,
+        match=r"column 'c' has an unhashable list at row 1 \(\['a'\]\), which cannot "
+        r"be a category",
+    ):
+        enc.transform(pd.DataFrame({"c": ["a", ["a"]]}))
+
+
+def test_feature_names_in_follows_the_fitted_frame():
+    enc = TableEncoder(domains=D_SMALL, bounds=B_SMALL, bins=2).fit(X_SMALL)
+    assert enc.feature_names_in_.dtype == object
+    assert enc.feature_names_in_.tolist() == ["c", "w"]
+    np.testing.assert_array_equal(enc.get_feature_names_out(), enc.feature_names_in_)
+    enc.set_params(domains={0: ["a", "b"]}, bounds={1: (0, 1)})
+    enc.fit(X_SMALL.to_numpy(dtype=object))
+    assert not hasattr(enc, "feature_names_in_")
+    assert enc.columns_ == ["x0", "x1"]
+    polars_fit = TableEncoder(domains=D_SMALL, bounds=B_SMALL, bins=2).fit(
+        pl.from_pandas(X_SMALL)
+    )
+    assert polars_fit.feature_names_in_.tolist() == ["c", "w"]
+    int_names = TableEncoder(domains={0: ["a"]}).fit(pd.DataFrame({0: ["a"]}))
+    assert not hasattr(int_names, "feature_names_in_")
+    assert int_names.columns_ == [0]
+
+
+@given(st.integers(1, 5), st.integers(1, 5))
+def test_transform_checks_the_number_of_features(fitted, given_):
+    rng = np.random.default_rng(fitted * 10 + given_)
+    enc = TableEncoder(bins=2, bounds={j: (0, 1) for j in range(fitted)})
+    enc.fit(rng.uniform(size=(4, fitted)))
+    X = rng.uniform(size=(3, given_))
+    if given_ == fitted:
+        assert enc.transform(X).shape == (3, fitted)
+        return
+    with pytest.raises(
+        ValueError,
+        match=rf"X has {given_} features, but TableEncoder is expecting {fitted} "
+        r"features as input \(fitted on columns \['x0'",
+    ):
+        enc.transform(X)
+
+
+def test_tags_describe_the_encoder():
+    tags = TableEncoder().__sklearn_tags__()
+    assert tags.input_tags.categorical
+    assert not tags.input_tags.allow_nan
+    assert not tags.input_tags.sparse
+    assert tags.transformer_tags.preserves_dtype == []
+    assert TableEncoder(missing="category").__sklearn_tags__().input_tags.allow_nan
+
+
+# EncodedTable as an array of codes ----------------------------------------------------
+@given(
+    hnp.arrays(
+        np.uint32,
+        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=6),
+        elements=st.integers(0, 4),
+    ),
+    st.data(),
+)
+def test_encoded_table_indexes_like_its_codes(codes, data):
+    table = EncodedTable(codes, np.full(codes.shape[1], 5))
+    assert table.ndim == 2
+    assert table.dtype == np.uint32
+    n = codes.shape[0]
+    rows = data.draw(st.lists(st.integers(0, n - 1), max_size=8))
+    mask = data.draw(hnp.arrays(np.bool_, n))
+    start = data.draw(st.integers(-n, n))
+    for key in (
+        rows,
+        np.array(rows, dtype=np.intp),
+        mask,
+        slice(start, None),
+        (slice(None), 0),
+        (rows, Ellipsis),
+    ):
+        np.testing.assert_array_equal(table[key], codes[key])
+    np.testing.assert_array_equal(table[n - 1], codes[n - 1])
+    np.testing.assert_array_equal(np.asarray(table), codes)
+
+
+def test_encoded_table_rejects_names_as_index():
+    table = EncodedTable([[0, 1]], [2, 2], columns=["a", "b"])
+    match = r"EncodedTable is indexed like its array of codes, got 'a'; use "
+    with pytest.raises(TypeError, match=match + r"table\.column\(name\)"):
+        table["a"]
+    with pytest.raises(TypeError, match=r"got \(0, 'b'\); use table\.column"):
+        table[0, "b"]
+    with pytest.raises(IndexError):
+        table[1]

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from scipy import sparse
 
 from privtab import _validation as v
 
@@ -57,14 +58,41 @@ def test_to_numpy_2d_accepts_frames():
     ("data", "match"),
     [
         ([[1, 2], [3]], "X is ragged"),
-        ([1, 2, 3], "X must be 2-dimensional, got 1"),
-        (np.zeros((0, 3)), r"X must be non-empty, got shape \(0, 3\)"),
-        (np.zeros((3, 0)), r"X must be non-empty, got shape \(3, 0\)"),
+        (
+            [1, 2, 3],
+            r"X must be 2-dimensional, got 1 dimension\(s\)\. Reshape your data with "
+            r"X\.reshape\(-1, 1\) if it has a single feature or X\.reshape\(1, -1\) if "
+            r"it holds a single sample",
+        ),
+        (np.zeros((2, 2, 2)), r"X must be 2-dimensional, got 3 dimension\(s\)$"),
+        (
+            np.zeros((0, 3)),
+            r"X must be non-empty, got 0 sample\(s\) \(shape=\(0, 3\)\) while a "
+            r"minimum of 1 is required\.",
+        ),
+        (
+            np.zeros((3, 0)),
+            r"X must be non-empty, got 0 feature\(s\) \(shape=\(3, 0\)\) while a "
+            r"minimum of 1 is required\.",
+        ),
     ],
 )
 def test_to_numpy_2d_rejects(data, match):
     with pytest.raises(ValueError, match=match):
         v.to_numpy_2d(data)
+
+
+@pytest.mark.parametrize(
+    "matrix", [sparse.csr_array, sparse.csc_matrix, sparse.coo_array, sparse.lil_matrix]
+)
+def test_to_numpy_2d_rejects_sparse(matrix):
+    name = matrix.__name__
+    with pytest.raises(
+        TypeError,
+        match=rf"data is a scipy sparse {name}: sparse input is not supported, pass a "
+        r"dense array \(data\.toarray\(\)\)",
+    ):
+        v.to_numpy_2d(matrix(np.eye(3)), "data")
 
 
 def test_as_float_array():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
@@ -60,9 +61,20 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
 def to_numpy_2d(X: Any, name: str = "X") -> np.ndarray:
     """Convert a numpy array, pandas or polars DataFrame to a 2-D numpy array.
 
-    DataFrames keep their cell values (object dtype when columns are mixed). Raises
-    ``ValueError`` for ragged, empty or non-2-D input.
+    DataFrames keep their cell values (object dtype when columns are mixed).
+
+    Raises
+    ------
+    TypeError
+        For a scipy sparse matrix or array (privtab works on dense codes).
+    ValueError
+        For ragged, empty or non-2-D input; a 1-D input is told how to reshape.
     """
+    if _is_sparse(X):
+        raise TypeError(
+            f"{name} is a scipy sparse {type(X).__name__}: sparse input is not "
+            f"supported, pass a dense array ({name}.toarray())"
+        )
     module = type(X).__module__.split(".")[0]
     if module == "pandas" or module == "polars":
         X = X.to_numpy()
@@ -77,11 +89,33 @@ def to_numpy_2d(X: Any, name: str = "X") -> np.ndarray:
         and _is_sequence(array[0])
     ):
         raise ValueError(f"{name} is ragged: its rows have different lengths")
+    if array.ndim == 1:
+        raise ValueError(
+            f"{name} must be 2-dimensional, got 1 dimension(s). Reshape your data "
+            f"with {name}.reshape(-1, 1) if it has a single feature or "
+            f"{name}.reshape(1, -1) if it holds a single sample"
+        )
     if array.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional, got {array.ndim} dimension(s)")
-    if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{name} must be non-empty, got shape {array.shape}")
+    # The wording follows scikit-learn's check_array, which callers may match on.
+    n_rows, n_columns = array.shape
+    if n_rows == 0:
+        raise ValueError(
+            f"{name} must be non-empty, got 0 sample(s) (shape={array.shape}) "
+            "while a minimum of 1 is required."
+        )
+    if n_columns == 0:
+        raise ValueError(
+            f"{name} must be non-empty, got 0 feature(s) (shape={array.shape}) "
+            "while a minimum of 1 is required."
+        )
     return array
+
+
+def _is_sparse(X: Any) -> bool:
+    # Without scipy.sparse imported, X cannot be one of its matrices.
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(X))
 
 
 def _is_sequence(value: Any) -> bool:

@@ -16,14 +16,17 @@ import sys
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from privtab._validation import as_code_columns, check_positive_int
+from privtab._validation import as_code_columns, check_positive_int, to_numpy_2d
 from privtab.exceptions import DomainError, PrivacyLeakWarning
+
+if TYPE_CHECKING:
+    from sklearn.utils import Tags  # scikit-learn >= 1.6
 
 __all__ = ["EncodedTable", "TableEncoder", "lei_bandwidth", "lei_bins"]
 
@@ -145,6 +148,13 @@ class EncodedTable:
     TypeError
         If the codes are not integers.
 
+    Notes
+    -----
+    An ``EncodedTable`` behaves as its array of codes where an array is expected:
+    ``np.asarray(table)`` is ``table.codes`` (no copy), and ``shape``, ``ndim``,
+    ``dtype``, ``len`` and integer, slice or mask indexing of rows (``table[rows]``)
+    are those of ``table.codes``.
+
     Examples
     --------
     >>> table = EncodedTable([[0, 1], [2, 0]], [3, 2], columns=["colour", "size"])
@@ -152,6 +162,8 @@ class EncodedTable:
     (2, dtype('uint32'), True)
     >>> table.column_index("size")
     1
+    >>> table[1].tolist()
+    [2, 0]
     """
 
     def __init__(
@@ -206,6 +218,30 @@ class EncodedTable:
     def shape(self) -> tuple[int, int]:
         """``(n_rows, n_columns)``."""
         return self.n_rows, self.n_columns
+
+    @property
+    def ndim(self) -> int:
+        """Always 2, as for the array of codes."""
+        return 2
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype of the codes, ``uint32``."""
+        return self.codes.dtype
+
+    def __getitem__(self, key: Any) -> Any:
+        """Index the codes like an array: ``table[rows]`` is ``table.codes[rows]``.
+
+        Columns are reached by name with :meth:`column` and :meth:`select`.
+        """
+        if isinstance(key, str) or (
+            isinstance(key, tuple) and any(isinstance(k, str) for k in key)
+        ):
+            raise TypeError(
+                f"EncodedTable is indexed like its array of codes, got {key!r}; "
+                "use table.column(name) or table.select(names) for columns by name"
+            )
+        return self.codes[key]
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """Return the codes, so ``np.asarray(table)`` works like ``table.codes``."""
@@ -305,6 +341,8 @@ def _frame_kind(X: Any) -> str:
 
 def _read_columns(X: Any) -> tuple[str, list[_Column]]:
     kind = _frame_kind(X)
+    if kind != "numpy" and 0 in X.shape:
+        to_numpy_2d(X, "X")  # raises the same message as for an empty array
     if kind == "pandas":
         columns = [
             _pandas_column(name, X.iloc[:, j]) for j, name in enumerate(X.columns)
@@ -315,10 +353,6 @@ def _read_columns(X: Any) -> tuple[str, list[_Column]]:
         columns = [_polars_column(s) for s in X.get_columns()]
     else:
         columns = _numpy_columns(X)
-    if not columns:
-        raise ValueError("X must have at least one column, got 0")
-    if len(columns[0].values) == 0:
-        raise ValueError("X must have at least one row, got 0")
     return kind, columns
 
 
@@ -331,7 +365,10 @@ def _pandas_column(name: Hashable, s: pd.Series) -> _Column:
     if pd.api.types.is_bool_dtype(dtype):
         return _Column(name, s.to_numpy(dtype=object), missing, "bool")
     if pd.api.types.is_complex_dtype(dtype):
-        raise TypeError(f"column {name!r} of X is complex; privtab needs real values")
+        raise ValueError(
+            f"column {name!r} of X has dtype {dtype}. Complex data not supported: "
+            "privtab needs real values or categories"
+        )
     if pd.api.types.is_numeric_dtype(dtype):
         values = s.to_numpy(dtype=np.float64, na_value=np.nan)
         return _Column(name, values, missing, "numeric")
@@ -360,15 +397,12 @@ def _polars_column(s: Any) -> _Column:
 
 
 def _numpy_columns(X: Any) -> list[_Column]:
-    try:
-        array = np.asarray(X)
-    except ValueError as exc:
-        raise ValueError(f"X is ragged or not array-like: {exc}") from exc
-    if array.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional, got {array.ndim} dimension(s)")
+    array = to_numpy_2d(X, "X")
     if np.iscomplexobj(array):
-        raise TypeError(
-            f"X must hold real values or categories, got dtype {array.dtype}"
+        # ValueError, as in scikit-learn, whose users catch it for complex input.
+        raise ValueError(
+            f"X has dtype {array.dtype}. Complex data not supported: privtab needs "
+            "real values or categories"
         )
     columns = []
     for j in range(array.shape[1]):
@@ -430,6 +464,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Column names, in order.
     n_features_in_ : int
         Number of columns.
+    feature_names_in_ : ndarray of shape (n_features_in_,), dtype object
+        Column names, set only when ``fit`` saw a DataFrame whose column names are
+        all strings (the scikit-learn convention).
     kinds_ : list of str
         ``"categorical"`` or ``"numeric"`` per column.
     categories_ : list of ndarray
@@ -501,6 +538,19 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self.bounds = bounds
         self.missing = missing
         self.out_of_bounds = out_of_bounds
+
+    def __sklearn_tags__(self) -> Tags:
+        """Describe the encoder to scikit-learn.
+
+        It takes categorical (and string) columns, NaN only with
+        ``missing="category"``, and always returns ``uint32`` codes, whatever the
+        dtype of ``X``.
+        """
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.allow_nan = self.missing == "category"
+        tags.transformer_tags.preserves_dtype = []
+        return tags
 
     # Parameter checks --------------------------------------------------------------
     def _check_options(self) -> None:
@@ -619,11 +669,14 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            For invalid parameters, an empty table, a missing value with
-            ``missing="error"``, an infinite value, or a numeric column whose bounds
-            cannot be inferred (no finite value).
+            For invalid parameters, an empty, ragged or non-2-D table, complex
+            data, or, in a column whose categories or bounds are inferred, a missing
+            value with ``missing="error"``, an infinite value or no finite value.
+            Columns with declared domains or bounds are checked by ``transform``:
+            ``fit`` learns nothing from their values.
         TypeError
-            For parameters or columns of the wrong type.
+            For parameters or columns of the wrong type, sparse input, or a cell that
+            cannot be a category (unhashable).
 
         Warns
         -----
@@ -678,7 +731,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                         inferred_categories.append(col.name)
                 else:
                     self._check_missing(col)
-                    cats = _infer_categories(col.values[~col.missing])
+                    try:
+                        cats = _infer_categories(col.values[~col.missing])
+                    except TypeError:
+                        raise _unhashable_error(col) from None
                     inferred_categories.append(col.name)
                     if len(cats) == 0:
                         raise ValueError(
@@ -716,9 +772,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             else:
                 if n_rows < 2:
                     raise ValueError(
-                        "bins must be given when X has fewer than 2 rows "
-                        f"(the default lei_bins(n_rows, n_columns) needs n_rows >= 2), "
-                        f"got {n_rows} row"
+                        "bins must be given when X has fewer than 2 rows: the "
+                        "default lei_bins(n_rows, n_columns) needs n_rows >= 2, "
+                        f"got n_samples = {n_rows}"
                     )
                 k = lei_bins(n_rows, n_columns)
             edge = lo + (hi - lo) * (np.arange(k + 1, dtype=np.float64) / k)
@@ -746,6 +802,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         self.columns_ = names
         self.n_features_in_ = n_columns
+        if kind != "numpy" and all(isinstance(n, str) for n in names):
+            self.feature_names_in_ = _as_object_array(names)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self.kinds_ = kinds
         self.categories_ = categories
         self.cardinalities_ = np.array([len(c) for c in categories], dtype=np.int64)
@@ -797,15 +857,20 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If the encoder is not fitted, the columns differ from ``fit``, a value is
-            missing with ``missing="error"``, or a numeric value is infinite.
+            If the encoder is not fitted; if ``X`` is empty, not 2-D or complex; if a
+            DataFrame's column names differ from ``fit`` or the number of columns
+            does (the message gives both); if a value is missing with
+            ``missing="error"``, or a numeric value is infinite.
+        TypeError
+            For sparse input, or a cell that cannot be a category (unhashable).
         DomainError
             If a category is not in its column's domain, or a numeric value is outside
             its bounds with ``out_of_bounds="error"``.
         """
         self._check_fitted()
         self._check_options()
-        _, columns = _read_columns(X)
+        kind, columns = _read_columns(X)
+        self._check_columns(kind, [c.name for c in columns])
         return self._transform(columns)
 
     def fit_transform(self, X: Any, y: Any = None) -> EncodedTable:
@@ -816,20 +881,20 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         _, columns = self._fit(X, stacklevel=3)
         return self._transform(columns)
 
+    def _check_columns(self, kind: str, names: list[Hashable]) -> None:
+        """Check the columns of ``X`` against ``fit``: by name, else by count."""
+        fitted = self.columns_
+        # Arrays (and frames with the default names) are matched by position.
+        positional = kind == "numpy" or names == [f"x{j}" for j in range(len(names))]
+        if not positional and names != fitted:
+            raise ValueError(_names_mismatch(names, fitted))
+        if len(names) != len(fitted):
+            raise ValueError(
+                f"X has {len(names)} features, but {type(self).__name__} is expecting "
+                f"{len(fitted)} features as input (fitted on columns {fitted!r})"
+            )
+
     def _transform(self, columns: list[_Column]) -> EncodedTable:
-        names = [c.name for c in columns]
-        if len(columns) != len(self.columns_):
-            raise ValueError(
-                f"X has {len(columns)} columns but the encoder was fitted on "
-                f"{len(self.columns_)}: {self.columns_!r}"
-            )
-        positional = all(
-            isinstance(n, str) and n == f"x{j}" for j, n in enumerate(names)
-        )
-        if names != self.columns_ and not positional:
-            raise ValueError(
-                f"X has columns {names!r} but the encoder was fitted on {self.columns_!r}"
-            )
         n_rows = len(columns[0].values)
         codes = np.empty((n_rows, len(columns)), dtype=np.uint32, order="F")
         for j, col in enumerate(columns):
@@ -851,9 +916,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         codes = np.empty(len(col.values), dtype=np.int64)
         present = ~col.missing
         values = col.values[present]
-        codes[present] = pd.Index(known, dtype=object).get_indexer(
-            pd.Index(values, dtype=object)
-        )
+        try:
+            codes[present] = pd.Index(known, dtype=object).get_indexer(
+                pd.Index(values, dtype=object)
+            )
+        except TypeError:
+            raise _unhashable_error(col) from None
         if add_missing:
             codes[col.missing] = len(cats) - 1
         bad = codes < 0
@@ -978,6 +1046,37 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return pl.DataFrame(series)
 
 
+def _names_mismatch(names: list[Hashable], fitted: list[Hashable]) -> str:
+    """Explain how the columns of a DataFrame differ from those seen by ``fit``.
+
+    The second sentence and the lists follow scikit-learn's wording, so that code
+    written against scikit-learn transformers recognises the error.
+    """
+
+    def listing(values: list[Hashable]) -> str:
+        with contextlib.suppress(TypeError):
+            values = sorted(values)
+        shown = [f"- {v}\n" for v in values[:5]]
+        return "".join(shown) + ("- ...\n" if len(values) > 5 else "")
+
+    message = (
+        f"X has {len(names)} columns {names!r} but the encoder was fitted on "
+        f"{len(fitted)} columns {fitted!r}. The feature names should match those "
+        "that were passed during fit.\n"
+    )
+    unseen = [n for n in names if n not in fitted]
+    missing = [n for n in fitted if n not in names]
+    if unseen:
+        message += "Feature names unseen at fit time:\n" + listing(unseen)
+    if missing:
+        message += "Feature names seen at fit time, yet now missing:\n" + listing(
+            missing
+        )
+    if not unseen and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+    return message
+
+
 def _float_categories(categories: np.ndarray) -> np.ndarray:
     """Bin midpoints as float64, NaN for the missing-value category."""
     return np.array([np.nan if v is None else v for v in categories], dtype=np.float64)
@@ -987,7 +1086,23 @@ def _show(value: Any) -> str:
     """Repr of a cell for error messages, without numpy scalar wrappers."""
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
     return repr(value)
+
+
+def _unhashable_error(col: _Column) -> TypeError:
+    """Build the error for a categorical column with a cell that is not hashable."""
+    for row, value in enumerate(col.values):
+        try:
+            hash(value)
+        except TypeError:
+            return TypeError(
+                f"column {col.name!r} has an unhashable {type(value).__name__} at row "
+                f"{row} ({_show(value)}), which cannot be a category: each cell of "
+                "the X argument must be a string, a number or another hashable value"
+            )
+    return TypeError(f"column {col.name!r} has values that cannot be categories")
 
 
 def _as_float(col: _Column) -> np.ndarray:
