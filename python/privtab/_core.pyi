@@ -12,8 +12,15 @@ from typing import final
 import numpy as np
 import numpy.typing as npt
 
+_IntArray = npt.NDArray[np.integer]
+
 def mixed_radix_encode(
-    columns: npt.NDArray[np.uint32],
+    columns: _IntArray,
+    cardinalities: npt.NDArray[np.uint32],
+    n_threads: int | None = None,
+) -> npt.NDArray[np.uint64]: ...
+def mixed_radix_encode_rows(
+    codes: _IntArray,
     cardinalities: npt.NDArray[np.uint32],
     n_threads: int | None = None,
 ) -> npt.NDArray[np.uint64]: ...
@@ -28,16 +35,16 @@ def mixed_radix_decode(
 _KeyCounts = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
 
 def contingency_table(
-    x: npt.NDArray[np.uint32],
+    x: _IntArray,
     kx: int,
-    y: npt.NDArray[np.uint32],
+    y: _IntArray,
     ky: int,
     n_threads: int | None = None,
 ) -> npt.NDArray[np.uint64]: ...
 def contingency_sparse(
-    x: npt.NDArray[np.uint32],
+    x: _IntArray,
     kx: int,
-    y: npt.NDArray[np.uint32],
+    y: _IntArray,
     ky: int,
     n_threads: int | None = None,
 ) -> _KeyCounts: ...
