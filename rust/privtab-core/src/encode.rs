@@ -81,41 +81,67 @@ pub fn mixed_radix_encode_subset(cols: Columns<'_>, subset: &[usize]) -> Result<
     encode_valid(&columns, &cards, cols.n_rows())
 }
 
+/// The place value of each digit: `weights[j]` is the product of the cardinalities after
+/// `j`, modulo 2^64.
+///
+/// A key is then `Σ c_j · weights[j]`, whose products are independent of each other (no
+/// chain of multiply-adds per row). Modulo 2^64 is exact: every valid key is below 2^64,
+/// and a weight that wraps to 0 (only possible when the cardinalities before it are all 1)
+/// multiplies a code that must be 0.
+fn place_values(cardinalities: &[u32]) -> Vec<u64> {
+    let mut weights = vec![1u64; cardinalities.len()];
+    for j in (0..cardinalities.len().saturating_sub(1)).rev() {
+        weights[j] = weights[j + 1].wrapping_mul(u64::from(cardinalities[j + 1]));
+    }
+    weights
+}
+
 /// Rows per cache block of the column-major encoder: the block's keys (32 KiB) stay in
 /// the L1 cache while every column is folded into them.
 const COLUMN_BLOCK: usize = 1 << 12;
 
-/// Folds the codes `columns[j][start..start + out.len()]` of every column into `out` and
-/// returns whether every code was below its radix.
+/// Adds the digits `columns[j][start..start + out.len()]` of every column, times their
+/// place values, into `out`, and returns whether every code was below its radix.
 ///
-/// Columns are folded four at a time, so the keys are loaded and stored a quarter as often
+/// Columns are added four at a time, so the keys are loaded and stored a quarter as often
 /// as with one pass per column.
-fn fold_columns<C: Code>(columns: &[&[C]], radices: &[u64], start: usize, out: &mut [u64]) -> bool {
+fn fold_columns<C: Code>(
+    columns: &[&[C]],
+    radices: &[u64],
+    weights: &[u64],
+    start: usize,
+    out: &mut [u64],
+) -> bool {
     let rows = start..start + out.len();
     let mut valid = true;
-    // Never wraps for valid codes: the running key is below the product P of the
-    // cardinalities seen so far, so key·k + c ≤ (P − 1)·k + k − 1 < P·k ≤ 2^64. Wrapping
-    // arithmetic only avoids the overflow check in the hot loop.
-    let mut step = |key: u64, code: C, radix: u64| {
+    // Wrapping arithmetic is exact modulo 2^64 (see `place_values`) and avoids the overflow
+    // check in the hot loop.
+    let mut digit = |code: C, radix: u64, weight: u64| {
         let code = code.index();
         valid &= code < radix;
-        key.wrapping_mul(radix).wrapping_add(code)
+        code.wrapping_mul(weight)
     };
-    let groups = columns.chunks_exact(4).zip(radices.chunks_exact(4));
-    for (cols, r) in groups {
+    let groups = columns
+        .chunks_exact(4)
+        .zip(radices.chunks_exact(4))
+        .zip(weights.chunks_exact(4));
+    for ((cols, r), w) in groups {
         let (c0, c1) = (&cols[0][rows.clone()], &cols[1][rows.clone()]);
         let (c2, c3) = (&cols[2][rows.clone()], &cols[3][rows.clone()]);
         for ((((key, &a), &b), &c), &d) in out.iter_mut().zip(c0).zip(c1).zip(c2).zip(c3) {
-            let k = step(*key, a, r[0]);
-            let k = step(k, b, r[1]);
-            let k = step(k, c, r[2]);
-            *key = step(k, d, r[3]);
+            let ab = digit(a, r[0], w[0]).wrapping_add(digit(b, r[1], w[1]));
+            let cd = digit(c, r[2], w[2]).wrapping_add(digit(d, r[3], w[3]));
+            *key = key.wrapping_add(ab.wrapping_add(cd));
         }
     }
     let rest = columns.len() - columns.len() % 4;
-    for (column, &radix) in columns[rest..].iter().zip(&radices[rest..]) {
+    for ((column, &radix), &weight) in columns[rest..]
+        .iter()
+        .zip(&radices[rest..])
+        .zip(&weights[rest..])
+    {
         for (key, &code) in out.iter_mut().zip(&column[rows.clone()]) {
-            *key = step(*key, code, radix);
+            *key = key.wrapping_add(digit(code, radix, weight));
         }
     }
     valid
@@ -130,6 +156,7 @@ fn encode_slices<C: Code>(
 ) -> Result<Option<Vec<u64>>> {
     check_domain(cards)?;
     let radices: Vec<u64> = cards.iter().map(|&k| u64::from(k)).collect();
+    let weights = place_values(cards);
     let mut keys = vec![0u64; n_rows];
     let valid = keys
         .par_chunks_mut(CHUNK)
@@ -138,7 +165,13 @@ fn encode_slices<C: Code>(
             let start = chunk * CHUNK;
             let mut valid = true;
             for (block, keys) in out.chunks_mut(COLUMN_BLOCK).enumerate() {
-                valid &= fold_columns(columns, &radices, start + block * COLUMN_BLOCK, keys);
+                valid &= fold_columns(
+                    columns,
+                    &radices,
+                    &weights,
+                    start + block * COLUMN_BLOCK,
+                    keys,
+                );
             }
             valid
         })
@@ -231,6 +264,7 @@ pub fn mixed_radix_encode_rows<C: Code>(
         return Ok(keys);
     }
     let radices: Vec<u64> = cardinalities.iter().map(|&k| u64::from(k)).collect();
+    let weights = place_values(cardinalities);
     let valid = keys
         .par_chunks_mut(CHUNK)
         .zip(data.par_chunks(CHUNK * d))
@@ -238,11 +272,11 @@ pub fn mixed_radix_encode_rows<C: Code>(
             let mut valid = true;
             for (key, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
                 let mut acc = 0u64;
-                for (&code, &radix) in row.iter().zip(&radices) {
+                for ((&code, &radix), &weight) in row.iter().zip(&radices).zip(&weights) {
                     let code = code.index();
                     valid &= code < radix;
-                    // As in `fold_columns`: never wraps for valid codes.
-                    acc = acc.wrapping_mul(radix).wrapping_add(code);
+                    // Exact modulo 2^64, see `place_values`.
+                    acc = acc.wrapping_add(code.wrapping_mul(weight));
                 }
                 *key = acc;
             }
@@ -469,6 +503,24 @@ mod tests {
         encode_i32: i32,
         encode_i64: i64
     );
+
+    #[test]
+    fn place_values_wrap_only_behind_unit_cardinalities() {
+        assert_eq!(place_values(&[3, 4, 5]), vec![20, 5, 1]);
+        let cards = [1, 1 << 16, 1 << 16, 1 << 16, 1 << 16];
+        assert_eq!(place_values(&cards)[0], 0);
+        let max = u32::from(u16::MAX);
+        let data = [0, max, max, max, max];
+        assert_eq!(
+            mixed_radix_encode_rows(&data, 1, &cards, "codes").expect("rows"),
+            vec![u64::MAX]
+        );
+        assert_eq!(
+            mixed_radix_encode_columns(&data, 1, &cards, "codes").expect("columns"),
+            vec![u64::MAX]
+        );
+        assert!(mixed_radix_encode_rows(&[1, 0, 0, 0, 0], 1, &cards, "codes").is_err());
+    }
 
     #[test]
     fn generic_encoders_check_shape_and_domain() {
