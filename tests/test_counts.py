@@ -189,7 +189,21 @@ def test_series_inputs():
             [0, 0],
             {"kx": 3},
             ValueError,
-            "x has code 3",
+            "x\\[1\\] = 3 is >= kx = 3",
+        ),
+        (
+            np.array([0, -1], dtype=np.int8),
+            [0, 0],
+            {"kx": 3},
+            ValueError,
+            "x must hold codes >= 0, got x\\[1\\] = -1",
+        ),
+        (
+            [0, 1],
+            np.array([1, 2], dtype=np.uint64),
+            {"ky": 2},
+            ValueError,
+            "y\\[1\\] = 2 is >= ky = 2",
         ),
         ([0, -1], [0, 0], {}, ValueError, "x must hold codes >= 0"),
         ([0, np.nan], [0, 0], {}, ValueError, "x must contain only finite"),
@@ -216,6 +230,71 @@ def test_series_inputs():
 def test_contingency_validation(x, y, kwargs, error, match):
     with pytest.raises(error, match=match):
         contingency_table(x, y, **kwargs)
+
+
+CODE_DTYPES = [
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.bool_,
+    np.float32,
+    np.dtype(">i4"),
+]
+
+
+@pytest.mark.parametrize("dtype", CODE_DTYPES)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_every_code_dtype_matches_bincount(dtype, sparse):
+    rng = np.random.default_rng(7)
+    n = 3 * 2**16 + 11
+    kx, ky = (2, 2) if dtype == np.bool_ else (9, 4)
+    x = rng.integers(0, kx, n)
+    y = rng.integers(0, ky, n)
+    expect = reference_table(x, y, kx, ky)
+    xs, ys = x.astype(dtype), y.astype(dtype)
+    table = contingency_table(xs, ys, kx, ky, sparse=sparse, n_threads=2)
+    if sparse:
+        cells = np.zeros(kx * ky, dtype=np.int64)
+        cells[table.keys.astype(np.int64)] = table.counts
+        table = cells.reshape(kx, ky)
+    np.testing.assert_array_equal(table, expect)
+    np.testing.assert_array_equal(
+        contingency_table(xs[::-3], ys[::-3], kx, ky),
+        reference_table(x[::-3], y[::-3], kx, ky),
+    )
+
+
+@pytest.mark.parametrize(
+    ("x_dtype", "y_dtype"),
+    [(np.int64, np.uint8), (np.uint64, np.int32), (np.uint16, np.int8)],
+)
+def test_mixed_code_dtypes(x_dtype, y_dtype):
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 5, 1000)
+    y = rng.integers(0, 3, 1000)
+    table = contingency_table(x.astype(x_dtype), y.astype(y_dtype), 5, 3)
+    np.testing.assert_array_equal(table, reference_table(x, y, 5, 3))
+
+
+def test_first_bad_row_is_named_for_any_thread_count():
+    n = 5 * 2**16
+    x = np.zeros(n, dtype=np.int64)
+    x[[3 * 2**16 + 1, 4 * 2**16]] = [-5, 9]
+    y = np.zeros(n, dtype=np.int64)
+    y[7] = 2**40
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match=f"got x\\[{3 * 2**16 + 1}\\] = -5"):
+            contingency_table(x, y, 3, 2, n_threads=threads)
+        with pytest.raises(ValueError, match=f"y\\[7\\] = {2**40} is >= ky = 2"):
+            contingency_table(np.zeros(n, dtype=np.int64), y, 3, 2, n_threads=threads)
+    big = np.array([0, 2**63 + 5], dtype=np.uint64)
+    with pytest.raises(ValueError, match="is >= kx = 3"):
+        contingency_table(big, np.array([0, 1], dtype=np.int64), 3, 2)
 
 
 @pytest.mark.parametrize(

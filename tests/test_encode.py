@@ -131,6 +131,67 @@ def test_encode_validation(codes, cards, error, match):
         mixed_radix_encode(codes, cards)
 
 
+ENCODE_DTYPES = [
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.bool_,
+    np.float64,
+    np.dtype(">u2"),
+]
+
+
+@pytest.mark.parametrize("dtype", ENCODE_DTYPES)
+@pytest.mark.parametrize("order", ["C", "F", "strided"])
+def test_every_dtype_and_order_matches_ravel_multi_index(dtype, order):
+    rng = np.random.default_rng(3)
+    cards = np.array([2, 2, 2]) if dtype == np.bool_ else np.array([5, 1, 7, 3, 2])
+    codes = np.column_stack([rng.integers(0, c, 2**17 + 3) for c in cards])
+    data = codes.astype(dtype)
+    if order == "F":
+        data = np.asfortranarray(data)
+    elif order == "strided":
+        data, codes = data[::2, :], codes[::2, :]
+    expect = np.ravel_multi_index(codes.T, cards)
+    np.testing.assert_array_equal(mixed_radix_encode(data, cards), expect)
+    np.testing.assert_array_equal(mixed_radix_encode(data, cards, n_threads=1), expect)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint32, np.uint64])
+def test_bad_codes_name_the_first_row_and_column(order, dtype):
+    codes = np.zeros((3 * 2**16, 3), dtype=dtype, order=order)
+    codes[2**16 + 1, 2] = 4
+    codes[2**16 + 1, 1] = 3
+    codes[2**17, 0] = 9
+    match = f"codes\\[{2**16 + 1}, 1\\] = 3 is >= cardinality 3 of column 1"
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match=match):
+            mixed_radix_encode(codes, [2, 3, 4], n_threads=threads)
+    if np.dtype(dtype).kind == "i":
+        codes[5, 2] = -1
+        with pytest.raises(ValueError, match="codes >= 0, got codes\\[5, 2\\] = -1"):
+            mixed_radix_encode(codes, [2, 3, 4])
+
+
+@pytest.mark.parametrize(
+    ("codes", "error", "match"),
+    [
+        ([[0.0, 2.0**70]], ValueError, "code above 2\\*\\*32 - 1"),
+        ([[0.0, -(2.0**70)]], ValueError, "codes >= 0"),
+        (np.array([[2**64 - 1, 0]], dtype=np.uint64), ValueError, "is >= cardinality"),
+    ],
+)
+def test_codes_outside_int64_are_rejected(codes, error, match):
+    with pytest.raises(error, match=match):
+        mixed_radix_encode(codes, [2, 3])
+
+
 @pytest.mark.parametrize(
     ("keys", "cards", "error", "match"),
     [

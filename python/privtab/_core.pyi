@@ -6,6 +6,8 @@ from typing import final
 import numpy as np
 import numpy.typing as npt
 
+_IntArray = npt.NDArray[np.integer]
+
 __version__: str
 
 # --- noise (rust/privtab-py/src/noise.rs) ---
@@ -64,7 +66,12 @@ def exponential_mechanism(
 # --- encode (rust/privtab-py/src/encode.rs) ---
 
 def mixed_radix_encode(
-    columns: npt.NDArray[np.uint32],
+    columns: _IntArray,
+    cardinalities: npt.NDArray[np.uint32],
+    n_threads: int | None = None,
+) -> npt.NDArray[np.uint64]: ...
+def mixed_radix_encode_rows(
+    codes: _IntArray,
     cardinalities: npt.NDArray[np.uint32],
     n_threads: int | None = None,
 ) -> npt.NDArray[np.uint64]: ...
@@ -79,16 +86,16 @@ def mixed_radix_decode(
 _KeyCounts = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
 
 def contingency_table(
-    x: npt.NDArray[np.uint32],
+    x: _IntArray,
     kx: int,
-    y: npt.NDArray[np.uint32],
+    y: _IntArray,
     ky: int,
     n_threads: int | None = None,
 ) -> npt.NDArray[np.uint64]: ...
 def contingency_sparse(
-    x: npt.NDArray[np.uint32],
+    x: _IntArray,
     kx: int,
-    y: npt.NDArray[np.uint32],
+    y: _IntArray,
     ky: int,
     n_threads: int | None = None,
 ) -> _KeyCounts: ...

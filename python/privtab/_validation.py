@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "CORE_CODE_DTYPES",
     "as_code_columns",
+    "as_code_matrix",
     "as_code_vector",
     "as_float_array",
     "as_int_array",
@@ -24,6 +26,30 @@ __all__ = [
     "check_positive_int",
     "to_numpy_2d",
 ]
+
+
+#: Integer dtypes whose codes the core reads in place (native byte order).
+CORE_CODE_DTYPES = frozenset(
+    np.dtype(t)
+    for t in (
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+    )
+)
+
+
+def _core_dtype(array: np.ndarray) -> np.ndarray:
+    """Return an integer ``array`` in native byte order with a dtype the core reads."""
+    dtype = array.dtype.newbyteorder("=")
+    if dtype not in CORE_CODE_DTYPES:  # e.g. platform-specific aliases such as longlong
+        dtype = np.dtype(np.int64 if dtype.kind == "i" else np.uint64)
+    return array.astype(dtype, copy=False)
 
 
 def check_positive(value: Any, name: str) -> float:
@@ -242,38 +268,113 @@ def as_code_columns(
     return columns, cards
 
 
+def as_code_matrix(
+    X: Any, name: str = "X", cardinalities: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the types of a categorical code matrix, leaving its values to the core.
+
+    Unlike :func:`as_code_columns` this makes no pass over the values when they are
+    integers: the core kernels range-check them (negative codes included) while they
+    read them, and name the first bad row and column.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features), pandas or polars DataFrame, or
+        :class:`~privtab.EncodedTable`
+        Integer codes ``0 .. cardinality - 1`` (bools and whole-number floats are
+        accepted and converted).
+    name : str
+        The argument's name, used in error messages.
+    cardinalities : array-like of shape (n_features,), optional
+        Public domain sizes. Taken from an ``EncodedTable``; otherwise required.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples, n_features)
+        Integer codes of a dtype in :data:`CORE_CODE_DTYPES`, C- or F-contiguous (no
+        copy when the input already is).
+    cardinalities : ndarray of shape (n_features,), uint32
+    """
+    if hasattr(X, "codes") and hasattr(X, "cardinalities"):
+        if cardinalities is None:
+            cardinalities = X.cardinalities
+        X = X.codes
+    array = to_numpy_2d(X, name)
+    if array.dtype == np.bool_:
+        array = array.view(np.uint8)
+    elif array.dtype == object:
+        raise TypeError(f"{name} must hold integer codes, got dtype object")
+    elif np.issubdtype(array.dtype, np.floating):
+        if not np.all(np.isfinite(array)):
+            raise ValueError(
+                f"{name} must contain only finite codes (found NaN or inf)"
+            )
+        if not np.all(array == np.round(array)):
+            raise TypeError(f"{name} must hold integer codes, got non-integral floats")
+        # Whole floats beyond int64 would wrap in the conversion.
+        if array.min() < -(2.0**63):
+            raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
+        if array.max() >= 2.0**63:
+            raise ValueError(f"{name} has a code above 2**32 - 1: {array.max()}")
+        array = array.astype(np.int64)
+    elif not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{name} must hold integer codes, got dtype {array.dtype}")
+    if cardinalities is None:
+        raise ValueError(f"cardinalities must be given for {name}")
+    cards = check_cardinalities(cardinalities, array.shape[1])
+    array = _core_dtype(array)
+    if not (array.flags.c_contiguous or array.flags.f_contiguous):
+        array = np.ascontiguousarray(array)
+    return array, cards
+
+
 def as_code_vector(
-    values: Any, name: str, cardinality: Any = None, cardinality_name: str = "k"
+    values: Any,
+    name: str,
+    cardinality: Any = None,
+    cardinality_name: str = "k",
+    *,
+    native: bool = False,
 ) -> tuple[np.ndarray, int]:
     """Validate a 1-D vector of integer codes and return it for the core.
 
     Parameters
     ----------
     values : array-like of shape (n_samples,), pandas or polars Series
-        Integer codes ``0 .. cardinality - 1`` (whole-number floats are accepted).
+        Integer codes ``0 .. cardinality - 1`` (bools and whole-number floats are
+        accepted).
     name : str
         The argument's name, used in error messages.
     cardinality : int, optional
         The public number of categories; when ``None`` it is ``max(values) + 1``.
     cardinality_name : str
         The name of the cardinality argument, used in error messages.
+    native : bool, default False
+        Return integer codes in their own dtype (one of :data:`CORE_CODE_DTYPES`,
+        without a copy when possible) rather than as ``uint32``. With a given
+        ``cardinality`` the values are then not read at all: the core kernel checks
+        them (negative codes included) in its counting pass.
 
     Returns
     -------
-    codes : ndarray of shape (n_samples,), uint32, C-contiguous
+    codes : ndarray of shape (n_samples,), C-contiguous
+        ``uint32`` unless ``native``.
     cardinality : int
     """
-    array = np.asarray(values) if isinstance(values, np.ndarray) else None
-    if array is None or array.dtype.kind not in "iu":
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        array = values
+    elif isinstance(values, np.ndarray) and values.dtype == np.bool_:
+        array = values.view(np.uint8)
+    else:
         array = as_int_array(values, name)
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got {array.ndim} dimension(s)")
     if array.size == 0:
         raise ValueError(f"{name} must be non-empty")
-    if array.dtype.kind == "i" and int(array.min()) < 0:
-        raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
     limit = int(np.iinfo(np.uint32).max)
     if cardinality is None:
+        if array.dtype.kind == "i" and int(array.min()) < 0:
+            raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
         high = int(array.max())
         if high >= limit:
             raise ValueError(f"{name} has a code above 2**32 - 2: {high}")
@@ -284,10 +385,16 @@ def as_code_vector(
             raise ValueError(
                 f"{cardinality_name} must be <= 2**32 - 1, got {cardinality}"
             )
-        if array.dtype != np.uint32 and int(array.max()) >= cardinality:
-            # uint32 codes are checked by the core, which names the first bad row.
-            row = int(np.argmax(array >= cardinality))
-            raise ValueError(
-                f"{name}[{row}] = {array[row]} is >= {cardinality_name} = {cardinality}"
-            )
+        if not native:
+            if array.dtype.kind == "i" and int(array.min()) < 0:
+                raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
+            if array.dtype != np.uint32 and int(array.max()) >= cardinality:
+                # uint32 codes are checked by the core, which names the first bad row.
+                row = int(np.argmax(array >= cardinality))
+                raise ValueError(
+                    f"{name}[{row}] = {array[row]} is >= {cardinality_name} = "
+                    f"{cardinality}"
+                )
+    if native:
+        return np.ascontiguousarray(_core_dtype(array)), cardinality
     return np.ascontiguousarray(array, dtype=np.uint32), cardinality

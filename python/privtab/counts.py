@@ -302,14 +302,28 @@ def contingency_table(
            [2, 0],
            [0, 1]])
     """
-    xs, kx = as_code_vector(x, "x", kx, "kx")
-    ys, ky = as_code_vector(y, "y", ky, "ky")
+    xs, kx = as_code_vector(x, "x", kx, "kx", native=True)
+    ys, ky = as_code_vector(y, "y", ky, "ky", native=True)
+    if xs.dtype != ys.dtype:
+        xs, ys = _same_dtype(xs, ys)
     threads = _check_threads(n_threads)
     if sparse:
         keys, counts = _core.contingency_sparse(xs, kx, ys, ky, n_threads=threads)
         return SparseCounts(keys, counts.astype(np.int64), (kx, ky))
     table = _core.contingency_table(xs, kx, ys, ky, n_threads=threads)
     return table.view(np.int64)
+
+
+def _same_dtype(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Convert two integer code vectors to one dtype the core reads, exactly."""
+    common = np.promote_types(xs.dtype, ys.dtype)
+    if common.kind not in "iu":
+        # uint64 with a signed type: codes >= 2**63 are out of range for any
+        # cardinality, so capping them keeps them out of range without wrapping.
+        cap = np.uint64(np.iinfo(np.int64).max)
+        xs, ys = (np.minimum(v, cap) if v.dtype == np.uint64 else v for v in (xs, ys))
+        common = np.dtype(np.int64)
+    return xs.astype(common), ys.astype(common)
 
 
 def entropy(counts: Any) -> float:

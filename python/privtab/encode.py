@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from privtab import _core
-from privtab._validation import as_code_columns, check_cardinalities, check_positive_int
+from privtab._validation import as_code_matrix, check_cardinalities, check_positive_int
 
 __all__ = ["mixed_radix_decode", "mixed_radix_encode"]
 
@@ -116,6 +116,10 @@ def mixed_radix_encode(
     -----
     A product of exactly 2**64 is allowed: every key is then below 2**64.
 
+    Integer codes of any width and signedness are read in place, whether C- or
+    Fortran-ordered, and range-checked in the same pass that encodes them, so the
+    data is read once.
+
     Examples
     --------
     >>> import numpy as np
@@ -123,8 +127,12 @@ def mixed_radix_encode(
     >>> mixed_radix_encode(np.array([[1, 2], [0, 0], [2, 3]]), [3, 4])
     array([ 6,  0, 11], dtype=uint64)
     """
-    columns, cards = as_code_columns(codes, "codes", cardinalities)
-    return _core.mixed_radix_encode(columns, cards, n_threads=_check_threads(n_threads))
+    array, cards = as_code_matrix(codes, "codes", cardinalities)
+    threads = _check_threads(n_threads)
+    if array.flags.c_contiguous:
+        return _core.mixed_radix_encode_rows(array, cards, n_threads=threads)
+    # F-ordered codes are column-major already: their transpose is a C-contiguous view.
+    return _core.mixed_radix_encode(array.T, cards, n_threads=threads)
 
 
 def mixed_radix_decode(

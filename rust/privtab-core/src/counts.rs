@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use crate::encode::mixed_radix_encode_subset;
 use crate::resources::zeroed;
 use crate::rng::CHUNK;
-use crate::table::{Columns, check_codes};
+use crate::table::{Code, Columns, check_codes, first_invalid, invalid_code};
 use crate::{Error, Result};
 
 /// Tables with at most this many cells (or at most twice as many cells as rows) are counted
@@ -21,8 +21,6 @@ pub const DENSE_MIN_CELLS: usize = 1 << 16;
 
 /// Rows per block of the sparse counter: each block is sorted on its own, then blocks merge.
 const SORT_BLOCK: usize = 1 << 20;
-
-pub use crate::resources::with_threads;
 
 /// Whether a table of `cells` cells over `n_rows` rows should be counted densely.
 pub fn prefer_dense(cells: u128, n_rows: usize) -> bool {
@@ -41,27 +39,50 @@ pub(crate) fn dense_counts<F>(
 where
     F: Fn(&mut [u64], std::ops::Range<usize>) + Sync,
 {
+    checked_dense_counts(n_rows, cells, what, |table, rows| {
+        count_rows(table, rows);
+        true
+    })
+    .map(|(table, _)| table)
+}
+
+/// Like [`dense_counts`] for counters that also check their rows: `count_rows` returns
+/// whether every row of its range was valid, and the second value is whether all were.
+/// When it is `false` the table is meaningless and the caller reports the first bad row.
+fn checked_dense_counts<F>(
+    n_rows: usize,
+    cells: usize,
+    what: &str,
+    count_rows: F,
+) -> Result<(Vec<u64>, bool)>
+where
+    F: Fn(&mut [u64], std::ops::Range<usize>) -> bool + Sync,
+{
     let block = CHUNK.max(cells.saturating_mul(2));
     if n_rows <= block {
         let mut table = zeroed(cells, what)?;
-        count_rows(&mut table, 0..n_rows);
-        return Ok(table);
+        let valid = count_rows(&mut table, 0..n_rows);
+        return Ok((table, valid));
     }
     let block = block.next_multiple_of(CHUNK);
-    // Here cells < n_rows / 2, so the local tables are small next to the data.
+    // Here cells < n_rows / 2, so the local tables are small next to the data. Each rayon
+    // job reuses one local table over all the blocks it folds.
     let n_blocks = n_rows.div_ceil(block);
     let table = (0..n_blocks)
         .into_par_iter()
-        .map(|b| {
-            let mut local = vec![0u64; cells];
-            count_rows(&mut local, b * block..((b + 1) * block).min(n_rows));
-            local
-        })
-        .reduce_with(|mut a, b| {
+        .fold(
+            || (vec![0u64; cells], true),
+            |(mut local, valid), b| {
+                let rows = b * block..((b + 1) * block).min(n_rows);
+                let block_valid = count_rows(&mut local, rows);
+                (local, valid && block_valid)
+            },
+        )
+        .reduce_with(|(mut a, a_valid), (b, b_valid)| {
             add_into(&mut a, &b);
-            a
+            (a, a_valid && b_valid)
         });
-    Ok(table.unwrap_or_default())
+    Ok(table.unwrap_or((Vec::new(), true)))
 }
 
 fn add_into(acc: &mut [u64], other: &[u64]) {
@@ -71,14 +92,12 @@ fn add_into(acc: &mut [u64], other: &[u64]) {
     }
 }
 
-fn check_same_length(x: &[u32], y: &[u32]) -> Result<()> {
-    if x.len() == y.len() {
+fn check_same_length(x_len: usize, y_len: usize) -> Result<()> {
+    if x_len == y_len {
         Ok(())
     } else {
         Err(Error::InvalidData(format!(
-            "x and y must have the same length, got {} and {}",
-            x.len(),
-            y.len()
+            "x and y must have the same length, got {x_len} and {y_len}"
         )))
     }
 }
@@ -91,14 +110,78 @@ fn check_cardinality(name: &'static str, k: u32) -> Result<()> {
     }
 }
 
-/// Validates a pair of code vectors and returns the number of cells of their table.
-fn check_pair(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<u128> {
-    check_same_length(x, y)?;
+/// Validates the lengths and cardinalities of a pair of code vectors and returns the number
+/// of cells of their table. The codes themselves are checked by the counting pass.
+fn check_pair(x_len: usize, kx: u32, y_len: usize, ky: u32) -> Result<u128> {
+    check_same_length(x_len, y_len)?;
     check_cardinality("kx", kx)?;
     check_cardinality("ky", ky)?;
-    check_codes(x, kx, "x")?;
-    check_codes(y, ky, "y")?;
     Ok(u128::from(kx) * u128::from(ky))
+}
+
+/// The error naming the first invalid code of `x`, else of `y` (as if `x` were checked
+/// completely before `y`), or `None` when all codes are in range.
+fn pair_error<X: Code, Y: Code>(x: &[X], kx: u32, y: &[Y], ky: u32) -> Option<Error> {
+    if let Some(row) = first_invalid(x, u64::from(kx)) {
+        return Some(invalid_code(
+            "x",
+            &format!("x[{row}]"),
+            x[row],
+            &format!("kx = {kx}"),
+        ));
+    }
+    first_invalid(y, u64::from(ky))
+        .map(|row| invalid_code("y", &format!("y[{row}]"), y[row], &format!("ky = {ky}")))
+}
+
+/// Tables with at most this many cells are counted into [`LANES`] interleaved copies.
+const LANE_CELLS: usize = 1 << 10;
+
+/// Number of interleaved copies of a small table.
+const LANES: usize = 4;
+
+/// Adds the rows `x`, `y` to `table` (`kx · ky` cells) and returns whether every code was in
+/// range.
+///
+/// The range check is fused into the counting pass: out-of-range codes (negative ones
+/// included, see [`Code::index`]) are clamped into the table so that indexing cannot fail,
+/// and the caller discards the table when `false` is returned.
+fn count_pairs<X: Code, Y: Code>(x: &[X], y: &[Y], kx: u64, ky: u64, table: &mut [u64]) -> bool {
+    let (x_last, y_last) = (kx - 1, ky - 1);
+    let cell = |a: u64, b: u64| a.min(x_last).wrapping_mul(ky).wrapping_add(b.min(y_last)) as usize;
+    let mut valid = true;
+    let cells = table.len();
+    if cells > LANE_CELLS || x.len() > u32::MAX as usize {
+        for (&a, &b) in x.iter().zip(y) {
+            let (a, b) = (a.index(), b.index());
+            valid &= (a < kx) & (b < ky);
+            table[cell(a, b)] += 1;
+        }
+        return valid;
+    }
+    // Neighbouring rows often fall into the same cell of a small table; counting them into
+    // different copies keeps each increment from waiting for the previous one's store.
+    let mut lanes = vec![0u32; LANES * cells];
+    let (x_rows, y_rows) = (x.chunks_exact(LANES), y.chunks_exact(LANES));
+    let (x_rest, y_rest) = (x_rows.remainder(), y_rows.remainder());
+    for (xs, ys) in x_rows.zip(y_rows) {
+        for lane in 0..LANES {
+            let (a, b) = (xs[lane].index(), ys[lane].index());
+            valid &= (a < kx) & (b < ky);
+            lanes[lane * cells + cell(a, b)] += 1;
+        }
+    }
+    for (&a, &b) in x_rest.iter().zip(y_rest) {
+        let (a, b) = (a.index(), b.index());
+        valid &= (a < kx) & (b < ky);
+        lanes[cell(a, b)] += 1;
+    }
+    for lane in lanes.chunks_exact(cells) {
+        for (total, &count) in table.iter_mut().zip(lane) {
+            *total += u64::from(count);
+        }
+    }
+    valid
 }
 
 /// Counts of each code `0..k` in `codes`.
@@ -119,37 +202,66 @@ pub fn bincount(codes: &[u32], k: u32) -> Result<Vec<u64>> {
 /// The dense contingency table of `x` (rows, cardinality `kx`) and `y` (columns,
 /// cardinality `ky`), row-major: cell `(a, b)` is at `a * ky + b`.
 ///
+/// The codes may be of any integer type; they are range-checked in the counting pass
+/// itself, so the data is read once.
+///
 /// # Errors
-/// [`Error::InvalidData`] for different lengths or a code out of range;
-/// [`Error::InvalidParameter`] for a zero cardinality; [`Error::OutputTooLarge`] when
-/// `kx · ky` cells cannot be allocated.
-pub fn contingency_dense(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<Vec<u64>> {
-    let cells = check_pair(x, kx, y, ky)?;
-    let cells = usize::try_from(cells).map_err(|_| {
-        Error::OutputTooLarge(format!(
-            "a {kx} x {ky} contingency table does not fit in memory"
-        ))
-    })?;
-    let ky = ky as usize;
-    dense_counts(x.len(), cells, "the contingency table", |table, rows| {
-        for (&a, &b) in x[rows.clone()].iter().zip(&y[rows]) {
-            table[a as usize * ky + b as usize] += 1;
-        }
-    })
+/// [`Error::InvalidData`] for different lengths or a code that is negative or out of range
+/// (naming the first such row of `x`, else of `y`); [`Error::InvalidParameter`] for a zero
+/// cardinality; [`Error::OutputTooLarge`] when `kx · ky` cells cannot be allocated.
+pub fn contingency_dense<X: Code, Y: Code>(x: &[X], kx: u32, y: &[Y], ky: u32) -> Result<Vec<u64>> {
+    let cells = check_pair(x.len(), kx, y.len(), ky)?;
+    let counted = usize::try_from(cells)
+        .map_err(|_| {
+            Error::OutputTooLarge(format!(
+                "a {kx} x {ky} contingency table does not fit in memory"
+            ))
+        })
+        .and_then(|cells| {
+            let (kx64, ky64) = (u64::from(kx), u64::from(ky));
+            checked_dense_counts(x.len(), cells, "the contingency table", |table, rows| {
+                count_pairs(&x[rows.clone()], &y[rows], kx64, ky64, table)
+            })
+        });
+    match counted {
+        Ok((table, true)) => Ok(table),
+        // Invalid codes are reported before a table that is too large.
+        Ok((_, false)) | Err(_) => match pair_error(x, kx, y, ky) {
+            Some(err) => Err(err),
+            None => counted.map(|(table, _)| table),
+        },
+    }
 }
 
 /// The non-zero cells of the contingency table of `x` and `y`, keyed by `a · ky + b`.
 ///
 /// # Errors
 /// As [`contingency_dense`], without the allocation limit (memory is O(n)).
-pub fn contingency_sparse(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<SparseCounts> {
-    check_pair(x, kx, y, ky)?;
-    let ky = u64::from(ky);
-    let keys: Vec<u64> = x
-        .par_iter()
-        .zip(y.par_iter())
-        .map(|(&a, &b)| u64::from(a) * ky + u64::from(b))
-        .collect();
+pub fn contingency_sparse<X: Code, Y: Code>(
+    x: &[X],
+    kx: u32,
+    y: &[Y],
+    ky: u32,
+) -> Result<SparseCounts> {
+    check_pair(x.len(), kx, y.len(), ky)?;
+    let (kx64, ky64) = (u64::from(kx), u64::from(ky));
+    let mut keys = vec![0u64; x.len()];
+    let valid = keys
+        .par_chunks_mut(CHUNK)
+        .zip(x.par_chunks(CHUNK).zip(y.par_chunks(CHUNK)))
+        .map(|(out, (xs, ys))| {
+            let mut valid = true;
+            for ((key, &a), &b) in out.iter_mut().zip(xs).zip(ys) {
+                let (a, b) = (a.index(), b.index());
+                valid &= (a < kx64) & (b < ky64);
+                *key = a.wrapping_mul(ky64).wrapping_add(b);
+            }
+            valid
+        })
+        .reduce(|| true, |a, b| a && b);
+    if !valid && let Some(err) = pair_error(x, kx, y, ky) {
+        return Err(err);
+    }
     Ok(SparseCounts::from_keys(&keys))
 }
 
@@ -177,8 +289,8 @@ impl Contingency {
 ///
 /// # Errors
 /// As [`contingency_dense`].
-pub fn contingency(x: &[u32], kx: u32, y: &[u32], ky: u32) -> Result<Contingency> {
-    let cells = check_pair(x, kx, y, ky)?;
+pub fn contingency<X: Code, Y: Code>(x: &[X], kx: u32, y: &[Y], ky: u32) -> Result<Contingency> {
+    let cells = check_pair(x.len(), kx, y.len(), ky)?;
     if prefer_dense(cells, x.len()) {
         contingency_dense(x, kx, y, ky).map(Contingency::Dense)
     } else {
@@ -564,17 +676,100 @@ mod tests {
             err.to_string(),
             "x and y must have the same length, got 2 and 1"
         );
-        let err = contingency_dense(&[0, 2], 2, &[0, 0], 2).unwrap_err();
-        assert!(
-            err.to_string().starts_with("x has code 2 at row 1"),
-            "{err}"
-        );
+        let err = contingency_dense(&[0u32, 2], 2, &[0u32, 0], 2).unwrap_err();
+        assert_eq!(err.to_string(), "x[1] = 2 is >= kx = 2");
         let err = contingency_dense(&[0], 0, &[0], 2).unwrap_err();
         assert_eq!(err.to_string(), "kx must be >= 1, got 0");
         assert!(matches!(
             contingency_dense(&[0], u32::MAX, &[0], u32::MAX),
             Err(Error::OutputTooLarge(_))
         ));
+    }
+
+    fn with_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool")
+            .install(f)
+    }
+
+    macro_rules! generic_pair_tests {
+        ($($name:ident: $t:ty),*) => {$(
+            #[test]
+            fn $name() {
+                let n = 3 * CHUNK + 7;
+                let (kx, ky) = (7u32, 5u32);
+                let x32 = lcg_codes(n, kx, 11);
+                let y32 = lcg_codes(n, ky, 12);
+                let expect = contingency_dense(&x32, kx, &y32, ky).expect("u32 table");
+                let naive = naive_table(&x32, &y32, ky);
+                for (&key, &count) in &naive {
+                    assert_eq!(expect[key as usize], count);
+                }
+                let x: Vec<$t> = x32.iter().map(|&c| c as $t).collect();
+                let y: Vec<$t> = y32.iter().map(|&c| c as $t).collect();
+                for threads in [1, 3] {
+                    let (dense, sparse) = with_pool(threads, || {
+                        (
+                            contingency_dense(&x, kx, &y, ky).expect("dense"),
+                            contingency_sparse(&x, kx, &y, ky).expect("sparse"),
+                        )
+                    });
+                    assert_eq!(dense, expect);
+                    assert_eq!(sparse.keys(), naive.keys().copied().collect::<Vec<_>>());
+                }
+                let mut bad = x.clone();
+                bad[CHUNK + 3] = 7 as $t;
+                bad[2 * CHUNK] = 9 as $t;
+                for threads in [1, 3] {
+                    let err = with_pool(threads, || contingency_dense(&bad, kx, &y, ky))
+                        .unwrap_err();
+                    assert_eq!(err.to_string(), format!("x[{}] = 7 is >= kx = 7", CHUNK + 3));
+                    let err = contingency_sparse(&y, ky, &bad, kx).unwrap_err();
+                    assert_eq!(err.to_string(), format!("y[{}] = 7 is >= ky = 7", CHUNK + 3));
+                }
+                if <$t>::MIN != 0 {
+                    let mut negative = y.clone();
+                    negative[n - 1] = (0 as $t).wrapping_sub(1);
+                    let message = format!("y must hold codes >= 0, got y[{}] = -1", n - 1);
+                    let err = contingency_dense(&x, kx, &negative, ky).unwrap_err();
+                    assert_eq!(err.to_string(), message);
+                    let err = contingency_sparse(&x, kx, &negative, ky).unwrap_err();
+                    assert_eq!(err.to_string(), message);
+                }
+            }
+        )*};
+    }
+
+    generic_pair_tests!(
+        pairs_of_u8: u8,
+        pairs_of_u16: u16,
+        pairs_of_u64: u64,
+        pairs_of_i8: i8,
+        pairs_of_i16: i16,
+        pairs_of_i32: i32,
+        pairs_of_i64: i64
+    );
+
+    #[test]
+    fn large_tables_count_without_lanes_and_flag_bad_codes() {
+        let n = 4 * CHUNK + 1;
+        let x: Vec<i64> = lcg_codes(n, 3000, 21).into_iter().map(i64::from).collect();
+        let y: Vec<u32> = lcg_codes(n, 40, 22);
+        let dense = with_pool(2, || contingency_dense(&x, 3000, &y, 40)).expect("dense");
+        let x32: Vec<u32> = x.iter().map(|&c| c as u32).collect();
+        assert_eq!(dense, contingency_dense(&x32, 3000, &y, 40).expect("u32"));
+        let mut bad = x.clone();
+        bad[5] = i64::MIN;
+        let err = contingency_dense(&bad, 3000, &y, 40).unwrap_err();
+        assert!(
+            err.to_string().ends_with("got x[5] = -9223372036854775808"),
+            "{err}"
+        );
+        // An invalid code is reported even when the table could not be allocated.
+        let err = contingency_dense(&[u64::MAX], u32::MAX, &[0u8], u32::MAX).unwrap_err();
+        assert!(matches!(err, Error::InvalidData(_)), "{err}");
     }
 
     #[test]

@@ -68,13 +68,88 @@ impl<'a> Columns<'a> {
     }
 }
 
-/// Checks that every code in `codes` is below `cardinality`.
+/// An integer type whose values are read as categorical codes, so kernels can take the
+/// caller's array as it is instead of a converted copy.
+pub trait Code: Copy + Send + Sync + std::fmt::Display + 'static {
+    /// The code as a `u64`. Negative values map to values ≥ 2^63, above every cardinality
+    /// (cardinalities are `u32`), so a single comparison `index() < k` rejects both
+    /// negative and too large codes.
+    fn index(self) -> u64;
+
+    /// Whether the value is below 0 (only possible for signed types).
+    fn is_negative(self) -> bool;
+}
+
+macro_rules! unsigned_code {
+    ($($t:ty),*) => {$(
+        impl Code for $t {
+            #[inline(always)]
+            fn index(self) -> u64 {
+                u64::from(self)
+            }
+
+            #[inline(always)]
+            fn is_negative(self) -> bool {
+                false
+            }
+        }
+    )*};
+}
+
+macro_rules! signed_code {
+    ($($t:ty),*) => {$(
+        impl Code for $t {
+            #[inline(always)]
+            fn index(self) -> u64 {
+                // Sign extension puts negative values at 2^63 and above.
+                i64::from(self) as u64
+            }
+
+            #[inline(always)]
+            fn is_negative(self) -> bool {
+                self < 0
+            }
+        }
+    )*};
+}
+
+unsigned_code!(u8, u16, u32, u64);
+signed_code!(i8, i16, i32, i64);
+
+/// The row of the first code of `codes` that is negative or ≥ `cardinality`, if any.
+///
+/// Kernels only call this on their error path, to name the offending row after a fused
+/// range check has failed; the scan is parallel but its answer (the lowest row) does not
+/// depend on the number of threads.
+pub fn first_invalid<C: Code>(codes: &[C], cardinality: u64) -> Option<usize> {
+    use rayon::prelude::*;
+    codes
+        .par_iter()
+        .position_first(|&c| c.index() >= cardinality)
+}
+
+/// The error for an invalid code `code` found at `at` (e.g. `"x[3]"`) of argument `what`;
+/// `bound` describes the cardinality it exceeds (e.g. `"kx = 4"`).
+pub fn invalid_code<C: Code>(what: &str, at: &str, code: C, bound: &str) -> Error {
+    if code.is_negative() {
+        Error::InvalidData(format!("{what} must hold codes >= 0, got {at} = {code}"))
+    } else {
+        Error::InvalidData(format!("{at} = {code} is >= {bound}"))
+    }
+}
+
+/// Checks that every code in `codes` is in `0..cardinality`.
 ///
 /// # Errors
 /// [`Error::InvalidData`] naming `what`, the first offending row and its code.
-pub fn check_codes(codes: &[u32], cardinality: u32, what: &str) -> Result<()> {
-    match codes.iter().position(|&c| c >= cardinality) {
+pub fn check_codes<C: Code>(codes: &[C], cardinality: u32, what: &str) -> Result<()> {
+    let k = u64::from(cardinality);
+    match codes.iter().position(|&c| c.index() >= k) {
         None => Ok(()),
+        Some(row) if codes[row].is_negative() => Err(Error::InvalidData(format!(
+            "{what} has code {} at row {row}, which must be >= 0",
+            codes[row]
+        ))),
         Some(row) => Err(Error::InvalidData(format!(
             "{what} has code {} at row {row}, which is >= its cardinality {cardinality}",
             codes[row]
@@ -102,5 +177,32 @@ mod tests {
         let err = Columns::new(&[0, 3, 0, 0], 2, &[3, 3]).unwrap_err();
         assert!(err.to_string().contains("code 3 at row 1"), "{err}");
         assert!(Columns::new(&[0, 0], 2, &[0]).is_err());
+    }
+
+    #[test]
+    fn negative_codes_map_above_every_cardinality() {
+        assert_eq!((-1i8).index(), u64::MAX);
+        assert_eq!(i64::MIN.index(), 1 << 63);
+        assert!((-1i32).index() >= u64::from(u32::MAX));
+        assert_eq!(200u8.index(), 200);
+        assert_eq!(u64::MAX.index(), u64::MAX);
+        assert_eq!(first_invalid(&[0i16, 1, -3, 9], 5), Some(2));
+        assert_eq!(first_invalid(&[0u64, 4, 1 << 40], 5), Some(2));
+        assert_eq!(first_invalid(&[0i64, 4], 5), None);
+        let err = check_codes(&[0i32, -2], 3, "labels").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("code -2 at row 1, which must be >= 0")
+        );
+        let err = check_codes(&[0u8, 7], 3, "labels").unwrap_err();
+        assert!(err.to_string().contains("code 7 at row 1, which is >= its"));
+    }
+
+    #[test]
+    fn invalid_code_messages_name_the_place_and_value() {
+        let err = invalid_code("x", "x[4]", -7i64, "kx = 3");
+        assert_eq!(err.to_string(), "x must hold codes >= 0, got x[4] = -7");
+        let err = invalid_code("x", "x[4]", 9u16, "kx = 3");
+        assert_eq!(err.to_string(), "x[4] = 9 is >= kx = 3");
     }
 }

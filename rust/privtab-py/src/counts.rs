@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use privtab_core::counts::{self, SparseCounts};
 use privtab_core::resources::with_threads;
 use privtab_core::table::Columns;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::encode::columns_view;
@@ -18,21 +18,47 @@ fn key_counts(py: Python<'_>, sparse: SparseCounts) -> KeyCounts<'_> {
     (keys.into_pyarray(py), counts.into_pyarray(py))
 }
 
-/// Dense (kx, ky) contingency table of codes `x` and `y`.
+/// Runs `$body` with `$xs` and `$ys` bound to the slices of `$x` and `$y` when both are
+/// 1-D arrays of one of the integer dtypes the core reads directly (the same for both).
+macro_rules! with_code_pair {
+    ($x:expr, $y:expr, |$xs:ident, $ys:ident| $body:expr) => {
+        with_code_pair!(@each $x, $y, |$xs, $ys| $body; u32, i64, u8, u16, u64, i8, i16, i32)
+    };
+    (@each $x:expr, $y:expr, |$xs:ident, $ys:ident| $body:expr; $($t:ty),*) => {{
+        let mut result = None;
+        $(
+            if result.is_none()
+                && let (Ok(xa), Ok(ya)) = (
+                    $x.extract::<PyReadonlyArray1<'_, $t>>(),
+                    $y.extract::<PyReadonlyArray1<'_, $t>>(),
+                )
+            {
+                let ($xs, $ys) = (contiguous(&xa, "x")?, contiguous(&ya, "y")?);
+                result = Some($body);
+            }
+        )*
+        result.unwrap_or_else(|| {
+            Err(PyTypeError::new_err(
+                "x and y must be 1-D integer arrays of the same dtype",
+            ))
+        })
+    }};
+}
+
+/// Dense (kx, ky) contingency table of codes `x` and `y` (1-D, same integer dtype).
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
 fn contingency_table<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray1<'py, u32>,
+    x: &Bound<'py, PyAny>,
     kx: u32,
-    y: PyReadonlyArray1<'py, u32>,
+    y: &Bound<'py, PyAny>,
     ky: u32,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
-    let (xs, ys) = (contiguous(&x, "x")?, contiguous(&y, "y")?);
-    let table = detached(py, || {
+    let table = with_code_pair!(x, y, |xs, ys| detached(py, || {
         with_threads(n_threads, || counts::contingency_dense(xs, kx, ys, ky))
-    })?;
+    }))?;
     let array = Array2::from_shape_vec((kx as usize, ky as usize), table)
         .map_err(|err| PyValueError::new_err(err.to_string()))?;
     Ok(array.into_pyarray(py))
@@ -43,16 +69,15 @@ fn contingency_table<'py>(
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
 fn contingency_sparse<'py>(
     py: Python<'py>,
-    x: PyReadonlyArray1<'py, u32>,
+    x: &Bound<'py, PyAny>,
     kx: u32,
-    y: PyReadonlyArray1<'py, u32>,
+    y: &Bound<'py, PyAny>,
     ky: u32,
     n_threads: Option<usize>,
 ) -> PyResult<KeyCounts<'py>> {
-    let (xs, ys) = (contiguous(&x, "x")?, contiguous(&y, "y")?);
-    let sparse = detached(py, || {
+    let sparse = with_code_pair!(x, y, |xs, ys| detached(py, || {
         with_threads(n_threads, || counts::contingency_sparse(xs, kx, ys, ky))
-    })?;
+    }))?;
     Ok(key_counts(py, sparse))
 }
 

@@ -6,7 +6,7 @@ use numpy::{
 };
 use privtab_core::encode;
 use privtab_core::resources::with_threads;
-use privtab_core::table::Columns;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 use crate::errors::{contiguous, detached};
@@ -24,21 +24,62 @@ pub(crate) fn columns_view<'a>(
     ))
 }
 
-/// Mixed-radix keys (first column most significant) of `columns` (d × n, uint32).
+/// Runs `$body` with `$data` bound to the slice and `$shape` to the shape of `$array` when
+/// it is a 2-D array of one of the integer dtypes the core reads directly.
+macro_rules! with_code_table {
+    ($array:expr, |$data:ident, $shape:ident| $body:expr) => {
+        with_code_table!(@each $array, |$data, $shape| $body; u32, i64, u8, u16, u64, i8, i16, i32)
+    };
+    (@each $array:expr, |$data:ident, $shape:ident| $body:expr; $($t:ty),*) => {{
+        let mut result = None;
+        $(
+            if result.is_none() && let Ok(array) = $array.extract::<PyReadonlyArray2<'_, $t>>() {
+                let $shape = [array.shape()[0], array.shape()[1]];
+                let $data = contiguous(&array, "codes")?;
+                result = Some($body);
+            }
+        )*
+        result.unwrap_or_else(|| {
+            Err(PyTypeError::new_err("codes must be a 2-D integer array"))
+        })
+    }};
+}
+
+/// Mixed-radix keys (first column most significant) of the column-major `columns`
+/// (d × n, any integer dtype), range-checked against `cardinalities`.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, n_threads=None))]
 fn mixed_radix_encode<'py>(
     py: Python<'py>,
-    columns: PyReadonlyArray2<'py, u32>,
+    columns: &Bound<'py, PyAny>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-    let (data, n_rows, cards) = columns_view(&columns, &cardinalities)?;
-    let keys = detached(py, || {
+    let cards = contiguous(&cardinalities, "cardinalities")?;
+    let keys = with_code_table!(columns, |data, shape| detached(py, || {
         with_threads(n_threads, || {
-            encode::mixed_radix_encode(Columns::new(data, n_rows, cards)?)
+            encode::mixed_radix_encode_columns(data, shape[1], cards, "codes")
         })
-    })?;
+    }))?;
+    Ok(keys.into_pyarray(py))
+}
+
+/// Mixed-radix keys of the row-major `codes` (n × d, any integer dtype), range-checked
+/// against `cardinalities`.
+#[pyfunction]
+#[pyo3(signature = (codes, cardinalities, n_threads=None))]
+fn mixed_radix_encode_rows<'py>(
+    py: Python<'py>,
+    codes: &Bound<'py, PyAny>,
+    cardinalities: PyReadonlyArray1<'py, u32>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let cards = contiguous(&cardinalities, "cardinalities")?;
+    let keys = with_code_table!(codes, |data, shape| detached(py, || {
+        with_threads(n_threads, || {
+            encode::mixed_radix_encode_rows(data, shape[0], cards, "codes")
+        })
+    }))?;
     Ok(keys.into_pyarray(py))
 }
 
@@ -64,6 +105,7 @@ fn mixed_radix_decode<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mixed_radix_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(mixed_radix_encode_rows, m)?)?;
     m.add_function(wrap_pyfunction!(mixed_radix_decode, m)?)?;
     Ok(())
 }
