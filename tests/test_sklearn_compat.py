@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sklearn.utils.estimator_checks import (
     check_dataframe_column_names_consistency,
-    parametrize_with_checks,
+    estimator_checks_generator,
 )
 
 from privtab import TableEncoder
@@ -28,11 +28,28 @@ def expected_failed_checks(estimator: TableEncoder) -> dict[str, str]:
     return {}
 
 
+def _check_name(check) -> str:
+    return getattr(check, "func", check).__name__
+
+
+# The array-API check only applies to estimators that claim array-API support; the
+# encoder reads pandas/polars/object data and makes no such claim, so the check would
+# only ever be skipped. It is left out rather than counted as a skipped test.
+CHECKS = [
+    pytest.param(estimator, check, id=f"{estimator!r}-{_check_name(check)}")
+    for template in ENCODERS
+    for estimator, check in estimator_checks_generator(
+        template, expected_failed_checks=expected_failed_checks(template), mark="xfail"
+    )
+    if _check_name(check) != "check_array_api_input"
+]
+
+
 # The checks fit on numeric arrays without declared bounds, so the encoder infers
 # them and says so with a PrivacyLeakWarning, which filterwarnings=error would turn
 # into a failure of every check. That warning is tested in test_table.py.
 @pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
-@parametrize_with_checks(ENCODERS, expected_failed_checks=expected_failed_checks)
+@pytest.mark.parametrize(("estimator", "check"), CHECKS)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
