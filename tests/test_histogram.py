@@ -85,9 +85,7 @@ def test_kept_observed_cells_follow_the_conditional_laplace_tail():
     assert noise.min() > tau - count
     assert_accepts(ks_pvalue(noise, truncated_laplace(scale, tau - count)))
     for factor in WRONG:
-        assert_rejects(
-            ks_pvalue(noise, truncated_laplace(scale * factor, tau - count))
-        )
+        assert_rejects(ks_pvalue(noise, truncated_laplace(scale * factor, tau - count)))
 
 
 # Empty cells ----------------------------------------------------------------------
@@ -132,9 +130,7 @@ def test_kept_empty_cells_are_uniform_over_the_unobserved_domain(tau):
     first, second = np.meshgrid(np.arange(96, 160), np.arange(256), indexing="ij")
     codes = np.column_stack([first.ravel(), second.ravel()])
     observed, _ = reference_keys_counts(codes, cards)
-    hist = pt.thresholded_histogram(
-        codes, cards, 1.0, threshold=tau, random_state=4
-    )
+    hist = pt.thresholded_histogram(codes, cards, 1.0, threshold=tau, random_state=4)
     keys, _ = empty_kept(hist, observed)
     assert np.all(np.diff(hist.keys.astype(np.int64)) > 0)
     assert not np.isin(keys, observed).any()
@@ -147,7 +143,9 @@ def test_kept_empty_cells_are_uniform_over_the_unobserved_domain(tau):
     assert_accepts(chi2_pvalue(got[occupied], slots[occupied]))
     rng = np.random.default_rng(5)
     skewed = rng.choice(unobserved[: int(0.9 * len(unobserved))], len(keys), False)
-    assert_rejects(chi2_pvalue(np.histogram(skewed, bins)[0][occupied], slots[occupied]))
+    assert_rejects(
+        chi2_pvalue(np.histogram(skewed, bins)[0][occupied], slots[occupied])
+    )
 
 
 def test_empty_cell_values_are_threshold_plus_exponential():
@@ -353,6 +351,14 @@ def test_data_validation(codes, cards, error, match):
         pt.thresholded_histogram(codes, cards, 1.0, random_state=0)
 
 
+def test_uint32_codes_are_checked_by_the_core():
+    codes = np.array([[0, 1], [1, 2]], dtype=np.uint32)
+    with pytest.raises(ValueError, match="column 1 has code 2 at row 1"):
+        pt.thresholded_histogram(codes, [2, 2], 1.0, random_state=0)
+    with pytest.raises(ValueError, match="one entry per column"):
+        pt.thresholded_histogram(codes, [2, 2, 2], 1.0, random_state=0)
+
+
 def test_core_rejects_bad_arguments():
     columns = np.zeros((2, 3), dtype=np.uint32)
     cards = np.array([2, 2], dtype=np.uint32)
@@ -364,8 +370,8 @@ def test_core_rejects_bad_arguments():
         _core.thresholded_histogram(columns, cards, 1.0, math.inf, "discrete", 10)
     with pytest.raises(ValueError, match="C-contiguous"):
         _core.thresholded_histogram(columns[:, ::2], cards, 1.0, 1.0, "laplace", 10)
+    bad = np.array([[5, 0, 0], [0, 0, 0]], dtype=np.uint32)
     with pytest.raises(ValueError, match="code 5 at row 0"):
-        bad = np.array([[5, 0, 0], [0, 0, 0]], dtype=np.uint32)
         _core.thresholded_histogram(bad, cards, 1.0, 1.0, "laplace", 10)
 
 
@@ -397,6 +403,8 @@ def test_input_types_agree_and_encoded_tables_need_no_cardinalities():
         pd.DataFrame(codes),
         pl.DataFrame(codes, orient="row"),
         codes.astype(np.uint8),
+        codes.astype(np.uint32),
+        np.asfortranarray(codes.astype(np.uint32)),
         codes.astype(float),
     ]
     for frame in frames:

@@ -27,6 +27,7 @@ from privtab import _core
 from privtab._random import RandomState, core_seed
 from privtab._validation import (
     as_code_columns,
+    check_cardinalities,
     check_epsilon,
     check_positive_int,
     to_numpy_2d,
@@ -141,7 +142,7 @@ class SparseHistogram:
         return mixed_radix_decode(self.keys, self.cardinalities)
 
     def record_counts(self) -> np.ndarray:
-        """The number of synthetic records of each kept cell, ``⌈v − 0.5⌉`` (>= 0).
+        """Return the number of synthetic records of each kept cell, ``⌈v − 0.5⌉`` (>= 0).
 
         Returns
         -------
@@ -175,7 +176,9 @@ class SparseHistogram:
         total = int(counts.sum(dtype=np.float64)) if counts.size else 0
         limit = sys.maxsize // (4 * max(len(self.cardinalities), 1))
         if max_records is not None:
-            limit = min(limit, check_positive_int(max_records, "max_records", minimum=0))
+            limit = min(
+                limit, check_positive_int(max_records, "max_records", minimum=0)
+            )
         if total > limit:
             raise MemoryError(
                 f"to_records would build {total} records of {len(self.cardinalities)} "
@@ -339,10 +342,24 @@ def thresholded_histogram(
     acc.check(epsilon)
 
     table_like = hasattr(codes, "codes") and hasattr(codes, "cardinalities")
-    if cardinalities is None and not table_like:
+    if table_like and cardinalities is None:
+        cardinalities = codes.cardinalities
+    raw = codes.codes if table_like else codes
+    if (
+        cardinalities is not None
+        and isinstance(raw, np.ndarray)
+        and raw.dtype == np.uint32
+        and raw.ndim == 2
+        and raw.size > 0
+    ):
+        # uint32 codes need no conversion, and the core checks every code against
+        # its cardinality while building its column view: skip a second pass here.
+        columns = np.ascontiguousarray(raw.T)
+        cards = check_cardinalities(cardinalities, raw.shape[1])
+    elif cardinalities is None:
         columns, cards = _infer_cardinalities(codes)
     else:
-        columns, cards = as_code_columns(codes, "codes", cardinalities)
+        columns, cards = as_code_columns(raw, "codes", cardinalities)
     n_rows = int(columns.shape[1])
     if threshold is None:
         threshold = A * math.log(n_rows) / epsilon
