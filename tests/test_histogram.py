@@ -478,6 +478,19 @@ def test_to_codes_and_to_records_match_numpy():
         )
 
 
+def test_demo_section_reports_kept_cells():
+    from rich.console import Console
+
+    from privtab.demo import run_demo
+
+    console = Console(record=True, width=120)
+    acc = run_demo(1.0, seed=3, progress=False, console=console, sections=["histogram"])
+    text = console.export_text()
+    assert "of which empty" in text
+    assert "domain size" in text
+    assert [tuple(e) for e in acc.ledger] == [("thresholded_histogram", 1.0)]
+
+
 # No input makes the core panic ----------------------------------------------------
 SHAPES = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6)
 
