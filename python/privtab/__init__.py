@@ -28,6 +28,7 @@ from privtab.exceptions import (
     PrivacyLeakWarning,
     PrivtabError,
 )
+from privtab.histogram import SparseHistogram, thresholded_histogram
 from privtab.mechanisms import (
     discrete_laplace_mechanism,
     exponential_mechanism,
@@ -44,6 +45,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "PrivtabError",
     "SparseCounts",
+    "SparseHistogram",
     "TableEncoder",
     "__version__",
     "check_random_state",
@@ -63,4 +65,5 @@ __all__ = [
     "mixed_radix_encode",
     "mutual_information",
     "symmetric_uncertainty",
+    "thresholded_histogram",
 ]

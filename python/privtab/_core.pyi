@@ -202,3 +202,17 @@ def subset_entropies(
     k: int,
     n_threads: int | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+
+# --- histogram (rust/privtab-py/src/histogram.rs) ---
+
+def thresholded_histogram(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    epsilon: float,
+    threshold: float,
+    noise: str,
+    max_cells: int,
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
+def empty_cell_probability(epsilon: float, threshold: float, noise: str) -> float: ...

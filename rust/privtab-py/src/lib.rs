@@ -8,6 +8,7 @@
 mod counts;
 mod encode;
 mod errors;
+mod histogram;
 mod noise;
 mod partition;
 
@@ -20,5 +21,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     encode::register(m)?;
     counts::register(m)?;
     partition::register(m)?;
+    histogram::register(m)?;
     Ok(())
 }

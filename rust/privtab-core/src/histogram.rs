@@ -1,0 +1,447 @@
+//! Thresholded differentially private histograms over product domains of up to 2^64 cells
+//! (Vinterbo 2012, "Differentially private projected histograms", §2.1).
+//!
+//! The released histogram adds noise `L ~ Lap(0, 2/ε)` (or the discrete Laplace of the same
+//! scale) to the count of *every* cell of the declared domain and keeps the cells whose
+//! noisy value exceeds a threshold τ. The domain is never enumerated:
+//!
+//! 1. rows become mixed-radix keys ([`mixed_radix_encode`]) and are counted
+//!    ([`SparseCounts::from_keys`], a radix sort): the `n'` observed cells;
+//! 2. each observed cell gets its own noise and is kept if its noisy value exceeds τ;
+//! 3. every empty cell has the same chance `p = P(L > τ)` of being kept, so the number of
+//!    kept empty cells is `q ~ Binomial(m − n', p)`; `q` ranks are drawn uniformly without
+//!    replacement from `[0, m − n')` ([`sample_distinct`]) and mapped to the empty keys of
+//!    those ranks by one merge with the sorted observed keys;
+//! 4. a kept empty cell's value is `L` conditioned on `L > τ`: `τ + Exp(mean 2/ε)` for
+//!    τ ≥ 0 (the Laplace tail is memoryless), `τ' + 1 + Geometric` in the discrete case.
+//!
+//! Time is O(n·d + n' + q log q) and memory O(n + n' + q), whatever the domain size `m`.
+
+use crate::counts::SparseCounts;
+use crate::encode::{check_domain, mixed_radix_encode};
+use crate::error::check_positive_finite;
+use crate::noise::{Binomial, DiscreteLaplace, exponential, laplace, sample_distinct};
+use crate::resources::alloc_output;
+use crate::rng::{Rng, Seed, try_fill_chunked};
+use crate::table::Columns;
+use crate::{Error, Result};
+
+/// Sub-seed tags: each random step of the construction has its own key.
+const TAG_OBSERVED: u64 = 1;
+const TAG_BINOMIAL: u64 = 2;
+const TAG_EMPTY_KEYS: u64 = 3;
+const TAG_EMPTY_VALUES: u64 = 4;
+
+/// Thresholds at or beyond this magnitude are rejected: released values must stay exact
+/// integers in a `f64` under discrete noise, and `floor(τ)` must fit an `i64`.
+pub const MAX_THRESHOLD: f64 = 9_007_199_254_740_992.0; // 2^53
+
+/// The noise added to every cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Noise {
+    /// Continuous Laplace noise `Lap(0, 2/ε)` (Proposition 1 of the paper).
+    Laplace,
+    /// The exact discrete Laplace distribution `P(Z = z) ∝ exp(−|z|·ε/2)`, sampled with
+    /// integer arithmetic (Canonne, Kamath & Steinke 2020).
+    Discrete,
+}
+
+/// A released histogram: the kept cells, sorted by key, and their noisy values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Histogram {
+    /// Mixed-radix keys of the kept cells (first column most significant), strictly
+    /// increasing.
+    pub keys: Vec<u64>,
+    /// The noisy value of each kept cell, all above the threshold (integers under
+    /// [`Noise::Discrete`]).
+    pub values: Vec<f64>,
+}
+
+/// The noise distribution of one histogram, validated once.
+#[derive(Clone, Copy, Debug)]
+enum Sampler {
+    Laplace { scale: f64, threshold: f64 },
+    Discrete { dist: DiscreteLaplace, floor: i64 },
+}
+
+impl Sampler {
+    fn new(epsilon: f64, threshold: f64, noise: Noise) -> Result<Self> {
+        check_positive_finite("epsilon", epsilon)?;
+        if !(threshold.is_finite() && threshold.abs() < MAX_THRESHOLD) {
+            return Err(Error::parameter(
+                "threshold",
+                threshold,
+                "must be finite with |threshold| < 2**53",
+            ));
+        }
+        Ok(match noise {
+            Noise::Laplace => Sampler::Laplace {
+                scale: 2.0 / epsilon,
+                threshold,
+            },
+            Noise::Discrete => Sampler::Discrete {
+                dist: DiscreteLaplace::new(2.0, epsilon)?,
+                // |threshold| < 2^53, so the floor is exact and fits an i64.
+                floor: threshold.floor() as i64,
+            },
+        })
+    }
+
+    /// `P(noise > τ)`: the probability that an empty cell is kept.
+    fn keep_probability(&self) -> f64 {
+        match *self {
+            Sampler::Laplace { scale, threshold } => {
+                if threshold >= 0.0 {
+                    0.5 * (-threshold / scale).exp()
+                } else {
+                    1.0 - 0.5 * (threshold / scale).exp()
+                }
+            }
+            Sampler::Discrete { dist, floor } => {
+                // P(Z ≥ k) = q^k / (1 + q) for k ≥ 1, q = exp(−1/t); Z > τ ⟺ Z ≥ floor + 1.
+                let scale = dist.scale();
+                let log_q = -(scale.den as f64 / scale.num as f64);
+                let log_norm = log_q.exp().ln_1p();
+                if floor >= -1 {
+                    ((floor as f64 + 1.0) * log_q - log_norm).exp()
+                } else {
+                    -((-(floor as f64)) * log_q - log_norm).exp_m1()
+                }
+            }
+        }
+    }
+
+    /// The noisy value of a cell with true count `count`.
+    #[inline]
+    fn noisy(&self, rng: &mut Rng, count: u64) -> Result<f64> {
+        match *self {
+            Sampler::Laplace { scale, .. } => Ok(count as f64 + laplace(rng, scale)),
+            Sampler::Discrete { dist, .. } => {
+                let count = i64::try_from(count).map_err(|_| {
+                    Error::InvalidData(format!("a cell count of {count} exceeds the int64 range"))
+                })?;
+                let value = count
+                    .checked_add(dist.sample(rng)?)
+                    .ok_or_else(|| Error::InvalidData("a noisy count exceeds int64".into()))?;
+                Ok(value as f64)
+            }
+        }
+    }
+
+    /// Whether a noisy value is kept (strictly above τ).
+    #[inline]
+    fn kept(&self, value: f64) -> bool {
+        match *self {
+            Sampler::Laplace { threshold, .. } => value > threshold,
+            Sampler::Discrete { floor, .. } => value > floor as f64,
+        }
+    }
+
+    /// A noise value conditioned on exceeding τ: the value of a kept empty cell.
+    #[inline]
+    fn tail(&self, rng: &mut Rng) -> Result<f64> {
+        match *self {
+            Sampler::Laplace { scale, threshold } => {
+                if threshold >= 0.0 {
+                    Ok(threshold + exponential(rng, scale))
+                } else {
+                    // Below 0 the tail is not memoryless; rejection accepts with
+                    // probability P(L > τ) > 1/2.
+                    loop {
+                        let value = laplace(rng, scale);
+                        if value > threshold {
+                            return Ok(value);
+                        }
+                    }
+                }
+            }
+            Sampler::Discrete { dist, floor } => Ok(dist.sample_tail(rng, floor)? as f64),
+        }
+    }
+}
+
+/// The probability that a cell with true count 0 is kept: `P(L > threshold)` for the noise
+/// of scale `2 / epsilon` (`½·exp(−ε·τ/2)` for continuous noise and τ ≥ 0;
+/// `q^(⌊τ⌋+1) / (1 + q)` with `q = exp(−ε/2)` for discrete noise and τ ≥ −1).
+///
+/// Computed in double precision (relative error about 1e-15).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `epsilon` is not finite and > 0 or `threshold` is not
+/// finite with magnitude below 2^53.
+pub fn empty_cell_probability(epsilon: f64, threshold: f64, noise: Noise) -> Result<f64> {
+    Ok(Sampler::new(epsilon, threshold, noise)?.keep_probability())
+}
+
+/// Releases the thresholded noisy histogram of the rows of `cols` over the full product
+/// domain of its cardinalities, without enumerating that domain.
+///
+/// Every cell `x` of the domain (of size `m = Π cardinalities ≤ 2^64`) gets
+/// `h(x) + noise` with `noise ~ Lap(0, 2/ε)` ([`Noise::Laplace`]) or `DLap(2/ε)`
+/// ([`Noise::Discrete`]); the cells whose value exceeds `threshold` are returned. See the
+/// module documentation for the construction, which takes O(n·d + output) time.
+///
+/// Before sampling the empty cells, the expected output size is bounded by
+/// `n' + (m − n')·p` (`n'` observed cells, `p` = [`empty_cell_probability`]); when that
+/// exceeds `max_cells` the call fails instead of allocating.
+///
+/// The output depends only on the inputs and `seed`, never on the number of threads.
+///
+/// # Privacy
+/// Under replace-one neighbours (n public) the histogram has L1 sensitivity 2, so noise of
+/// scale 2/ε makes the full noisy histogram ε-differentially private; thresholding with a τ
+/// that depends only on n is post-processing (Proposition 1 of Vinterbo 2012). The size
+/// check reads `n'`: whether it fails depends on the data, so it must be set generously.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for a bad `epsilon` or `threshold`; [`Error::Domain`] when
+/// the product of the cardinalities exceeds 2^64 or the expected output exceeds
+/// `max_cells`; [`Error::OutputTooLarge`] when the output cannot be allocated;
+/// [`Error::InvalidData`] if a discrete noisy value leaves the `i64` range.
+pub fn thresholded_histogram(
+    cols: Columns<'_>,
+    epsilon: f64,
+    threshold: f64,
+    noise: Noise,
+    max_cells: u64,
+    seed: &Seed,
+) -> Result<Histogram> {
+    let sampler = Sampler::new(epsilon, threshold, noise)?;
+    let domain = check_domain(cols.cardinalities())?;
+    let p = sampler.keep_probability();
+
+    let keys = mixed_radix_encode(cols)?;
+    let counts = SparseCounts::from_keys(&keys);
+    drop(keys);
+    let observed = counts.len();
+    let n_empty = domain - observed as u128;
+
+    let expected = observed as f64 + n_empty as f64 * p;
+    if expected > max_cells as f64 {
+        return Err(Error::Domain(format!(
+            "the thresholded histogram would keep about {expected:.4e} cells in expectation \
+             (n' + (m - n')·p with m = {domain} cells, n' = {observed} observed, \
+             p = {p:.4e}), more than max_cells = {max_cells}; raise the threshold, use \
+             fewer or coarser columns, or raise max_cells"
+        )));
+    }
+
+    let mut noisy = alloc_output::<f64>(observed, "noisy observed cells")?;
+    let obs_counts = counts.counts();
+    try_fill_chunked(&mut noisy, &seed.derive(TAG_OBSERVED), |rng, i| {
+        sampler.noisy(rng, obs_counts[i])
+    })?;
+
+    let n_kept_empty = sample_binomial(&mut seed.derive(TAG_BINOMIAL).stream(0), n_empty, p)?;
+    let n_kept_empty = usize::try_from(n_kept_empty).map_err(|_| {
+        Error::OutputTooLarge(format!(
+            "{n_kept_empty} kept empty cells do not fit in memory"
+        ))
+    })?;
+    let ranks = sample_distinct(
+        &mut seed.derive(TAG_EMPTY_KEYS).stream(0),
+        n_empty,
+        n_kept_empty,
+    )?;
+    let empty_keys = empty_keys_of_ranks(ranks, counts.keys());
+    let mut empty_values = alloc_output::<f64>(n_kept_empty, "values of kept empty cells")?;
+    try_fill_chunked(
+        &mut empty_values,
+        &seed.derive(TAG_EMPTY_VALUES),
+        |rng, _| sampler.tail(rng),
+    )?;
+
+    merge_cells(counts.keys(), &noisy, &sampler, &empty_keys, &empty_values)
+}
+
+/// A `Binomial(trials, p)` variate for `trials ≤ 2^64` (the binomial sampler takes `u64`
+/// trials, so 2^64 is split into two halves).
+fn sample_binomial(rng: &mut Rng, trials: u128, p: f64) -> Result<u64> {
+    match u64::try_from(trials) {
+        Ok(trials) => Ok(Binomial::new(trials, p)?.sample(rng)),
+        Err(_) => {
+            let half = Binomial::new(1 << 63, p)?;
+            let (a, b) = (half.sample(rng), half.sample(rng));
+            a.checked_add(b).ok_or_else(|| {
+                Error::OutputTooLarge("more than 2**64 kept empty cells".to_string())
+            })
+        }
+    }
+}
+
+/// Maps sorted ranks among the keys *not* in `observed` (sorted, distinct) to those keys, in
+/// place, by one merge: the key of rank `r` is `r + j`, `j` the number of observed keys
+/// below it.
+fn empty_keys_of_ranks(mut ranks: Vec<u64>, observed: &[u64]) -> Vec<u64> {
+    let mut below = 0usize;
+    for slot in ranks.iter_mut() {
+        // Cannot overflow: rank + below is a key of the domain, so it is < m ≤ 2^64.
+        while below < observed.len() && observed[below] <= *slot + below as u64 {
+            below += 1;
+        }
+        *slot += below as u64;
+    }
+    ranks
+}
+
+/// Merges the kept observed cells with the kept empty cells into one key-sorted histogram.
+fn merge_cells(
+    observed: &[u64],
+    noisy: &[f64],
+    sampler: &Sampler,
+    empty_keys: &[u64],
+    empty_values: &[f64],
+) -> Result<Histogram> {
+    let n_kept = noisy.iter().filter(|&&v| sampler.kept(v)).count();
+    let total = n_kept + empty_keys.len();
+    let mut keys = Vec::new();
+    let mut values = Vec::new();
+    keys.try_reserve_exact(total)
+        .and_then(|()| values.try_reserve_exact(total))
+        .map_err(|_| {
+            Error::OutputTooLarge(format!("the histogram's {total} cells cannot be allocated"))
+        })?;
+    let mut kept = observed
+        .iter()
+        .zip(noisy)
+        .filter(|&(_, &v)| sampler.kept(v))
+        .peekable();
+    let mut empty = empty_keys.iter().zip(empty_values).peekable();
+    loop {
+        let take_observed = match (kept.peek(), empty.peek()) {
+            (Some(&(a, _)), Some(&(b, _))) => a < b,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        let next = if take_observed {
+            kept.next()
+        } else {
+            empty.next()
+        };
+        if let Some((&key, &value)) = next {
+            keys.push(key);
+            values.push(value);
+        }
+    }
+    Ok(Histogram { keys, values })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::noise::test_util::in_pool;
+    use crate::rng::CHUNK;
+
+    fn release(
+        data: &[u32],
+        n: usize,
+        cards: &[u32],
+        threshold: f64,
+        noise: Noise,
+        seed: u64,
+    ) -> Result<Histogram> {
+        let cols = Columns::new(data, n, cards)?;
+        thresholded_histogram(cols, 1.0, threshold, noise, u64::MAX, &Seed::from_u64(seed))
+    }
+
+    #[test]
+    fn ranks_map_to_the_empty_keys_in_order() {
+        let observed = [0u64, 2, 3, 7];
+        let empty: Vec<u64> = (0..10).filter(|k| !observed.contains(k)).collect();
+        let ranks: Vec<u64> = (0..empty.len() as u64).collect();
+        assert_eq!(empty_keys_of_ranks(ranks, &observed), empty);
+        assert_eq!(empty_keys_of_ranks(vec![0, 3], &[]), vec![0, 3]);
+        assert_eq!(
+            empty_keys_of_ranks(vec![0, 1], &[0, 1, 2]),
+            vec![3, 4],
+            "ranks after a run of observed keys"
+        );
+    }
+
+    #[test]
+    fn keep_probabilities_follow_the_laplace_tails() {
+        let p = empty_cell_probability(1.0, 4.0, Noise::Laplace).unwrap();
+        assert!((p - 0.5 * (-2.0f64).exp()).abs() < 1e-15);
+        let p = empty_cell_probability(1.0, -4.0, Noise::Laplace).unwrap();
+        assert!((p - (1.0 - 0.5 * (-2.0f64).exp())).abs() < 1e-15);
+        // Discrete, ε = 1: q = exp(−1/2), P(Z > 3.5) = P(Z ≥ 4) = q^4 / (1 + q).
+        let q = (-0.5f64).exp();
+        let p = empty_cell_probability(1.0, 3.5, Noise::Discrete).unwrap();
+        assert!((p / (q.powi(4) / (1.0 + q)) - 1.0).abs() < 1e-12);
+        let p = empty_cell_probability(1.0, -2.5, Noise::Discrete).unwrap();
+        assert!((p - (1.0 - q.powi(3) / (1.0 + q))).abs() < 1e-12);
+        assert!(empty_cell_probability(0.0, 1.0, Noise::Laplace).is_err());
+        assert!(empty_cell_probability(1.0, f64::NAN, Noise::Laplace).is_err());
+        assert!(empty_cell_probability(1.0, 1e300, Noise::Discrete).is_err());
+    }
+
+    #[test]
+    fn output_is_sorted_above_threshold_and_thread_independent() {
+        let n = 2 * CHUNK + 5;
+        let cards = [50u32, 40, 30];
+        let mut data = Vec::new();
+        for (j, &card) in cards.iter().enumerate() {
+            data.extend((0..n).map(|i| ((i * (7 + j) + i / 3) % card as usize) as u32));
+        }
+        for noise in [Noise::Laplace, Noise::Discrete] {
+            let one = in_pool(1, || release(&data, n, &cards, 3.0, noise, 9).unwrap());
+            let two = in_pool(2, || release(&data, n, &cards, 3.0, noise, 9).unwrap());
+            assert_eq!(one, two);
+            assert!(one.keys.windows(2).all(|w| w[0] < w[1]));
+            assert!(one.values.iter().all(|&v| v > 3.0));
+            assert!(one.keys.iter().all(|&k| k < 60_000));
+            if noise == Noise::Discrete {
+                assert!(one.values.iter().all(|&v| v == v.round()));
+            }
+            assert_ne!(one, release(&data, n, &cards, 3.0, noise, 10).unwrap());
+        }
+    }
+
+    #[test]
+    fn huge_domains_are_not_enumerated() {
+        let cards = [1u32 << 16; 4];
+        let data: Vec<u32> = (0..4 * 1000).map(|i| (i * 7919 % 65_536) as u32).collect();
+        // p = ½·e^(−30) ≈ 4.7e-14, so about 8.6e5 empty cells are expected over 2^64.
+        let hist = release(&data, 1000, &cards, 60.0, Noise::Laplace, 1).unwrap();
+        let expected = 2f64.powi(64) * 0.5 * (-30f64).exp();
+        let sd = expected.sqrt();
+        assert!(
+            (hist.keys.len() as f64 - expected).abs() < 6.0 * sd,
+            "{} vs {expected}",
+            hist.keys.len()
+        );
+        let err = thresholded_histogram(
+            Columns::new(&data, 1000, &cards).unwrap(),
+            1.0,
+            60.0,
+            Noise::Laplace,
+            100_000,
+            &Seed::from_u64(1),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::Domain(_)));
+        assert!(err.to_string().contains("max_cells = 100000"), "{err}");
+    }
+
+    #[test]
+    fn domains_above_two_to_the_64_are_rejected() {
+        let cards = [1u32 << 16, 1 << 16, 1 << 16, (1 << 16) + 1];
+        let err = release(&[0, 0, 0, 0], 1, &cards, 5.0, Noise::Laplace, 0).unwrap_err();
+        assert!(matches!(err, Error::Domain(_)));
+    }
+
+    #[test]
+    fn no_rows_and_negative_thresholds() {
+        let hist = release(&[], 0, &[4, 4], 0.5, Noise::Laplace, 3).unwrap();
+        assert!(hist.values.iter().all(|&v| v > 0.5));
+        let hist = release(&[0, 1, 2, 3], 2, &[4, 4], -3.0, Noise::Discrete, 3).unwrap();
+        assert!(hist.keys.len() > 8);
+        assert!(hist.values.iter().all(|&v| v > -3.0));
+        let hist = release(&[0, 1, 2, 3], 2, &[4, 4], -3.0, Noise::Laplace, 3).unwrap();
+        assert!(hist.values.iter().all(|&v| v > -3.0));
+        let two64 = [1u32 << 16; 4];
+        let p_tiny = release(&[], 0, &two64, 90.0, Noise::Laplace, 4).unwrap();
+        assert!(p_tiny.keys.len() < 10);
+    }
+}
