@@ -195,3 +195,29 @@ def subset_entropies(
     k: int,
     n_threads: int | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+def greedy_discernibility(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    k: int,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def minimum_discerning_attributes(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    sigma: float,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def private_kd(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    k: int,
+    epsilon_step: float,
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> npt.NDArray[np.int64]: ...
