@@ -73,7 +73,17 @@ def test_help_lists_commands_and_options():
 
 def test_demo_runs_and_prints_table_and_ledger(stand_ins):
     result = CliRunner().invoke(
-        main, ["demo", "--epsilon", "0.5", "--seed", "7", "--no-progress"]
+        main,
+        [
+            "demo",
+            "--epsilon",
+            "0.5",
+            "--seed",
+            "7",
+            "--no-progress",
+            "--only",
+            "contingency",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "education x income" in result.output
@@ -132,9 +142,11 @@ def test_demo_rejects_bad_options(args, message, stand_ins):
 
 def test_run_demo_directly(stand_ins):
     console = Console(record=True, width=100)
-    acc = demo_module.run_demo(0.25, seed=1, progress=False, console=console)
+    acc = demo_module.run_demo(
+        0.25, seed=1, progress=False, console=console, sections=["contingency"]
+    )
     assert acc.spent == 0.25
-    assert acc.epsilon == 0.25 * len(demo_module.SECTIONS)
+    assert acc.epsilon == 0.25
     assert [tuple(e) for e in acc.ledger] == [("discrete Laplace mechanism", 0.25)]
     assert "privacy ledger" in console.export_text()
 
