@@ -40,14 +40,15 @@ def run(args):
 
 
 def test_privatekd_writes_json_with_ledger(table_csv, tmp_path):
-    path, frame = table_csv
+    path, _frame = table_csv
     out = tmp_path / "out.json"
     args = [path, "-o", out, "--target", "label", "--k", 2, "-e", 1e6, "--seed", 3]
     result = run(args)
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert report["method"] == "privatekd"
-    assert len(report["selected"]) == 2 and report["selected"][0] == "colour"
+    assert len(report["selected"]) == 2
+    assert report["selected"][0] == "colour"
     assert sum(eps for _, eps in report["privacy_ledger"]) == report["epsilon"] == 1e6
     assert any("inferred" in note or "data" in note for note in report["warnings"])
     assert "warning:" in result.output
@@ -63,7 +64,9 @@ def test_greedy_and_csv_projection(table_csv, tmp_path):
     assert result.exit_code == 0, result.output
     projected = pd.read_csv(out)
     predictors = ["colour", "size", "shape", "noise"]
-    codes = np.column_stack([pd.factorize(frame[c], sort=True)[0] for c in predictors])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        codes = TableEncoder(missing="category").fit_transform(frame[predictors])
     order = greedy_discernibility(codes, frame["label"].to_numpy(), 3)
     assert list(projected.columns) == [*(predictors[j] for j in order), "label"]
     pd.testing.assert_frame_equal(projected, frame[list(projected.columns)])
