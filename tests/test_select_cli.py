@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from privtab import demo as demo_module
-from privtab import greedy_discernibility
+from privtab import PrivacyLeakWarning, TableEncoder, greedy_discernibility
 from privtab.cli import main
 
 
