@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from privtab import demo as demo_module
 from privtab import PrivacyLeakWarning, TableEncoder, greedy_discernibility
+from privtab import demo as demo_module
 from privtab.cli import main
 
 
