@@ -672,26 +672,48 @@ impl<'a> DiscernibilitySearch<'a> {
         if cells > SEARCH_DENSE_CELLS {
             return Ok(self.undiscerned_sorted(column, n_labels));
         }
-        let mut totals = alloc_output::<u32>(card as usize, "the class count table")?;
+        let card = card as usize;
+        let mut totals = alloc_output::<u32>(card, "the class count table")?;
         let mut joint = alloc_output::<u32>(cells as usize, "the class count table")?;
-        // Each row adds 2 × (earlier rows of its class with its value and another label):
-        // summed, that is Σ_v (m_v² − Σ_l m_{v,l}²) for the class, with no pass over the
-        // table, which is reset through the same rows.
-        let mut half: u64 = 0;
+        let mut total: u128 = 0;
         for block in self.bounds.windows(2) {
             let rows = block[0]..block[1];
-            for (&v, &l) in column[rows.clone()].iter().zip(&self.labels[rows.clone()]) {
+            let (values, labels) = (&column[rows.clone()], &self.labels[rows]);
+            if values.len() >= joint.len() {
+                // A large class: count, then read the squares off the table.
+                for (&v, &l) in values.iter().zip(labels) {
+                    joint[v as usize * n_labels + l as usize] += 1;
+                }
+                let (mut value_sq, mut joint_sq) = (0u128, 0u128);
+                for counts in joint.chunks_exact_mut(n_labels) {
+                    let mut size = 0u64;
+                    for count in counts.iter_mut() {
+                        size += u64::from(*count);
+                        joint_sq += u128::from(*count) * u128::from(*count);
+                        *count = 0;
+                    }
+                    value_sq += u128::from(size) * u128::from(size);
+                }
+                total += value_sq - joint_sq;
+                continue;
+            }
+            // A small class: each row adds 2 × (earlier rows with its value and another
+            // label), which sums to Σ_v (m_v² − Σ_l m_{v,l}²) with no pass over the
+            // table; the touched cells are reset through the same rows.
+            let mut half: u64 = 0;
+            for (&v, &l) in values.iter().zip(labels) {
                 let (v, cell) = (v as usize, v as usize * n_labels + l as usize);
                 half += u64::from(totals[v] - joint[cell]);
                 totals[v] += 1;
                 joint[cell] += 1;
             }
-            for (&v, &l) in column[rows.clone()].iter().zip(&self.labels[rows]) {
+            for (&v, &l) in values.iter().zip(labels) {
                 totals[v as usize] = 0;
                 joint[v as usize * n_labels + l as usize] = 0;
             }
+            total += 2 * u128::from(half);
         }
-        Ok(2 * u128::from(half))
+        Ok(total)
     }
 
     /// As [`undiscerned_with`](Self::undiscerned_with) for huge value × label domains:
