@@ -20,7 +20,12 @@ from privtab.counts import (
     mutual_information,
     symmetric_uncertainty,
 )
-from privtab.discernibility import discernibility
+from privtab.discernibility import (
+    PrivateKD,
+    discernibility,
+    greedy_discernibility,
+    minimum_discerning_attributes,
+)
 from privtab.encode import mixed_radix_decode, mixed_radix_encode
 from privtab.exceptions import (
     BudgetExceededError,
@@ -43,6 +48,7 @@ __all__ = [
     "EncodedTable",
     "LedgerEntry",
     "PrivacyLeakWarning",
+    "PrivateKD",
     "PrivtabError",
     "SparseCounts",
     "SparseHistogram",
@@ -58,9 +64,11 @@ __all__ = [
     "discrete_laplace_mechanism",
     "entropy",
     "exponential_mechanism",
+    "greedy_discernibility",
     "laplace_mechanism",
     "lei_bandwidth",
     "lei_bins",
+    "minimum_discerning_attributes",
     "mixed_radix_decode",
     "mixed_radix_encode",
     "mutual_information",

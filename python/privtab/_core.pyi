@@ -216,3 +216,32 @@ def thresholded_histogram(
     n_threads: int | None = None,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
 def empty_cell_probability(epsilon: float, threshold: float, noise: str) -> float: ...
+
+# --- partition: discernibility search (rust/privtab-py/src/partition.rs) ---
+
+def greedy_discernibility(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    k: int,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def minimum_discerning_attributes(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    sigma: float,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def private_kd(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    k: int,
+    epsilon_step: float,
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> npt.NDArray[np.int64]: ...

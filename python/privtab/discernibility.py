@@ -1,4 +1,4 @@
-"""Discernibility F(S) and the scores of candidate attributes (Vinterbo 2012).
+"""Discernibility F(S), its greedy maximisation and PrivateKD (Vinterbo 2012, §2.2).
 
 F(S) counts the ordered pairs of records that differ both on the attributes S and on
 the label, per record: with classes c of the partition induced by S and label counts
@@ -6,22 +6,45 @@ n_{c,l},
 
     n * F(S) = (n**2 - sum_l n_l**2) - sum_c (n_c**2 - sum_l n_{c,l}**2).
 
-These functions are exact (non-private); PrivateKD adds the randomness.
+:func:`discernibility`, :func:`score_candidates`, :func:`greedy_discernibility`
+(NonPrivateKD) and :func:`minimum_discerning_attributes` (MDA) are exact and not
+private; :class:`PrivateKD` selects attributes with differential privacy.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privtab import _core
-from privtab._validation import as_code_columns, as_int_array, to_numpy_2d
+from privtab._random import RandomState, core_seed
+from privtab._validation import (
+    as_code_columns,
+    as_int_array,
+    check_epsilon,
+    check_positive_int,
+    to_numpy_2d,
+)
+from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
 from privtab.encode import _check_threads
+from privtab.exceptions import PrivacyLeakWarning
 
-__all__ = ["CandidateScores", "discernibility", "score_candidates"]
+__all__ = [
+    "CandidateScores",
+    "PrivateKD",
+    "discernibility",
+    "greedy_discernibility",
+    "minimum_discerning_attributes",
+    "score_candidates",
+]
 
 _U32_MAX = int(np.iinfo(np.uint32).max)
 
@@ -257,3 +280,317 @@ def score_candidates(
         n_threads=_check_threads(n_threads),
     )
     return CandidateScores(np.asarray(cand, dtype=np.int64), n_classes, pairs, h, hy, f)
+
+
+def _is_encoded(X: Any) -> bool:
+    return hasattr(X, "codes") and hasattr(X, "cardinalities")
+
+
+def _check_n_features(n_features: Any, n_columns: int) -> int:
+    k = check_positive_int(n_features, "n_features")
+    if k > n_columns:
+        raise ValueError(
+            f"n_features must be <= the number of columns of X ({n_columns}), got {k}"
+        )
+    return k
+
+
+def greedy_discernibility(
+    X: Any,
+    y: Any,
+    n_features: int,
+    *,
+    cardinalities: Any = None,
+    n_threads: int | None = None,
+) -> np.ndarray:
+    """Order attributes greedily by discernibility gain (NonPrivateKD).
+
+    Each round adds the attribute ``a`` with the largest gain F(S ∪ {a}) − F(S),
+    ties going to the lowest column index. Attributes that are constant in the data
+    stay candidates (their gain is 0).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features_in), pandas or polars DataFrame, or
+        :class:`~privtab.EncodedTable`
+        Categorical codes (integers >= 0).
+    y : array-like of shape (n_samples,)
+        Labels (any integers or strings; remapped with ``numpy.unique``).
+    n_features : int
+        Number of attributes to order, between 1 and the number of columns of X.
+    cardinalities : array-like of int, optional
+        Domain sizes; ``max + 1`` per column by default (they do not change F).
+    n_threads : int, optional
+        Threads to use (default: all cores). The result does not depend on it.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_features,)
+        Column indices in the order chosen.
+
+    Raises
+    ------
+    ValueError
+        For ``n_features`` out of range, empty, ragged or negative input, NaN, codes
+        out of range or mismatched lengths.
+    TypeError
+        For a non-integer ``n_features`` or non-integer codes.
+
+    See Also
+    --------
+    PrivateKD : the differentially private version.
+    minimum_discerning_attributes : the shortest greedy prefix that is good enough.
+
+    Notes
+    -----
+    F is monotone and submodular, so the greedy prefix of size k is within a factor
+    (1 − 1/e) of the best k attributes (Vinterbo 2012, §2.2). The partition of S is
+    refined once per round and all candidates are scored against it in one parallel
+    pass, O(k·d·n) in total. Exact, hence not private.
+
+    Examples
+    --------
+    >>> from privtab import greedy_discernibility
+    >>> X = [[0, 1, 5], [0, 0, 5], [1, 1, 5], [1, 0, 5]]
+    >>> greedy_discernibility(X, [0, 0, 1, 1], 3)
+    array([0, 1, 2])
+    """
+    columns, cards, labels, n_labels, _ = _prepare(X, y, cardinalities)
+    k = _check_n_features(n_features, columns.shape[0])
+    order, _ = _core.greedy_discernibility(
+        columns, cards, labels, n_labels, k, n_threads=_check_threads(n_threads)
+    )
+    return order
+
+
+def _check_sigma(sigma: Any) -> float:
+    if isinstance(sigma, bool | np.bool_) or not isinstance(sigma, numbers.Real):
+        raise TypeError(f"sigma must be a real number, got {type(sigma).__name__}")
+    value = float(sigma)
+    if not (math.isfinite(value) and 0.0 <= value < 1.0):
+        raise ValueError(f"sigma must be in [0, 1), got {sigma!r}")
+    return value
+
+
+def minimum_discerning_attributes(
+    X: Any,
+    y: Any,
+    sigma: float = 0.1,
+    *,
+    cardinalities: Any = None,
+    n_threads: int | None = None,
+) -> np.ndarray:
+    """MDA: the shortest greedy prefix S with F(S) ≥ (1 − σ)·F(A).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features_in), pandas or polars DataFrame, or
+        :class:`~privtab.EncodedTable`
+        Categorical codes (integers >= 0).
+    y : array-like of shape (n_samples,)
+        Labels (remapped with ``numpy.unique``).
+    sigma : float, default=0.1
+        Fraction of F(A) that may be given up, in [0, 1).
+    cardinalities : array-like of int, optional
+        Domain sizes; ``max + 1`` per column by default.
+    n_threads : int, optional
+        Threads to use (default: all cores).
+
+    Returns
+    -------
+    ndarray of int64
+        The prefix of the :func:`greedy_discernibility` order, possibly empty (when
+        F(A) = 0, e.g. a single label).
+
+    Raises
+    ------
+    ValueError
+        For ``sigma`` outside [0, 1) and for invalid ``X`` or ``y``.
+    TypeError
+        For a non-real ``sigma`` or non-integer codes.
+
+    Notes
+    -----
+    Vinterbo 2012, §2.3 ("Choosing k"): k = |MDA(σ)| with σ = 0.1, computed on public
+    or simulated data. The comparison is made on pair counts, n·F(S) ≥ (1 − σ)·n·F(A),
+    in floating point. Exact, hence not private.
+
+    Examples
+    --------
+    >>> from privtab import minimum_discerning_attributes
+    >>> X = [[0, 1], [0, 0], [1, 1], [1, 0]]
+    >>> minimum_discerning_attributes(X, [0, 0, 1, 1])
+    array([0])
+    >>> minimum_discerning_attributes(X, [1, 1, 1, 1])
+    array([], dtype=int64)
+    """
+    value = _check_sigma(sigma)
+    columns, cards, labels, n_labels, _ = _prepare(X, y, cardinalities)
+    order, _ = _core.minimum_discerning_attributes(
+        columns, cards, labels, n_labels, value, n_threads=_check_threads(n_threads)
+    )
+    return order
+
+
+class PrivateKD(SelectorMixin, BaseEstimator):
+    """Differentially private attribute selection by discernibility (PrivateKD).
+
+    Selects ``n_features`` attributes in k = ``n_features`` rounds; each round picks a
+    remaining attribute ``a`` with probability ∝ exp(ε'·(F(S ∪ {a}) − F(S))), where
+    ε' = ε/(4k) and F is the discernibility of :func:`discernibility`.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of attributes to select (k), between 1 and the number of columns.
+    epsilon : float
+        Privacy budget ε of the whole selection; finite and > 0.
+    random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
+        ``None`` (operating-system entropy) for real releases. A fixed seed makes the
+        selection reproducible, and voids its privacy against anyone who knows it.
+    accountant : BudgetAccountant, optional
+        Charged ε once, after success (default: the process-wide accountant).
+    n_threads : int, optional
+        Threads to use (default: all cores). The selection does not depend on it.
+
+    Attributes
+    ----------
+    support_ : ndarray of bool, shape (n_features_in_,)
+        Mask of the selected attributes.
+    selection_order_ : ndarray of int64, shape (n_features,)
+        Indices of the selected attributes, in the order chosen.
+    n_features_in_ : int
+        Number of columns of X.
+    feature_names_in_ : ndarray of str
+        Column names, when X was a DataFrame with string column names.
+    epsilon_spent_ : float
+        ε charged to the accountant.
+    privacy_ledger_ : list of (str, float)
+        One entry per round, ε/k each; they add up exactly to ``epsilon_spent_``.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`, for ``n_features`` outside [1, d], ``epsilon`` not finite
+        and > 0, or invalid ``X``/``y``/``cardinalities`` (NaN, negative codes, codes
+        >= cardinality, mismatched lengths).
+    BudgetExceededError
+        From :meth:`fit`, before any data is read, when the accountant cannot afford ε.
+
+    Notes
+    -----
+    Privacy (Vinterbo 2012, Theorem 1 and Corollary 1; proof in its appendix A).
+    Neighbouring data sets differ by *replacing* one record, and n is public. Write
+    n·F(S) = Σ_i |{j : x_j differs from x_i on S and on the label}|. Replacing record
+    i changes at most the 2(n − 1) ordered pairs that contain i, each by at most 1, so
+    F(S) changes by at most 2(n − 1)/n < 2: ΔF ≤ 2, and the same holds for the gain
+    F(S ∪ {a}) − F(S) (the pairs discerned by a but not by S), or equivalently for
+    F(S ∪ {a}), since F(S) is common to every candidate of a round. The exponential
+    mechanism with weights exp(ε'·u) for a utility of sensitivity Δ is 2ε'Δ-DP, so one
+    round is 4ε'-DP, and k rounds compose (adaptively, S being public after each
+    round) to 4kε' = ε. The ledger splits ε into k equal rounds. The label set of ``y``
+    (the values present) is treated as public: only equality of labels enters F.
+    Cardinalities are public too: from an ``EncodedTable``, the ``cardinalities``
+    argument of :meth:`fit`, or inferred from the data (``max + 1``, with a
+    :class:`~privtab.exceptions.PrivacyLeakWarning`); they only serve validation.
+
+    Each round is a Gumbel-max draw on the log-weights ε'·ΔF in Rust, after scoring
+    every remaining candidate in one parallel O(n) pass against the partition of S,
+    which is refined once per round: O(k·d·n) in total, as in §2.2 of the paper. Only
+    rows of classes that still mix labels are scanned, so later rounds get cheaper.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab import BudgetAccountant, PrivateKD
+    >>> X = np.array([[0, 1, 5], [0, 0, 5], [1, 1, 5], [1, 0, 5]] * 25)
+    >>> y = np.array([0, 0, 1, 1] * 25)
+    >>> acc = BudgetAccountant(1.0)
+    >>> selector = PrivateKD(1, epsilon=1.0, random_state=0, accountant=acc)
+    >>> selector = selector.fit(X, y, cardinalities=[2, 2, 6])
+    >>> selector.get_support()
+    array([ True, False, False])
+    >>> selector.transform(X).shape, acc.spent
+    ((100, 1), 1.0)
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        epsilon: float,
+        *,
+        random_state: RandomState = None,
+        accountant: BudgetAccountant | None = None,
+        n_threads: int | None = None,
+    ) -> None:
+        self.n_features = n_features
+        self.epsilon = epsilon
+        self.random_state = random_state
+        self.accountant = accountant
+        self.n_threads = n_threads
+
+    def fit(self, X: Any, y: Any, cardinalities: Any = None) -> PrivateKD:
+        """Select ``n_features`` attributes of ``X`` privately.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in), pandas or polars
+            DataFrame, or :class:`~privtab.EncodedTable`
+            Categorical codes ``0 .. cardinality - 1``.
+        y : array-like of shape (n_samples,)
+            Labels (any integers or strings; remapped with ``numpy.unique``).
+        cardinalities : array-like of int, optional
+            Public domain sizes. Taken from an ``EncodedTable``; otherwise inferred as
+            ``max + 1`` per column, which emits a ``PrivacyLeakWarning``.
+
+        Returns
+        -------
+        PrivateKD
+            ``self``, fitted.
+        """
+        k = check_positive_int(self.n_features, "n_features")
+        epsilon = check_epsilon(self.epsilon)
+        threads = _check_threads(self.n_threads)
+        accountant = resolve_accountant(self.accountant)
+        accountant.check(epsilon)
+        seed = core_seed(self.random_state)
+        if cardinalities is None and not _is_encoded(X):
+            warnings.warn(
+                "PrivateKD: cardinalities were inferred from the data (max + 1 per "
+                "column); pass them (or an EncodedTable) to keep them public",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
+        columns, cards, labels, n_labels, _ = _prepare(X, y, cardinalities)
+        d = columns.shape[0]
+        k = _check_n_features(k, d)
+        step = epsilon / (4 * k)
+        order = _core.private_kd(
+            columns, cards, labels, n_labels, k, step, seed, n_threads=threads
+        )
+        validate_data(self, X, skip_check_array=True, reset=True)
+        accountant.spend(epsilon, label=f"PrivateKD: {k} exponential-mechanism rounds")
+        self.selection_order_ = order
+        support = np.zeros(d, dtype=bool)
+        support[order] = True
+        self.support_ = support
+        self.n_features_in_ = d
+        self.epsilon_spent_ = epsilon
+        self.privacy_ledger_ = [
+            (
+                f"PrivateKD round {r + 1} of {k} (exponential mechanism, ε' = {step:g})",
+                part,
+            )
+            for r, part in enumerate(split_budget(epsilon, [1.0] * k))
+        ]
+        return self
+
+    def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self, "support_")
+        return self.support_
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.non_deterministic = True
+        return tags

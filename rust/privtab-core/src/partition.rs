@@ -15,10 +15,15 @@
 //! partition. [`subset_entropies`] walks all size-k subsets depth first, refining the
 //! prefix partition once per prefix.
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 
 use crate::counts::SparseCounts;
 use crate::counts::{Contingency, contingency, dense_counts, prefer_dense, value_counts};
+use crate::noise::exponential_mechanism;
+use crate::resources::alloc_output;
+use crate::rng::Seed;
 use crate::table::{Columns, check_codes};
 use crate::{Error, Result};
 
@@ -533,6 +538,473 @@ fn binomial(n: usize, k: usize) -> u128 {
     result
 }
 
+/// Cells of the per-class count table above which a candidate is scored by sorting.
+const SEARCH_DENSE_CELLS: u128 = 1 << 20;
+
+/// Rows per parallel task when the class layout is rebuilt.
+const REBUILD_CHUNK: usize = 1 << 16;
+
+/// Incremental search for attributes that discern the labels (paper 001 §2.2).
+///
+/// Holds the partition of the selected set S and, for the remaining candidates, what is
+/// needed to score S ∪ {a}. Only rows of *mixed* classes (rows with two or more labels)
+/// are kept: a class with a single label refines into classes with a single label, so it
+/// never contributes to the undiscerned pairs Σ_c (n_c² − Σ_l n_{c,l}²) again. The kept
+/// rows are stored grouped by class, with a private copy of every remaining column in that
+/// order, so that scoring a candidate is one sequential O(rows) pass with a small count
+/// table per class, and the work of a round shrinks as S separates the labels. Adding an
+/// attribute refines the layout once (a stable counting sort inside each class), never
+/// recomputing the partition from scratch.
+///
+/// All quantities are exact integers, so results do not depend on the thread count.
+#[derive(Clone, Debug)]
+pub struct DiscernibilitySearch<'a> {
+    n_rows: usize,
+    cardinalities: &'a [u32],
+    n_labels: u32,
+    differing: u128,
+    undiscerned: u128,
+    selected: Vec<usize>,
+    remaining: Vec<usize>,
+    /// Class `b` of the layout holds positions `bounds[b]..bounds[b + 1]`.
+    bounds: Vec<usize>,
+    labels: Cow<'a, [u32]>,
+    /// One column per entry of `remaining`, in layout order.
+    columns: Vec<Cow<'a, [u32]>>,
+}
+
+impl<'a> DiscernibilitySearch<'a> {
+    /// Starts from S = ∅ with every column of `cols` as a candidate.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `labels` does not have one label per row, or there are
+    /// 2^32 rows or more.
+    pub fn new(cols: Columns<'a>, labels: &Labels<'a>) -> Result<Self> {
+        let n = cols.n_rows();
+        if labels.codes().len() != n {
+            return Err(Error::InvalidData(format!(
+                "labels has {} rows, expected {} (the table's rows)",
+                labels.codes().len(),
+                n
+            )));
+        }
+        if n > u32::MAX as usize {
+            return Err(Error::InvalidData(format!(
+                "a discernibility search holds at most 2**32 - 1 rows, got {n}"
+            )));
+        }
+        let differing = labels.differing_pairs();
+        let remaining: Vec<usize> = (0..cols.n_cols()).collect();
+        let mixed = differing > 0;
+        let columns = remaining
+            .iter()
+            .map(|&j| Cow::Borrowed(if mixed { cols.column(j) } else { &[][..] }))
+            .collect();
+        Ok(DiscernibilitySearch {
+            n_rows: n,
+            cardinalities: cols.cardinalities(),
+            n_labels: labels.n_labels(),
+            differing,
+            undiscerned: differing,
+            selected: Vec::new(),
+            remaining,
+            bounds: if mixed { vec![0, n] } else { vec![0] },
+            labels: Cow::Borrowed(if mixed { labels.codes() } else { &[][..] }),
+            columns,
+        })
+    }
+
+    /// Number of rows of the table.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    /// The attributes selected so far, in the order added.
+    pub fn selected(&self) -> &[usize] {
+        &self.selected
+    }
+
+    /// The candidates not selected yet, in increasing order.
+    pub fn remaining(&self) -> &[usize] {
+        &self.remaining
+    }
+
+    /// Ordered pairs of rows with different labels: n·F(A) can be at most this.
+    pub fn differing_pairs(&self) -> u128 {
+        self.differing
+    }
+
+    /// n·F(S) for the selected set S: ordered pairs that differ on S and on the label.
+    pub fn discerned_pairs(&self) -> u128 {
+        self.differing - self.undiscerned
+    }
+
+    /// Rows still in mixed classes (the rows a round has to scan).
+    pub fn active_rows(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// n·(F(S ∪ {a}) − F(S)) for every remaining candidate `a` (in the order of
+    /// [`remaining`](Self::remaining)), in one parallel pass over the candidates.
+    ///
+    /// # Errors
+    /// [`Error::OutputTooLarge`] when a count table cannot be allocated.
+    pub fn gains(&self) -> Result<Vec<u128>> {
+        let undiscerned: Vec<Result<u128>> = (0..self.remaining.len())
+            .into_par_iter()
+            .map(|p| self.undiscerned_with(p))
+            .collect();
+        undiscerned
+            .into_iter()
+            .map(|u| Ok(self.undiscerned.saturating_sub(u?)))
+            .collect()
+    }
+
+    /// Σ over mixed classes c of S of the undiscerned pairs of c refined by candidate `p`.
+    fn undiscerned_with(&self, p: usize) -> Result<u128> {
+        let column = &self.columns[p];
+        let card = self.cardinalities[self.remaining[p]];
+        let n_labels = self.n_labels as usize;
+        let cells = u128::from(card) * n_labels as u128;
+        if self.labels.is_empty() {
+            return Ok(0);
+        }
+        if cells > SEARCH_DENSE_CELLS {
+            return Ok(self.undiscerned_sorted(column, n_labels));
+        }
+        let card = card as usize;
+        let mut totals = alloc_output::<u32>(card, "the class count table")?;
+        let mut joint = alloc_output::<u32>(cells as usize, "the class count table")?;
+        let mut total: u128 = 0;
+        for block in self.bounds.windows(2) {
+            let rows = block[0]..block[1];
+            let (values, labels) = (&column[rows.clone()], &self.labels[rows]);
+            if values.len() >= joint.len() {
+                // A large class: count, then read the squares off the table.
+                for (&v, &l) in values.iter().zip(labels) {
+                    joint[v as usize * n_labels + l as usize] += 1;
+                }
+                let (mut value_sq, mut joint_sq) = (0u128, 0u128);
+                for counts in joint.chunks_exact_mut(n_labels) {
+                    let mut size = 0u64;
+                    for count in counts.iter_mut() {
+                        size += u64::from(*count);
+                        joint_sq += u128::from(*count) * u128::from(*count);
+                        *count = 0;
+                    }
+                    value_sq += u128::from(size) * u128::from(size);
+                }
+                total += value_sq - joint_sq;
+                continue;
+            }
+            // A small class: each row adds 2 × (earlier rows with its value and another
+            // label), which sums to Σ_v (m_v² − Σ_l m_{v,l}²) with no pass over the
+            // table; the touched cells are reset through the same rows.
+            let mut half: u64 = 0;
+            for (&v, &l) in values.iter().zip(labels) {
+                let (v, cell) = (v as usize, v as usize * n_labels + l as usize);
+                half += u64::from(totals[v] - joint[cell]);
+                totals[v] += 1;
+                joint[cell] += 1;
+            }
+            for (&v, &l) in values.iter().zip(labels) {
+                totals[v as usize] = 0;
+                joint[v as usize * n_labels + l as usize] = 0;
+            }
+            total += 2 * u128::from(half);
+        }
+        Ok(total)
+    }
+
+    /// As [`undiscerned_with`](Self::undiscerned_with) for huge value × label domains:
+    /// each class's (value, label) pairs are sorted and counted in runs.
+    fn undiscerned_sorted(&self, column: &[u32], n_labels: usize) -> u128 {
+        let mut keys: Vec<u64> = Vec::new();
+        let mut total: u128 = 0;
+        for block in self.bounds.windows(2) {
+            let rows = block[0]..block[1];
+            keys.clear();
+            keys.extend(
+                column[rows.clone()]
+                    .iter()
+                    .zip(&self.labels[rows])
+                    .map(|(&v, &l)| u64::from(v) * n_labels as u64 + u64::from(l)),
+            );
+            keys.sort_unstable();
+            let (mut value_sq, mut joint_sq) = (0u128, 0u128);
+            for run in keys.chunk_by(|a, b| a / n_labels as u64 == b / n_labels as u64) {
+                value_sq += (run.len() as u128).pow(2);
+                for joint in run.chunk_by(|a, b| a == b) {
+                    joint_sq += (joint.len() as u128).pow(2);
+                }
+            }
+            total += value_sq - joint_sq;
+        }
+        total
+    }
+
+    /// Adds the candidate `attribute` to S and refines the layout by it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `attribute` is not a remaining candidate;
+    /// [`Error::OutputTooLarge`] when the refined layout cannot be allocated.
+    pub fn add(&mut self, attribute: usize) -> Result<()> {
+        let Ok(p) = self.remaining.binary_search(&attribute) else {
+            return Err(Error::InvalidData(format!(
+                "attribute {attribute} is not a remaining candidate (selected: {:?}, \
+                 columns: {})",
+                self.selected,
+                self.cardinalities.len()
+            )));
+        };
+        let undiscerned = self.undiscerned_with(p)?;
+        let column = self.columns.remove(p);
+        let card = self.cardinalities[attribute];
+        self.remaining.remove(p);
+        self.selected.push(attribute);
+        self.undiscerned = undiscerned;
+        if self.labels.is_empty() {
+            return Ok(());
+        }
+        let (source, bounds) = self.refined_layout(&column, card)?;
+        drop(column);
+        self.labels = Cow::Owned(gather(&self.labels, &source)?);
+        let gathered: Vec<Result<Vec<u32>>> = self
+            .columns
+            .par_iter()
+            .map(|col| gather(col, &source))
+            .collect();
+        for (slot, col) in self.columns.iter_mut().zip(gathered) {
+            *slot = Cow::Owned(col?);
+        }
+        self.bounds = bounds;
+        Ok(())
+    }
+
+    /// The positions (in the current layout) of the rows of the mixed classes of S ∪ {a},
+    /// grouped by class in (class, value) order, with the new class bounds. Parallel over
+    /// fixed groups of classes, so the layout does not depend on the thread count.
+    fn refined_layout(&self, column: &[u32], card: u32) -> Result<(Vec<u32>, Vec<usize>)> {
+        let mut groups = vec![0usize];
+        for (b, block) in self.bounds.windows(2).enumerate() {
+            if block[1] - self.bounds[*groups.last().unwrap_or(&0)] >= REBUILD_CHUNK {
+                groups.push(b + 1);
+            }
+        }
+        let n_blocks = self.bounds.len() - 1;
+        if *groups.last().unwrap_or(&0) != n_blocks {
+            groups.push(n_blocks);
+        }
+        let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> = groups
+            .par_windows(2)
+            .map(|g| self.refine_blocks(column, card, g[0]..g[1]))
+            .collect();
+        let mut source = Vec::new();
+        let mut bounds = vec![0usize];
+        for part in parts {
+            let (src, sizes) = part?;
+            source
+                .try_reserve(src.len())
+                .map_err(|_| Error::OutputTooLarge("the refined layout".to_string()))?;
+            source.extend_from_slice(&src);
+            for size in sizes {
+                bounds.push(bounds.last().unwrap_or(&0) + size);
+            }
+        }
+        Ok((source, bounds))
+    }
+
+    fn refine_blocks(
+        &self,
+        column: &[u32],
+        card: u32,
+        blocks: std::ops::Range<usize>,
+    ) -> Result<(Vec<u32>, Vec<usize>)> {
+        let card = card as usize;
+        let mut starts: Vec<u32> = Vec::new();
+        let mut sorted: Vec<u32> = Vec::new();
+        let mut source = Vec::new();
+        let mut sizes = Vec::new();
+        for b in blocks {
+            let (start, end) = (self.bounds[b], self.bounds[b + 1]);
+            let values = &column[start..end];
+            sorted.clear();
+            // A counting sort costs O(card) per class, so it is used for classes at
+            // least that large; smaller classes are sorted by comparison (stable).
+            if values.len() >= card {
+                if starts.is_empty() {
+                    starts = alloc_output::<u32>(card, "the refinement table")?;
+                }
+                starts.fill(0);
+                for &v in values {
+                    starts[v as usize] += 1;
+                }
+                let mut offset = 0u32;
+                for slot in starts.iter_mut() {
+                    let count = *slot;
+                    *slot = offset;
+                    offset += count;
+                }
+                sorted.resize(values.len(), 0);
+                for (i, &v) in values.iter().enumerate() {
+                    let slot = &mut starts[v as usize];
+                    sorted[*slot as usize] = (start + i) as u32;
+                    *slot += 1;
+                }
+            } else {
+                sorted.extend((start..end).map(|pos| pos as u32));
+                sorted.sort_by_key(|&pos| column[pos as usize]);
+            }
+            for class in sorted.chunk_by(|&a, &b| column[a as usize] == column[b as usize]) {
+                let first = self.labels[class[0] as usize];
+                if class.iter().any(|&pos| self.labels[pos as usize] != first) {
+                    source.extend_from_slice(class);
+                    sizes.push(class.len());
+                }
+            }
+        }
+        Ok((source, sizes))
+    }
+}
+
+fn gather(values: &[u32], positions: &[u32]) -> Result<Vec<u32>> {
+    let mut out = alloc_output::<u32>(positions.len(), "the refined layout")?;
+    out.par_chunks_mut(REBUILD_CHUNK)
+        .zip(positions.par_chunks(REBUILD_CHUNK))
+        .for_each(|(out, pos)| {
+            for (slot, &p) in out.iter_mut().zip(pos) {
+                *slot = values[p as usize];
+            }
+        });
+    Ok(out)
+}
+
+/// How each round of a discernibility selection picks its attribute.
+#[derive(Clone, Copy, Debug)]
+pub enum Rule<'s> {
+    /// The largest gain F(S ∪ {a}) − F(S), ties to the lowest index (NonPrivateKD).
+    Greedy,
+    /// P(a) ∝ exp(`epsilon` · (F(S ∪ {a}) − F(S))) by Gumbel-max, round `r` drawing from
+    /// `seed.derive(r)` (PrivateKD with ε' = `epsilon`).
+    Exponential {
+        /// ε' of one round.
+        epsilon: f64,
+        /// The key of the whole selection.
+        seed: &'s Seed,
+    },
+}
+
+/// The attributes chosen by a selection, in order, with n·F of every prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selection {
+    /// Column indices in the order chosen.
+    pub order: Vec<usize>,
+    /// n·F(S_i) after step i: ordered pairs discerned by the first i + 1 attributes.
+    pub discerned_pairs: Vec<u128>,
+}
+
+/// k rounds of discernibility selection over the columns of `cols` (paper 001,
+/// Algorithm 1): each round scores every remaining candidate in one parallel pass
+/// ([`DiscernibilitySearch::gains`]) and picks one by `rule`. O(k·d·n) overall.
+///
+/// # Privacy
+/// With [`Rule::Exponential`] and `epsilon` = ε', one round is 4ε'-differentially private
+/// under replace-one neighbours (F has sensitivity 2, and the mechanism uses exp(ε'·u)
+/// rather than exp(ε'·u/(2Δ))), and the k rounds 4kε' (Theorem 1 of the paper).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `k` exceeds the number of columns or `epsilon` is not
+/// finite and > 0; errors of [`DiscernibilitySearch::new`].
+pub fn select_discerning(
+    cols: Columns<'_>,
+    labels: &Labels<'_>,
+    k: usize,
+    rule: Rule<'_>,
+) -> Result<Selection> {
+    if k > cols.n_cols() {
+        return Err(Error::InvalidParameter {
+            name: "n_features",
+            value: format!("{k} ({} columns)", cols.n_cols()),
+            rule: "must be <= the number of columns",
+        });
+    }
+    if let Rule::Exponential { epsilon, .. } = rule {
+        crate::error::check_positive_finite("epsilon", epsilon)?;
+    }
+    let mut search = DiscernibilitySearch::new(cols, labels)?;
+    let mut out = Selection {
+        order: Vec::with_capacity(k),
+        discerned_pairs: Vec::with_capacity(k),
+    };
+    for round in 0..k {
+        let gains = search.gains()?;
+        let pick = match rule {
+            Rule::Greedy => argmax_first(&gains),
+            Rule::Exponential { epsilon, seed } => {
+                let weights = log_weights(&gains, epsilon, search.n_rows());
+                exponential_mechanism(&weights, 1, false, &seed.derive(round as u64))?[0]
+            }
+        };
+        let attribute = search.remaining()[pick];
+        search.add(attribute)?;
+        out.order.push(attribute);
+        out.discerned_pairs.push(search.discerned_pairs());
+    }
+    Ok(out)
+}
+
+/// MDA(σ): the shortest prefix S of the greedy order with F(S) ≥ (1 − σ)·F(A), compared
+/// as n·F(S) ≥ (1 − σ)·n·F(A) in floating point; empty when F(A) = 0.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `sigma` is not in [0, 1); errors of
+/// [`DiscernibilitySearch::new`].
+pub fn minimum_discerning(cols: Columns<'_>, labels: &Labels<'_>, sigma: f64) -> Result<Selection> {
+    if !(0.0..1.0).contains(&sigma) {
+        return Err(Error::parameter("sigma", sigma, "must be in [0, 1)"));
+    }
+    let mut search = DiscernibilitySearch::new(cols, labels)?;
+    let all: Vec<usize> = (0..cols.n_cols()).collect();
+    let full = Partition::from_columns(cols, &all)?.score(labels)?;
+    let target = (1.0 - sigma) * (search.differing_pairs() - full.undiscerned_pairs) as f64;
+    let mut out = Selection {
+        order: Vec::new(),
+        discerned_pairs: Vec::new(),
+    };
+    if target == 0.0 {
+        return Ok(out);
+    }
+    while (search.discerned_pairs() as f64) < target && !search.remaining().is_empty() {
+        let gains = search.gains()?;
+        let attribute = search.remaining()[argmax_first(&gains)];
+        search.add(attribute)?;
+        out.order.push(attribute);
+        out.discerned_pairs.push(search.discerned_pairs());
+    }
+    Ok(out)
+}
+
+/// ε'·(gain − max gain)/n: the log-weights of exp(ε'·ΔF) shifted by their maximum, so that
+/// no product overflows (an underflow to −inf only drops a weight below e^−700).
+fn log_weights(gains: &[u128], epsilon: f64, n_rows: usize) -> Vec<f64> {
+    let top = gains.iter().copied().max().unwrap_or(0);
+    let n = n_rows.max(1) as f64;
+    gains
+        .iter()
+        .map(|&g| -(epsilon * ((top - g) as f64 / n)))
+        .collect()
+}
+
+fn argmax_first(values: &[u128]) -> usize {
+    let mut best = 0;
+    for (i, &v) in values.iter().enumerate() {
+        if v > values[best] {
+            best = i;
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 #[allow(clippy::needless_range_loop)]
 mod tests {
@@ -713,5 +1185,160 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(binomial(60, 30), 118264581564861424);
+    }
+    /// Undiscerned pairs of `subset` by brute force over row tuples.
+    fn naive_undiscerned(cols: Columns<'_>, subset: &[usize], labels: &[u32]) -> u128 {
+        naive(cols, subset, labels).1
+    }
+
+    fn search_table(n: usize, seed: u64) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+        // A constant column, a huge domain (sorted scoring, comparison refinement), and
+        // labels that depend on the first columns so that gains differ.
+        let cards = vec![3, 1, 5, 1 << 21, 2, 40, 7];
+        let mut data = lcg_table(n, &cards, seed);
+        let noise = lcg_table(n, &[4], seed + 1);
+        let y: Vec<u32> = (0..n)
+            .map(|i| (data[i] + data[2 * n + i] / 2 + noise[i] / 3) % 3)
+            .collect();
+        for v in &mut data[3 * n..4 * n] {
+            *v %= 1 << 12;
+            *v *= 300;
+        }
+        (data, cards, y)
+    }
+
+    #[test]
+    fn search_gains_match_brute_force_along_the_greedy_path() {
+        for (n, seed) in [(400, 7), (2500, 8), (1, 9), (2, 10)] {
+            let (data, cards, y) = search_table(n, seed);
+            let cols = Columns::new(&data, n, &cards).expect("cols");
+            let labels = Labels::new(&y, 3).expect("labels");
+            let mut search = DiscernibilitySearch::new(cols, &labels).expect("search");
+            let mut chosen: Vec<usize> = Vec::new();
+            while !search.remaining().is_empty() {
+                let before = naive_undiscerned(cols, &chosen, &y);
+                assert_eq!(search.discerned_pairs(), labels.differing_pairs() - before);
+                let gains = search.gains().expect("gains");
+                let mut best = (0u128, usize::MAX);
+                for (&a, &gain) in search.remaining().iter().zip(&gains) {
+                    let mut subset = chosen.clone();
+                    subset.push(a);
+                    assert_eq!(gain, before - naive_undiscerned(cols, &subset, &y));
+                    if best.1 == usize::MAX || gain > best.0 {
+                        best = (gain, a);
+                    }
+                }
+                search.add(best.1).expect("add");
+                chosen.push(best.1);
+            }
+            let greedy =
+                select_discerning(cols, &labels, cards.len(), Rule::Greedy).expect("greedy");
+            assert_eq!(greedy.order, chosen);
+            assert!(search.add(0).is_err());
+        }
+    }
+
+    #[test]
+    fn exponential_rounds_match_a_loop_over_the_partition_kernel() {
+        let n = 3000;
+        let (data, cards, y) = search_table(n, 11);
+        let cols = Columns::new(&data, n, &cards).expect("cols");
+        let labels = Labels::new(&y, 3).expect("labels");
+        let seed = Seed::from_u64(42);
+        for epsilon in [1e-3, 0.05, 1e6] {
+            let rule = Rule::Exponential {
+                epsilon,
+                seed: &seed,
+            };
+            let one = crate::noise::test_util::in_pool(1, || {
+                select_discerning(cols, &labels, 5, rule).expect("one thread")
+            });
+            let two = crate::noise::test_util::in_pool(2, || {
+                select_discerning(cols, &labels, 5, rule).expect("two threads")
+            });
+            assert_eq!(one, two);
+            let mut partition = Partition::trivial(n).expect("trivial");
+            let mut remaining: Vec<usize> = (0..cards.len()).collect();
+            let mut current = labels.differing_pairs();
+            for round in 0..5 {
+                let scores = partition
+                    .score_candidates(cols, &labels, &remaining)
+                    .expect("scores");
+                let gains: Vec<u128> = scores
+                    .iter()
+                    .map(|s| current - s.undiscerned_pairs)
+                    .collect();
+                let weights = log_weights(&gains, epsilon, n);
+                let pick = exponential_mechanism(&weights, 1, false, &seed.derive(round))
+                    .expect("draw")[0];
+                let a = remaining.remove(pick);
+                assert_eq!(one.order[round as usize], a);
+                current = scores[pick].undiscerned_pairs;
+                partition = partition.refine(cols.column(a), cards[a]).expect("refine");
+            }
+        }
+    }
+
+    #[test]
+    fn minimum_discerning_is_the_shortest_greedy_prefix() {
+        let n = 1500;
+        let (data, cards, y) = search_table(n, 12);
+        let cols = Columns::new(&data, n, &cards).expect("cols");
+        let labels = Labels::new(&y, 3).expect("labels");
+        let greedy = select_discerning(cols, &labels, cards.len(), Rule::Greedy).expect("g");
+        let all: Vec<usize> = (0..cards.len()).collect();
+        let full = labels.differing_pairs() - naive_undiscerned(cols, &all, &y);
+        for sigma in [0.0, 0.1, 0.5, 0.99] {
+            let mda = minimum_discerning(cols, &labels, sigma).expect("mda");
+            let target = (1.0 - sigma) * full as f64;
+            let len = greedy
+                .discerned_pairs
+                .iter()
+                .position(|&d| d as f64 >= target)
+                .expect("reached")
+                + 1;
+            assert_eq!(mda.order, greedy.order[..len]);
+        }
+        let same = vec![1u32; n];
+        let pure = Labels::new(&same, 3).expect("labels");
+        assert!(
+            minimum_discerning(cols, &pure, 0.1)
+                .expect("mda")
+                .order
+                .is_empty()
+        );
+        let greedy = select_discerning(cols, &pure, 3, Rule::Greedy).expect("g");
+        assert_eq!(greedy.order, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn selection_validation_errors() {
+        let data = [0, 1, 0, 1];
+        let cols = Columns::new(&data, 4, &[2]).expect("cols");
+        let labels = Labels::new(&[0, 1, 1, 0], 2).expect("labels");
+        let seed = Seed::from_u64(1);
+        assert!(select_discerning(cols, &labels, 2, Rule::Greedy).is_err());
+        for epsilon in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let rule = Rule::Exponential {
+                epsilon,
+                seed: &seed,
+            };
+            assert!(select_discerning(cols, &labels, 1, rule).is_err());
+        }
+        for sigma in [-0.1, 1.0, f64::NAN] {
+            assert!(minimum_discerning(cols, &labels, sigma).is_err());
+        }
+        let short = Labels::new(&[0, 1], 2).expect("labels");
+        assert!(DiscernibilitySearch::new(cols, &short).is_err());
+        let rule = Rule::Exponential {
+            epsilon: f64::MAX,
+            seed: &seed,
+        };
+        assert_eq!(
+            select_discerning(cols, &labels, 1, rule)
+                .expect("huge")
+                .order,
+            vec![0]
+        );
     }
 }

@@ -3,8 +3,9 @@
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use privtab_core::Error;
-use privtab_core::partition::{self, Labels, Score};
+use privtab_core::partition::{self, Labels, Rule, Score, Selection};
 use privtab_core::resources::with_threads;
+use privtab_core::rng::Seed;
 use privtab_core::table::Columns;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -289,10 +290,115 @@ fn subset_entropies<'py>(
     ))
 }
 
+/// A selection as numpy arrays: (order as int64, F of every prefix).
+fn selection_arrays(
+    py: Python<'_>,
+    selection: Selection,
+    n_rows: usize,
+) -> (Bound<'_, PyArray1<i64>>, Bound<'_, PyArray1<f64>>) {
+    let n = n_rows.max(1) as f64;
+    let order: Vec<i64> = selection.order.iter().map(|&j| j as i64).collect();
+    let path: Vec<f64> = selection
+        .discerned_pairs
+        .iter()
+        .map(|&pairs| pairs as f64 / n)
+        .collect();
+    (order.into_pyarray(py), path.into_pyarray(py))
+}
+
+/// The non-private greedy order of `k` columns by discernibility gain, and F of each
+/// prefix.
+#[pyfunction]
+#[pyo3(signature = (columns, cardinalities, labels, n_labels, k, n_threads=None))]
+#[allow(clippy::type_complexity)]
+fn greedy_discernibility<'py>(
+    py: Python<'py>,
+    columns: PyReadonlyArray2<'py, u32>,
+    cardinalities: PyReadonlyArray1<'py, u32>,
+    labels: PyReadonlyArray1<'py, u32>,
+    n_labels: u32,
+    k: usize,
+    n_threads: Option<usize>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>)> {
+    let (data, n_rows, cards) = columns_view(&columns, &cardinalities)?;
+    let codes = contiguous(&labels, "labels")?;
+    let selection = detached(py, || {
+        with_threads(n_threads, || {
+            let cols = Columns::new(data, n_rows, cards)?;
+            let labels = Labels::new(codes, n_labels)?;
+            partition::select_discerning(cols, &labels, k, Rule::Greedy)
+        })
+    })?;
+    Ok(selection_arrays(py, selection, n_rows))
+}
+
+/// MDA(sigma): the shortest greedy prefix with F(S) >= (1 - sigma) F(A), and F of each
+/// prefix.
+#[pyfunction]
+#[pyo3(signature = (columns, cardinalities, labels, n_labels, sigma, n_threads=None))]
+#[allow(clippy::type_complexity)]
+fn minimum_discerning_attributes<'py>(
+    py: Python<'py>,
+    columns: PyReadonlyArray2<'py, u32>,
+    cardinalities: PyReadonlyArray1<'py, u32>,
+    labels: PyReadonlyArray1<'py, u32>,
+    n_labels: u32,
+    sigma: f64,
+    n_threads: Option<usize>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>)> {
+    let (data, n_rows, cards) = columns_view(&columns, &cardinalities)?;
+    let codes = contiguous(&labels, "labels")?;
+    let selection = detached(py, || {
+        with_threads(n_threads, || {
+            let cols = Columns::new(data, n_rows, cards)?;
+            let labels = Labels::new(codes, n_labels)?;
+            partition::minimum_discerning(cols, &labels, sigma)
+        })
+    })?;
+    Ok(selection_arrays(py, selection, n_rows))
+}
+
+/// PrivateKD: `k` rounds, each choosing a column with probability
+/// ∝ exp(epsilon_step · (F(S ∪ {a}) − F(S))); returns the order (int64).
+#[pyfunction]
+#[pyo3(signature = (columns, cardinalities, labels, n_labels, k, epsilon_step, seed=None, n_threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn private_kd<'py>(
+    py: Python<'py>,
+    columns: PyReadonlyArray2<'py, u32>,
+    cardinalities: PyReadonlyArray1<'py, u32>,
+    labels: PyReadonlyArray1<'py, u32>,
+    n_labels: u32,
+    k: usize,
+    epsilon_step: f64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let (data, n_rows, cards) = columns_view(&columns, &cardinalities)?;
+    let codes = contiguous(&labels, "labels")?;
+    let selection = detached(py, || {
+        with_threads(n_threads, || {
+            let cols = Columns::new(data, n_rows, cards)?;
+            let labels = Labels::new(codes, n_labels)?;
+            let seed = Seed::new(seed);
+            let rule = Rule::Exponential {
+                epsilon: epsilon_step,
+                seed: &seed,
+            };
+            partition::select_discerning(cols, &labels, k, rule)
+        })
+    })?;
+    let order: Vec<i64> = selection.order.iter().map(|&j| j as i64).collect();
+    Ok(order.into_pyarray(py))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Partition>()?;
     m.add_function(wrap_pyfunction!(score_candidates, m)?)?;
     m.add_function(wrap_pyfunction!(discernibility, m)?)?;
     m.add_function(wrap_pyfunction!(subset_entropies, m)?)?;
+    m.add_function(wrap_pyfunction!(greedy_discernibility, m)?)?;
+    m.add_function(wrap_pyfunction!(minimum_discerning_attributes, m)?)?;
+    m.add_function(wrap_pyfunction!(private_kd, m)?)?;
     Ok(())
 }

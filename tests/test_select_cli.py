@@ -1,0 +1,119 @@
+"""`privtab select`: PrivateKD and the greedy order from the command line."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from privtab import PrivacyLeakWarning, TableEncoder, greedy_discernibility
+from privtab import demo as demo_module
+from privtab.cli import main
+
+
+@pytest.fixture
+def table_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "size": rng.integers(0, 4, n),
+            "shape": rng.choice(["round", "square"], n),
+            "noise": rng.integers(0, 2, n),
+        }
+    )
+    frame["label"] = np.where(
+        (frame["colour"] == "red") ^ (rng.random(n) < 0.1), "yes", "no"
+    )
+    path = tmp_path / "in.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def run(args):
+    return CliRunner().invoke(main, ["select", *map(str, args)])
+
+
+def test_privatekd_writes_json_with_ledger(table_csv, tmp_path):
+    path, _frame = table_csv
+    out = tmp_path / "out.json"
+    args = [path, "-o", out, "--target", "label", "--k", 2, "-e", 1e6, "--seed", 3]
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["method"] == "privatekd"
+    assert len(report["selected"]) == 2
+    assert report["selected"][0] == "colour"
+    assert sum(eps for _, eps in report["privacy_ledger"]) == report["epsilon"] == 1e6
+    assert any("inferred" in note or "data" in note for note in report["warnings"])
+    assert "warning:" in result.output
+    again = tmp_path / "again.json"
+    assert run([*args[:2], again, *args[3:]]).exit_code == 0
+    assert json.loads(again.read_text())["selected"] == report["selected"]
+
+
+def test_greedy_and_csv_projection(table_csv, tmp_path):
+    path, frame = table_csv
+    out = tmp_path / "projected.csv"
+    result = run([path, "-o", out, "--target", "label", "--k", 3, "--method", "greedy"])
+    assert result.exit_code == 0, result.output
+    projected = pd.read_csv(out)
+    predictors = ["colour", "size", "shape", "noise"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        codes = TableEncoder(missing="category").fit_transform(frame[predictors])
+    order = greedy_discernibility(codes, frame["label"].to_numpy(), 3)
+    assert list(projected.columns) == [*(predictors[j] for j in order), "label"]
+    pd.testing.assert_frame_equal(projected, frame[list(projected.columns)])
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--target", "nope", "--k", 1], "'nope' is not a column"),
+        (["--target", "label", "--k", 5], "between 1 and the number of predictors"),
+        (["--target", "label", "--k", 0], "0 is not in the range x>=1"),
+        (["--target", "label", "--k", 1, "-e", 0], "must be finite and > 0"),
+        (["--target", "label", "--k", 1, "--method", "x"], "'x' is not one of"),
+        (["--k", 1], "Missing option '--target'"),
+    ],
+)
+def test_select_errors(table_csv, tmp_path, extra, message):
+    path, _ = table_csv
+    result = run([path, "-o", tmp_path / "o.json", *extra])
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def test_select_unreadable_input(tmp_path):
+    result = run(
+        [tmp_path / "missing.csv", "-o", tmp_path / "o.json", "--target", "a", "--k", 1]
+    )
+    assert result.exit_code != 0
+    assert "cannot read" in result.output
+
+
+def test_select_help_explains_the_options():
+    result = CliRunner().invoke(main, ["select", "--help"])
+    assert result.exit_code == 0
+    for text in ("--target", "--k", "--epsilon", "--seed", "privatekd", ".json"):
+        assert text in result.output
+
+
+def test_demo_section_compares_privatekd_with_greedy():
+    console = Console(record=True, width=120)
+    acc = demo_module.run_demo(
+        1.0, seed=2, progress=False, console=console, sections=["privatekd"]
+    )
+    text = console.export_text()
+    assert "greedy (not private)" in text
+    assert "PrivateKD" in text
+    assert [tuple(e) for e in acc.ledger] == [
+        ("PrivateKD: 4 exponential-mechanism rounds", 1.0)
+    ]
