@@ -207,7 +207,7 @@ mod tests {
             Err(Error::OutputTooLarge(_))
         ));
         assert_eq!(l2_laplace_samples(0, 3, 1.0, &seed(0)).unwrap(), Vec::<f64>::new());
-        assert!(l2_laplace_samples(4, 3, 1e308, &seed(0)).is_err());
+        assert!(l2_laplace_samples(4, 10, 1e308, &seed(0)).is_err());
         assert!(gamma_samples(2, 0.0, 1.0, &seed(0)).is_err());
         assert!(gamma_samples(2, 1.0, -1.0, &seed(0)).is_err());
     }
