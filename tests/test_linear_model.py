@@ -420,20 +420,18 @@ def output_noise_norms(Estimator, n_fits, epsilon, C, seed0, **kwargs):
 
 
 @pytest.mark.slow
-def test_output_noise_norm_is_gamma():
+@pytest.mark.parametrize(
+    ("Estimator", "epsilon", "C"),
+    [(DPLogisticRegression, 0.8, 0.5), (DPLinearSVC, 2.0, 0.25)],
+)
+def test_output_noise_norm_is_gamma(Estimator, epsilon, C):
     # Each fit is one L-BFGS run: 800 fits are enough for the KS test to reject a
-    # scale off by 30 % (the power check), at a few seconds.
-    norms, scale = output_noise_norms(DPLogisticRegression, 800, 0.8, 0.5, 1000)
-    assert scale == pytest.approx(2 * 0.5 / 0.8)
+    # scale off by 30 % (the power check), in a few seconds.
+    norms, scale = output_noise_norms(Estimator, 800, epsilon, C, 1000)
+    assert scale == pytest.approx(2 * C / epsilon)
     assert_accepts(ks_pvalue(norms, stats.gamma(2, scale=scale)))
     for factor in WRONG_SCALES:
         assert_rejects(ks_pvalue(norms, stats.gamma(2, scale=scale * factor)))
-
-
-def test_output_noise_norm_is_gamma_for_the_svm():
-    # The same noise path with the Huber loss: acceptance only (power shown above).
-    norms, scale = output_noise_norms(DPLinearSVC, 200, 2.0, 0.25, 5000, huber_h=0.5)
-    assert_accepts(ks_pvalue(norms, stats.gamma(2, scale=scale)))
 
 
 # Utility at a moderate epsilon ----------------------------------------------------------

@@ -127,17 +127,29 @@ mod tests {
 
     #[test]
     fn gamma_moments_match() {
-        for &(shape, scale) in &[(0.3, 2.0), (1.0, 1.0), (2.0, 0.5), (7.0, 3.0), (250.0, 0.01)] {
+        for &(shape, scale) in &[
+            (0.3, 2.0),
+            (1.0, 1.0),
+            (2.0, 0.5),
+            (7.0, 3.0),
+            (250.0, 0.01),
+        ] {
             let draws = gamma_samples(200_000, shape, scale, &seed(1)).unwrap();
             assert!(draws.iter().all(|&x| x > 0.0 && x.is_finite()));
             let (mean, var) = moments(draws.iter().copied());
             let (m, v) = (shape * scale, shape * scale * scale);
             // Five standard errors of the mean and (roughly) of the variance.
             let se_mean = (v / 200_000.0).sqrt();
-            assert!((mean - m).abs() < 5.0 * se_mean, "{shape} {scale}: {mean} vs {m}");
+            assert!(
+                (mean - m).abs() < 5.0 * se_mean,
+                "{shape} {scale}: {mean} vs {m}"
+            );
             let kurt = 6.0 / shape + 2.0;
             let se_var = v * (kurt / 200_000.0).sqrt();
-            assert!((var - v).abs() < 5.0 * se_var, "{shape} {scale}: {var} vs {v}");
+            assert!(
+                (var - v).abs() < 5.0 * se_var,
+                "{shape} {scale}: {var} vs {v}"
+            );
         }
     }
 
@@ -160,7 +172,10 @@ mod tests {
             .collect();
         let (mean, var) = moments(norms.iter().copied());
         let (m, v) = (d as f64 * scale, d as f64 * scale * scale);
-        assert!((mean - m).abs() < 5.0 * (v / n as f64).sqrt(), "{mean} vs {m}");
+        assert!(
+            (mean - m).abs() < 5.0 * (v / n as f64).sqrt(),
+            "{mean} vs {m}"
+        );
         assert!((var / v - 1.0).abs() < 0.05, "{var} vs {v}");
         // Each coordinate of a uniform direction has mean 0 and E[u_j²] = 1/d.
         for j in 0..d {
@@ -192,7 +207,10 @@ mod tests {
         assert_eq!(wide.len(), 3 * (CHUNK + 1));
         assert!(wide.iter().all(|x| x.is_finite()));
         let g1 = in_pool(1, || gamma_samples(CHUNK + 9, 2.5, 1.0, &seed(5)).unwrap());
-        assert_eq!(g1, in_pool(3, || gamma_samples(CHUNK + 9, 2.5, 1.0, &seed(5)).unwrap()));
+        assert_eq!(
+            g1,
+            in_pool(3, || gamma_samples(CHUNK + 9, 2.5, 1.0, &seed(5)).unwrap())
+        );
     }
 
     #[test]
@@ -206,7 +224,10 @@ mod tests {
             l2_laplace_samples(usize::MAX, 2, 1.0, &seed(0)),
             Err(Error::OutputTooLarge(_))
         ));
-        assert_eq!(l2_laplace_samples(0, 3, 1.0, &seed(0)).unwrap(), Vec::<f64>::new());
+        assert_eq!(
+            l2_laplace_samples(0, 3, 1.0, &seed(0)).unwrap(),
+            Vec::<f64>::new()
+        );
         assert!(l2_laplace_samples(4, 10, 1e308, &seed(0)).is_err());
         assert!(gamma_samples(2, 0.0, 1.0, &seed(0)).is_err());
         assert!(gamma_samples(2, 1.0, -1.0, &seed(0)).is_err());
