@@ -253,6 +253,7 @@ def test_fitted_objective_constants(Estimator, c):
     )
     assert model.noise_scale_[0] == pytest.approx(2 / 0.1)
     assert model.sensitivity_ == pytest.approx(2 / (80 * lam))
+    assert model.l1_sensitivity_ == pytest.approx(math.sqrt(3) * 2 / (80 * lam))
 
 
 def test_curvature_and_helper_validation():

@@ -546,6 +546,7 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
         self.data_norm_ = data_norm
         self.lambda_ = lam
         self.sensitivity_ = output_perturbation_l2_sensitivity(n, C)
+        self.l1_sensitivity_ = output_perturbation_l1_sensitivity(n, n_weights, C)
         self.noise_scale_ = scales
         if self.method == "objective":
             self.epsilon_prime_ = eps_primes
@@ -640,6 +641,8 @@ class DPLogisticRegression(_DPLinearClassifier):
         ``λ = 1/(C·n)``.
     sensitivity_ : float
         L2 sensitivity ``2/(n·λ)`` of the non-private weights on the scaled rows.
+    l1_sensitivity_ : float
+        Their L1 sensitivity ``√p·2/(n·λ)``, ``p`` weights (features + intercept).
     noise_scale_ : ndarray of shape (n_models,)
         Scale ``s`` of the noise density ∝ ``exp(−‖b‖₂/s)`` of each binary model.
     epsilon_prime_, extra_regularization_ : ndarray of shape (n_models,) or None
@@ -813,10 +816,12 @@ class DPLinearSVC(_DPLinearClassifier):
         Only when ``X`` has string column names.
     data_norm_ : float
     lambda_ : float
-        ``λ = 1/(C·n)``; DPFSDR's ``Δw`` is
-        ``output_perturbation_l1_sensitivity(n, n_weights, C)``.
+        ``λ = 1/(C·n)``.
     sensitivity_ : float
         L2 sensitivity ``2/(n·λ)`` of the non-private weights on the scaled rows.
+    l1_sensitivity_ : float
+        Their L1 sensitivity ``√p·2/(n·λ)``, ``p`` weights (features + intercept):
+        the ``Δw`` of DPFSDR's correlated sensitivity (Wang et al.).
     noise_scale_ : ndarray of shape (n_models,)
     epsilon_prime_, extra_regularization_ : ndarray of shape (n_models,) or None
         ``ε'`` and ``Δ`` of objective perturbation (``None`` for ``method="output"``).
