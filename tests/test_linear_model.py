@@ -342,6 +342,26 @@ def test_huber_minimizer_matches_reference(data, C, h):
     )
 
 
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_solver_certifies_the_minimiser_for_a_tiny_lambda(loss):
+    # λ = 1/(C·n) = 2.5e-7: L-BFGS alone stalls here; the Newton polish must bring the
+    # strong-convexity bound ‖∇J‖/λ on the distance to the exact minimiser below 1e-6.
+    X, y = blobs(4000, [[0.3] * 8, [-0.3] * 8], 1.0, 13)
+    Z = reference_rows(X, 6.0)
+    signs = np.where(y == 1, 1.0, -1.0)
+    w = erm_minimizer(Z, signs, C=1000.0, loss=loss, huber_h=0.5)
+    lam = 1.0 / (1000.0 * 4000)
+    m = signs * (Z @ w)
+    if loss == "logistic":
+        slope = -1.0 / (1.0 + np.exp(m))
+    else:
+        slope = np.where(m > 1.5, 0.0, np.where(m < 0.5, -1.0, -(1.5 - m)))
+    grad = Z.T @ (signs * slope) / 4000 + lam * w
+    assert np.linalg.norm(grad) / lam < 1e-6
+    # The estimator raises no ConvergenceWarning (warnings are errors in this suite).
+    DPLinearSVC(1.0, C=1000.0, data_norm=6.0, random_state=0).fit(X, y)
+
+
 def test_erm_minimizer_validation():
     Z = scale_rows([[1.0], [-1.0]], 1.0)
     with pytest.raises(ValueError, match="loss must be one of"):
