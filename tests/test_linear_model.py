@@ -736,3 +736,16 @@ def test_clone_keeps_parameters():
     assert params["huber_h"] == 0.1
     assert params["method"] == "objective"
     assert ALPHA == 1e-6
+
+
+def test_unconverged_solver_warns(monkeypatch):
+    from sklearn.exceptions import ConvergenceWarning
+
+    import privtab.linear_model as lm
+
+    monkeypatch.setattr(lm, "_NEWTON_STEPS", 0)
+    X, y = blobs(4000, [[0.3] * 8, [-0.3] * 8], 1.0, 13)
+    with pytest.warns(ConvergenceWarning, match="from the exact minimiser"):
+        DPLogisticRegression(
+            1e6, C=1000.0, method="output", data_norm=6.0, random_state=0
+        ).fit(X, y)
