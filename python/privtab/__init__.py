@@ -34,6 +34,14 @@ from privtab.exceptions import (
     PrivtabError,
 )
 from privtab.histogram import SparseHistogram, thresholded_histogram
+
+from privtab.linear_model import (
+    DPLinearSVC,
+    DPLogisticRegression,
+    objective_perturbation_parameters,
+    output_perturbation_l1_sensitivity,
+    output_perturbation_l2_sensitivity,
+)
 from privtab.mechanisms import (
     discrete_laplace_mechanism,
     exponential_mechanism,
@@ -44,6 +52,8 @@ from privtab.table import EncodedTable, TableEncoder, lei_bandwidth, lei_bins
 __all__ = [
     "BudgetAccountant",
     "BudgetExceededError",
+    "DPLinearSVC",
+    "DPLogisticRegression",
     "DomainError",
     "EncodedTable",
     "LedgerEntry",
@@ -72,6 +82,9 @@ __all__ = [
     "mixed_radix_decode",
     "mixed_radix_encode",
     "mutual_information",
+    "objective_perturbation_parameters",
+    "output_perturbation_l1_sensitivity",
+    "output_perturbation_l2_sensitivity",
     "symmetric_uncertainty",
     "thresholded_histogram",
 ]

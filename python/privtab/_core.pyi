@@ -62,6 +62,20 @@ def exponential_mechanism(
     seed: int | None = None,
     n_threads: int | None = None,
 ) -> npt.NDArray[np.int64]: ...
+def gamma_samples(
+    n: int,
+    shape: float,
+    scale: float,
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> npt.NDArray[np.float64]: ...
+def l2_laplace_samples(
+    n: int,
+    d: int,
+    scale: float,
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> npt.NDArray[np.float64]: ...
 
 # --- encode (rust/privtab-py/src/encode.rs) ---
 

@@ -10,6 +10,8 @@
 //! - [`binomial`]: binomial variates for any `n < 2^64` and any `p`, including tiny `p`.
 //! - [`distinct`]: `k` distinct uniform values from `[0, range)`, `range ≤ 2^64`.
 //! - [`selection`]: the exponential mechanism by the Gumbel-max trick on log-weights.
+//! - [`ball`]: Gamma variates and vectors with density ∝ `exp(-‖b‖₂ / scale)` (the noise of
+//!   Chaudhuri et al.'s output and objective perturbation).
 //!
 //! Integer-valued releases should use [`discrete`]: textbook floating-point Laplace noise
 //! leaks the secret through the pattern of representable doubles (Mironov 2012).
@@ -19,12 +21,14 @@
 //! [`Rng`]: crate::rng::Rng
 //! [`Seed`]: crate::rng::Seed
 
+pub mod ball;
 pub mod binomial;
 pub mod continuous;
 pub mod discrete;
 pub mod distinct;
 pub mod selection;
 
+pub use ball::{gamma, gamma_samples, l2_laplace, l2_laplace_samples};
 pub use binomial::{Binomial, binomial, binomial_samples};
 pub use continuous::{
     add_laplace, exponential, exponential_samples, gumbel, gumbel_samples, laplace, laplace_samples,

@@ -6,10 +6,12 @@
 //! `n_threads`.
 
 use crate::errors::{contiguous, detached};
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use privtab_core::noise;
 use privtab_core::resources::with_threads;
 use privtab_core::rng::Seed;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// `n` Laplace(0, scale) variates.
@@ -205,6 +207,47 @@ fn exponential_mechanism<'py>(
     Ok(out.into_pyarray(py))
 }
 
+/// `n` Gamma(`shape`, `scale`) variates (Marsaglia–Tsang).
+#[pyfunction]
+#[pyo3(signature = (n, shape, scale, seed=None, n_threads=None))]
+fn gamma_samples(
+    py: Python<'_>,
+    n: usize,
+    shape: f64,
+    scale: f64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'_, PyArray1<f64>>> {
+    let out = detached(py, || {
+        with_threads(n_threads, || {
+            noise::gamma_samples(n, shape, scale, &Seed::new(seed))
+        })
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// An `(n, d)` array whose rows have density ∝ `exp(-‖b‖₂ / scale)`: the noise of
+/// Chaudhuri et al.'s output and objective perturbation.
+#[pyfunction]
+#[pyo3(signature = (n, d, scale, seed=None, n_threads=None))]
+fn l2_laplace_samples(
+    py: Python<'_>,
+    n: usize,
+    d: usize,
+    scale: f64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'_, PyArray2<f64>>> {
+    let out = detached(py, || {
+        with_threads(n_threads, || {
+            noise::l2_laplace_samples(n, d, scale, &Seed::new(seed))
+        })
+    })?;
+    let rows = Array2::from_shape_vec((n, d), out)
+        .map_err(|err| PyValueError::new_err(format!("l2 laplace samples: {err}")))?;
+    Ok(rows.into_pyarray(py))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(laplace_samples, m)?)?;
     m.add_function(wrap_pyfunction!(gumbel_samples, m)?)?;
@@ -217,5 +260,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(add_laplace, m)?)?;
     m.add_function(wrap_pyfunction!(add_discrete_laplace, m)?)?;
     m.add_function(wrap_pyfunction!(exponential_mechanism, m)?)?;
+    m.add_function(wrap_pyfunction!(gamma_samples, m)?)?;
+    m.add_function(wrap_pyfunction!(l2_laplace_samples, m)?)?;
     Ok(())
 }
