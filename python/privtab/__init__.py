@@ -34,7 +34,6 @@ from privtab.exceptions import (
     PrivtabError,
 )
 from privtab.histogram import SparseHistogram, thresholded_histogram
-
 from privtab.linear_model import (
     DPLinearSVC,
     DPLogisticRegression,
@@ -47,6 +46,7 @@ from privtab.mechanisms import (
     exponential_mechanism,
     laplace_mechanism,
 )
+from privtab.projected import ProjectedHistogram
 from privtab.table import EncodedTable, TableEncoder, lei_bandwidth, lei_bins
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "PrivateKD",
     "PrivtabError",
+    "ProjectedHistogram",
     "SparseCounts",
     "SparseHistogram",
     "TableEncoder",
