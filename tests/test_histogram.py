@@ -290,18 +290,36 @@ def test_expected_output_above_max_cells_names_both_numbers():
     rng = np.random.default_rng(12)
     cards = [1 << 10, 1 << 10]
     codes = rng.integers(0, 1 << 10, size=(500, 2))
-    observed, _ = reference_keys_counts(codes, cards)
     eps, tau = 1.0, 3.0
     p = 0.5 * math.exp(-eps * tau / 2)
-    expected = len(observed) + (2**20 - len(observed)) * p
+    # The check uses public numbers only: m·p, never the observed cells.
+    expected = 2**20 * p
     mantissa, exponent = f"{expected:.4e}".split("e")
     acc = pt.BudgetAccountant(2.0)
-    shown = rf"{mantissa}e{int(exponent)} cells.*max_cells = 1000\b"
+    shown = rf"{mantissa}e{int(exponent)} empty cells.*max_cells = 1000\b"
     with pytest.raises(DomainError, match=shown):
         pt.thresholded_histogram(
             codes, cards, eps, threshold=tau, max_cells=1000, accountant=acc
         )
     assert acc.spent == 0
+
+
+def test_max_cells_check_does_not_depend_on_the_data():
+    cards = [1 << 10, 1 << 10]
+    eps, tau = 1.0, 3.0
+    one_cell = np.zeros((500, 2), dtype=np.int64)
+    many_cells = np.random.default_rng(3).integers(0, 1 << 10, size=(500, 2))
+    cap = int(2**20 * 0.5 * math.exp(-eps * tau / 2)) + 1
+    for codes in (one_cell, many_cells):
+        hist = pt.thresholded_histogram(
+            codes, cards, eps, threshold=tau, max_cells=cap, random_state=0
+        )
+        assert len(hist) > 0
+    for codes in (one_cell, many_cells):
+        with pytest.raises(DomainError, match="max_cells"):
+            pt.thresholded_histogram(
+                codes, cards, eps, threshold=tau, max_cells=cap - 2, random_state=0
+            )
 
 
 @pytest.mark.parametrize(

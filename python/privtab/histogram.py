@@ -269,8 +269,8 @@ def thresholded_histogram(
         If ``accountant`` cannot afford ``epsilon`` (before reading ``codes``).
     DomainError
         If the product of the cardinalities exceeds 2**64, or the expected number of
-        kept cells, ``n' + (m - n')·p``, exceeds ``max_cells`` (the message names
-        both).
+        kept empty cells, at most ``m·p``, exceeds ``max_cells`` (the message names
+        both; observed cells kept are at most ``n``, the size of the input).
     ValueError
         For invalid codes (negative, NaN, >= cardinality, empty, ragged) or
         parameters (``epsilon``, ``threshold``, ``A``, ``noise``, ``max_cells``).
@@ -285,9 +285,9 @@ def thresholded_histogram(
     domain is ε-differentially private. Thresholding is post-processing as long as
     τ depends only on ``n`` (Proposition 1 of [1]_). The empty cells are sampled from
     exactly the distribution they would have if each were noised and thresholded
-    one by one. Two caveats: the ``max_cells`` check reads the number ``n'`` of
-    distinct observed cells, so whether it raises depends on the data (set it
-    generously; nothing is released or charged when it raises); and the number of
+    one by one. The ``max_cells`` check uses public numbers only (the
+    expected number ``m·p`` of kept empty cells), so whether it raises reveals
+    nothing about the data. One caveat: the number of
     kept empty cells is drawn by a floating-point binomial sampler with ``p``
     computed in double precision, even with ``noise="discrete"``.
 

@@ -181,9 +181,11 @@ pub fn empty_cell_probability(epsilon: f64, threshold: f64, noise: Noise) -> Res
 /// ([`Noise::Discrete`]); the cells whose value exceeds `threshold` are returned. See the
 /// module documentation for the construction, which takes O(n·d + output) time.
 ///
-/// Before sampling the empty cells, the expected output size is bounded by
-/// `n' + (m − n')·p` (`n'` observed cells, `p` = [`empty_cell_probability`]); when that
-/// exceeds `max_cells` the call fails instead of allocating.
+/// Before reading the data, the expected number of kept empty cells is bounded by `m·p`
+/// (`m` cells in the domain, `p` = [`empty_cell_probability`]); when that exceeds
+/// `max_cells` the call fails instead of allocating. The bound uses public numbers only,
+/// so whether the call fails reveals nothing about the data; kept observed cells number
+/// at most `n`, the size of the input.
 ///
 /// The output depends only on the inputs and `seed`, never on the number of threads.
 ///
@@ -191,7 +193,7 @@ pub fn empty_cell_probability(epsilon: f64, threshold: f64, noise: Noise) -> Res
 /// Under replace-one neighbours (n public) the histogram has L1 sensitivity 2, so noise of
 /// scale 2/ε makes the full noisy histogram ε-differentially private; thresholding with a τ
 /// that depends only on n is post-processing (Proposition 1 of Vinterbo 2012). The size
-/// check reads `n'`: whether it fails depends on the data, so it must be set generously.
+/// check depends only on the domain, ε and τ.
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for a bad `epsilon` or `threshold`; [`Error::Domain`] when
@@ -210,21 +212,21 @@ pub fn thresholded_histogram(
     let domain = check_domain(cols.cardinalities())?;
     let p = sampler.keep_probability();
 
+    let expected_empty = domain as f64 * p;
+    if expected_empty > max_cells as f64 {
+        return Err(Error::Domain(format!(
+            "the thresholded histogram would keep about {expected_empty:.4e} empty cells in \
+             expectation (m·p with m = {domain} cells and p = {p:.4e}), more than \
+             max_cells = {max_cells}; raise the threshold, use fewer or coarser columns, \
+             or raise max_cells"
+        )));
+    }
+
     let keys = mixed_radix_encode(cols)?;
     let counts = SparseCounts::from_keys(&keys);
     drop(keys);
     let observed = counts.len();
     let n_empty = domain - observed as u128;
-
-    let expected = observed as f64 + n_empty as f64 * p;
-    if expected > max_cells as f64 {
-        return Err(Error::Domain(format!(
-            "the thresholded histogram would keep about {expected:.4e} cells in expectation \
-             (n' + (m - n')·p with m = {domain} cells, n' = {observed} observed, \
-             p = {p:.4e}), more than max_cells = {max_cells}; raise the threshold, use \
-             fewer or coarser columns, or raise max_cells"
-        )));
-    }
 
     let mut noisy = alloc_output::<f64>(observed, "noisy observed cells")?;
     let obs_counts = counts.counts();
