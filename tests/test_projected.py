@@ -425,7 +425,11 @@ def test_inferred_cardinalities_warn():
 
 def fitted(X, y, cardinalities=None, seed=5):
     return ProjectedHistogram(
-        2.0, n_features=2, gamma=0.4, random_state=seed, accountant=pt.BudgetAccountant()
+        2.0,
+        n_features=2,
+        gamma=0.4,
+        random_state=seed,
+        accountant=pt.BudgetAccountant(),
     ).fit(X, y, cardinalities=cardinalities)
 
 
@@ -504,7 +508,13 @@ def test_parameter_validation(params, error, match):
         (np.zeros((4, 2)), [1, 1, 1, 1], [2, 2], ValueError, "at least 2 classes"),
         (np.zeros((2, 2)), [0.0, np.nan], [2, 2], ValueError, "y must not contain NaN"),
         (np.zeros((2, 2)), ["a", None], [2, 2], ValueError, "missing labels"),
-        (np.zeros((2, 2)), np.array([1, "a"], dtype=object), [2, 2], TypeError, "one sortable type"),
+        (
+            np.zeros((2, 2)),
+            np.array([1, "a"], dtype=object),
+            [2, 2],
+            TypeError,
+            "one sortable type",
+        ),
         (np.zeros((2, 2)), np.array([1j, 2j]), [2, 2], TypeError, "y must hold"),
         (np.zeros(4), [0, 1, 0, 1], [2], ValueError, "X must be 2-dimensional"),
         (np.zeros((0, 2)), [], [2, 2], ValueError, "X must be non-empty"),
