@@ -8,8 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 from privtab import PrivacyLeakWarning, TableEncoder, greedy_discernibility
+from privtab import demo as demo_module
 from privtab.cli import main
 
 
@@ -97,7 +99,8 @@ def test_estimated_parameters_seed_and_parquet(table_csv, tmp_path):
     assert result.exit_code == 0, result.output
     pd.testing.assert_frame_equal(pd.read_parquet(first), pd.read_parquet(second))
     assert "bounds of ['age']" in result.stderr
-    assert "privacy ledger:" in result.stderr and "(total 1)" in result.stderr
+    assert "privacy ledger:" in result.stderr
+    assert "(total 1)" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -129,13 +132,16 @@ def test_histogram_errors(table_csv, tmp_path, extra, message):
 def test_histogram_io_errors(table_csv, tmp_path):
     path, _ = table_csv
     result = run([tmp_path / "missing.csv", "-o", tmp_path / "o.csv", "--target", "a"])
-    assert result.exit_code != 0 and "cannot read" in result.output
+    assert result.exit_code != 0
+    assert "cannot read" in result.output
     result = run([path, "-o", tmp_path / "o.txt", "--target", "label", "--seed", 1])
-    assert result.exit_code != 0 and "cannot write" in result.output
+    assert result.exit_code != 0
+    assert "cannot write" in result.output
     tiny = tmp_path / "tiny.csv"
     pd.DataFrame({"label": ["a", "b"]}).to_csv(tiny, index=False)
     result = run([tiny, "-o", tmp_path / "o.csv", "--target", "label"])
-    assert result.exit_code != 0 and "one column besides the target" in result.output
+    assert result.exit_code != 0
+    assert "one column besides the target" in result.output
 
 
 def test_histogram_help_explains_the_options():
@@ -145,3 +151,18 @@ def test_histogram_help_explains_the_options():
         assert text in result.output
     for text in ("--bins", "--bounds", "lei_bins", "stderr", "PrivateKD"):
         assert text in result.output
+
+
+def test_demo_section_trains_on_synthetic_data():
+    console = Console(record=True, width=140)
+    acc = demo_module.run_demo(
+        1.0, seed=4, progress=False, console=console, sections=["projected"]
+    )
+    text = console.export_text()
+    assert "held-out AUC" in text
+    assert "synthetic data (ε = 1)" in text
+    assert "ledger: PrivateKD" in text
+    assert [tuple(e) for e in acc.ledger] == [("ProjectedHistogram", 1.0)]
+    aucs = [float(line.split()[-2]) for line in text.splitlines() if "│ 0." in line]
+    assert len(aucs) == 3
+    assert all(0.5 < auc <= 1 for auc in aucs)

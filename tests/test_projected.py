@@ -282,7 +282,8 @@ def test_budget_is_checked_before_reading_data():
     model = ProjectedHistogram(1.0, n_features=1, accountant=acc)
     with pytest.raises(BudgetExceededError):
         model.fit(Untouchable(), Untouchable(), cardinalities=[2, 2])
-    assert acc.spent == 0 and not acc.ledger
+    assert acc.spent == 0
+    assert not acc.ledger
 
 
 def test_failure_charges_nothing():
@@ -336,7 +337,7 @@ def test_huge_epsilon_matches_greedy_and_true_counts(noise):
     # Kept cells that were not observed are false positives just above τ ≈ 0.
     extra = set(kept) - set(true_keys.tolist())
     assert all(kept[key] < 0.5 for key in extra)
-    X_syn, y_syn = model.synthetic()
+    X_syn, _y_syn = model.synthetic()
     assert len(X_syn) == len(X)
 
 
@@ -399,7 +400,8 @@ def test_synthetic_from_codes_returns_codes():
         3.0, n_features=2, gamma=0.6, random_state=0, accountant=pt.BudgetAccountant()
     ).fit(X, y, cardinalities=cards)
     X_syn, y_syn = model.synthetic()
-    assert X_syn.dtype == np.uint32 and X_syn.shape[1] == 2
+    assert X_syn.dtype == np.uint32
+    assert X_syn.shape[1] == 2
     counts = np.ceil(model.histogram_.values - 0.5).clip(min=0)
     assert len(y_syn) == counts.sum()
     assert set(y_syn.tolist()) <= {"no", "yes"}
@@ -681,5 +683,6 @@ def test_clone_and_params():
     X, y, cards = signal_data(n=500)
     model.fit(X, y, cardinalities=cards)
     assert not hasattr(clone(model), "histogram_")
-    assert model.set_params(gamma=0.2) is model and model.gamma == 0.2
+    assert model.set_params(gamma=0.2) is model
+    assert model.gamma == 0.2
     assert "ProjectedHistogram(" in repr(model)

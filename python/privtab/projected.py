@@ -61,7 +61,7 @@ def _scaled_normal_codes(
 def _simulate_table(
     n: int, n_predictors: int, n_classes: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """The paper's simulated table: ``(codes (n, n_predictors), labels (n,), bins)``.
+    """Simulate the paper's table: ``(codes (n, n_predictors), labels (n,), bins)``.
 
     Labels are drawn first (``rng.integers(0, n_classes, n)``), then the predictors
     (``rng.standard_normal((n, n_predictors))``), each min-max scaled and cut into
