@@ -277,6 +277,88 @@ def _privatekd(ctx: DemoContext) -> None:
     )
 
 
+@section("projected", "Projected histogram: synthetic Adult data for income", steps=5)
+def _projected(ctx: DemoContext) -> None:
+    """Train logistic regression on synthetic records from a projected histogram.
+
+    ProjectedHistogram (Vinterbo 2012) spends (1 − γ)·ε on PrivateKD to choose k
+    predictors of income and γ·ε on a thresholded histogram of them and income; k and
+    γ are estimated from n, d and the number of classes (no budget). A logistic
+    regression trained on the synthetic records (post-processing, no further budget)
+    is compared on a held-out 30 % with one trained on the original records.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import OneHotEncoder
+
+    adult = ctx.adult()
+    frame = adult.frame
+    train, test = train_test_split(
+        frame, test_size=0.3, random_state=0, stratify=frame["income"]
+    )
+    predictors = [c for c in frame.columns if c != "income"]
+    n = len(train)
+    encoder = privtab.TableEncoder(
+        domains={c: v for c, v in adult.domains.items() if c in predictors},
+        bounds=adult.bounds,
+        bins=privtab.lei_bins(n, len(predictors)),
+        missing="category",
+    )
+    X_train = encoder.fit_transform(train[predictors])
+    X_test = encoder.transform(test[predictors])
+    positive = adult.domains["income"][-1]
+    y_train = (train["income"] == positive).to_numpy().astype(np.int64)
+    y_test = (test["income"] == positive).to_numpy().astype(np.int64)
+    ctx.advance(f"encoded {n:,} training records, bins = lei_bins(n, 14)")
+
+    model = privtab.ProjectedHistogram(
+        ctx.epsilon, random_state=ctx.random_state, accountant=ctx.accountant
+    ).fit(X_train, y_train)
+    X_syn, y_syn = model.synthetic(decode=False)
+    ctx.advance("released the projected histogram")
+
+    def auc(columns: list[int], X: Any, y: Any) -> float | None:
+        if len(np.unique(y)) < 2:
+            return None
+        onehot = OneHotEncoder(
+            categories=[list(range(int(X_train.cardinalities[j]))) for j in columns]
+        )
+        lr = LogisticRegression(max_iter=500).fit(onehot.fit_transform(X), y)
+        test_codes = onehot.transform(X_test.codes[:, columns])
+        return float(roc_auc_score(y_test, lr.predict_proba(test_codes)[:, 1]))
+
+    chosen = model.selection_order_.tolist()
+    all_columns = list(range(len(predictors)))
+    aucs = [
+        ("original data, all 14 predictors (not private)", all_columns, X_train.codes),
+        (f"original data, the {len(chosen)} selected (not private)", chosen, None),
+        (f"synthetic data (ε = {ctx.epsilon:g})", chosen, X_syn),
+    ]
+    view = Table(
+        title="logistic regression for income: held-out AUC",
+        caption=f"{len(y_test):,} held-out records; synthetic records: {len(y_syn):,}",
+    )
+    view.add_column("trained on")
+    view.add_column("AUC", justify="right")
+    for name, columns, X in aucs:
+        if X is None:
+            X, y = X_train.codes[:, columns], y_train
+        else:
+            y = y_syn if X is X_syn else y_train
+        value = auc(columns, X, y)
+        view.add_row(name, "—" if value is None else f"{value:.3f}")
+        ctx.advance(f"trained on {name.split(',')[0]}")
+    ctx.console.print(view)
+    ctx.console.print(
+        f"k = {model.n_features_} ({', '.join(predictors[j] for j in chosen)}), "
+        f"γ = {model.gamma_:.3f}, {len(model.histogram_):,} kept cells above "
+        f"τ = {model.histogram_.threshold:.1f}; ledger: "
+        + ", ".join(f"{label} {eps:.3g}" for label, eps in model.privacy_ledger_)
+        + f" (sum {model.epsilon_spent_:g})"
+    )
+
+
 def _label(value: Any) -> str:
     return "(missing)" if value is None else str(value)
 

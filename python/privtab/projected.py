@@ -12,24 +12,31 @@ and use for prediction", ECML PKDD 2012, Sections 2.1-2.3.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from privtab._random import RandomState, check_random_state
 from privtab._validation import (
     as_code_columns,
     check_epsilon,
+    check_positive,
     check_positive_int,
     to_numpy_2d,
 )
 from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
-from privtab.discernibility import PrivateKD, minimum_discerning_attributes
+from privtab.discernibility import (
+    PrivateKD,
+    _check_sigma,
+    minimum_discerning_attributes,
+)
 from privtab.exceptions import PrivacyLeakWarning
-from privtab.histogram import thresholded_histogram
-from privtab.table import lei_bandwidth
+from privtab.histogram import SparseHistogram, thresholded_histogram
+from privtab.table import lei_bins
 
 __all__ = ["ProjectedHistogram", "estimate_gamma", "estimate_n_features"]
 
@@ -39,10 +46,6 @@ PAIR_LOSS = 0.05
 CELL_SURVIVAL = 0.95
 #: Normal draws used to estimate the bin masses p_i in the choice of gamma.
 BIN_MASS_DRAWS = 100_000
-
-
-def _lei_bin_count(n: int, d: int) -> int:
-    return max(1, math.ceil(1.0 / lei_bandwidth(n, d) - 0.5))
 
 
 def _scaled_normal_codes(
@@ -55,15 +58,42 @@ def _scaled_normal_codes(
     return np.minimum((scaled * bins).astype(np.int64), bins - 1)
 
 
+def _simulate_table(
+    n: int, n_predictors: int, n_classes: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Simulate the paper's table: ``(codes (n, n_predictors), labels (n,), bins)``.
+
+    Labels are drawn first (``rng.integers(0, n_classes, n)``), then the predictors
+    (``rng.standard_normal((n, n_predictors))``), each min-max scaled and cut into
+    ``lei_bins(n, n_predictors)`` bins.
+    """
+    bins = lei_bins(n, n_predictors)
+    labels = rng.integers(0, n_classes, n)
+    codes = _scaled_normal_codes(rng, (n, n_predictors), bins)
+    return codes, labels, bins
+
+
+def _bin_masses(bins: int, rng: np.random.Generator) -> np.ndarray:
+    """Masses of ``bins`` bins of ``BIN_MASS_DRAWS`` min-max scaled N(0, 1) draws."""
+    codes = _scaled_normal_codes(rng, (BIN_MASS_DRAWS,), bins)
+    return np.bincount(codes, minlength=bins) / BIN_MASS_DRAWS
+
+
 def estimate_n_features(
-    n: int, n_predictors: int, n_classes: int, *, sigma: float = 0.1, random_state=None
+    n: int,
+    n_predictors: int,
+    n_classes: int,
+    *,
+    sigma: float = 0.1,
+    random_state: RandomState = None,
 ) -> int:
     """Choose ``k`` as the paper does, from a simulated table (spends no budget).
 
     Simulates ``n`` records: a label uniform on ``n_classes`` classes and
     ``n_predictors`` independent N(0, 1) predictors, min-max scaled to [0, 1] and cut
-    into ``ceil(1 / bw(n, n_predictors) - 0.5)`` bins. ``k`` is the size of the minimum
-    discerning attribute set (MDA with ``sigma``) of that simulation, at least 1.
+    into ``lei_bins(n, n_predictors) = ceil(1 / bw(n, n_predictors) - 0.5)`` bins.
+    ``k`` is the size of the minimum discerning attribute set (MDA with ``sigma``) of
+    that simulation, at least 1.
 
     Parameters
     ----------
@@ -74,22 +104,44 @@ def estimate_n_features(
     n_classes : int
         Number of target classes ``q`` (public), >= 2.
     sigma : float, default=0.1
-        MDA's tolerance.
+        MDA's tolerance, in [0, 1).
     random_state : None, int, Generator or SeedSequence
-        Seeds the simulation.
+        Seeds the simulation: the labels are drawn first
+        (``integers(0, n_classes, n)``), then the predictors
+        (``standard_normal((n, n_predictors))``).
 
     Returns
     -------
     int
         The estimated number of predictors to keep, in ``[1, n_predictors]``.
+
+    Raises
+    ------
+    ValueError
+        If ``n < 2``, ``n_predictors < 1``, ``n_classes < 2`` or ``sigma`` is outside
+        [0, 1).
+    TypeError
+        If an argument has the wrong type.
+
+    Notes
+    -----
+    Vinterbo 2012, §2.3 ("Choosing k"): ``k = |MDA(f, D', 0.1)|`` on the simulated
+    table ``D'``. Only ``n``, ``d`` and ``q`` enter, all public, so no budget is spent.
+    The simulation has no signal, so ``k`` mostly reflects how many binned predictors
+    it takes to split ``n`` records into small classes.
+
+    Examples
+    --------
+    >>> from privtab.projected import estimate_n_features
+    >>> estimate_n_features(1000, 10, 2, random_state=0)
+    4
     """
     n = check_positive_int(n, "n", minimum=2)
     n_predictors = check_positive_int(n_predictors, "n_predictors")
     n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
+    sigma = _check_sigma(sigma)
     rng = check_random_state(random_state)
-    bins = _lei_bin_count(n, n_predictors)
-    labels = rng.integers(0, n_classes, n)
-    codes = _scaled_normal_codes(rng, (n, n_predictors), bins)
+    codes, labels, bins = _simulate_table(n, n_predictors, n_classes, rng)
     chosen = minimum_discerning_attributes(
         codes, labels, sigma=sigma, cardinalities=np.full(n_predictors, bins)
     )
@@ -115,43 +167,79 @@ def estimate_gamma(
       to privacy near ``l``;
     - ``eps_h = max((A ln n - 2 ln(1/(2p))) / z, (A ln n - 2 ln(2 - 2p)) / z)`` with
       ``p = 0.95`` and ``z = (n / q) * (sum_i p_i**2)**k``, ``p_i`` the masses of the
-      ``ceil(1/bw(n, d-1) - 0.5)`` bins of min-max-scaled N(0, 1) draws: the budget
-      that keeps a typical occupied cell with probability ``p``;
-    - ``gamma = eps_h / (eps_h + eps_p)``; 1 when ``k = d - 1`` (no projection) or when
-      ``ln(d - 1) = 0``.
+      ``s = lei_bins(n, d - 1)`` bins of ``BIN_MASS_DRAWS`` min-max-scaled N(0, 1)
+      draws: the budget that keeps a typical occupied cell with probability ``p``;
+    - ``gamma = eps_h / (eps_h + eps_p)``; 1 when ``k = d - 1`` (no projection, which
+      includes ``d - 1 = 1`` where ``ln(d - 1) = 0``).
 
-    Spends no budget: everything here is public (``n``, ``d``, ``q``, ``k``).
+    Parameters
+    ----------
+    n : int
+        Number of records, >= 2.
+    n_predictors : int
+        Number of predictors ``d - 1``, >= 1.
+    n_classes : int
+        Number of target classes ``q``, >= 2.
+    n_features : int
+        ``k``, in ``[1, n_predictors]``.
+    A : float, default=0.5
+        The threshold constant of the histogram (``tau = A ln(n) / eps_h``), > 0.
+    B : float, default=0.5
+        The paper's tuning constant of ``eps_p``, > 0.
+    random_state : None, int, Generator or SeedSequence
+        Seeds the draws of the bin masses (``standard_normal(BIN_MASS_DRAWS)``).
 
     Returns
     -------
     float
         ``gamma`` in (0, 1].
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range (``n_features > n_predictors`` included).
+    TypeError
+        If an argument has the wrong type.
+
+    Notes
+    -----
+    Vinterbo 2012, §2.3 ("Choosing γ"). Spends no budget: everything here is public
+    (``n``, ``d``, ``q``, ``k``, the constants). Computed as
+    ``c / (c + eps_p * z)`` with ``c = z * eps_h``, which is the same ratio but stays
+    finite when ``(sum_i p_i**2)**k`` underflows.
+
+    Examples
+    --------
+    >>> from privtab.projected import estimate_gamma
+    >>> round(estimate_gamma(1000, 10, 2, 3, random_state=0), 3)
+    0.132
+    >>> estimate_gamma(1000, 10, 2, 10)
+    1.0
     """
     n = check_positive_int(n, "n", minimum=2)
     n_predictors = check_positive_int(n_predictors, "n_predictors")
     n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
     k = check_positive_int(n_features, "n_features")
+    A = check_positive(A, "A")
+    B = check_positive(B, "B")
     if k > n_predictors:
         raise ValueError(
             f"n_features must be <= n_predictors ({n_predictors}), got {k}"
         )
-    if k == n_predictors or n_predictors == 1:
+    if k == n_predictors:
         return 1.0
     rng = check_random_state(random_state)
-    bins = _lei_bin_count(n, n_predictors)
-    codes = _scaled_normal_codes(rng, (BIN_MASS_DRAWS, 1), bins)[:, 0]
-    masses = np.bincount(codes, minlength=bins) / BIN_MASS_DRAWS
+    masses = _bin_masses(lei_bins(n, n_predictors), rng)
     pairs_bound = n * n * (n_classes - 1) / (2 * n_classes)
     eps_p = n * B * k**2 * math.log(n_predictors) / (PAIR_LOSS * pairs_bound)
     z = (n / n_classes) * float(np.sum(masses**2)) ** k
     p = CELL_SURVIVAL
-    eps_h = max(
-        (A * math.log(n) - 2 * math.log(1 / (2 * p))) / z,
-        (A * math.log(n) - 2 * math.log(2 - 2 * p)) / z,
+    # z * eps_h; positive for p = 0.95, A > 0 and n >= 2.
+    need = max(
+        A * math.log(n) - 2 * math.log(1 / (2 * p)),
+        A * math.log(n) - 2 * math.log(2 - 2 * p),
     )
-    if eps_h <= 0:
-        return 1.0
-    return eps_h / (eps_h + eps_p)
+    return need / (need + eps_p * z)
 
 
 class ProjectedHistogram(BaseEstimator):
@@ -162,74 +250,108 @@ class ProjectedHistogram(BaseEstimator):
     epsilon : float
         Total privacy budget, finite and > 0.
     n_features : int, optional
-        ``k``, the number of predictors to keep. Estimated with
-        :func:`estimate_n_features` (a seeded simulation, no budget) when ``None``.
+        ``k``, the number of predictors to keep, in ``[1, n_predictors]``. Estimated
+        with :func:`estimate_n_features` (a seeded simulation, no budget) when ``None``.
     gamma : float, optional
         Share of ``epsilon`` given to the histogram, in (0, 1]. Estimated with
         :func:`estimate_gamma` when ``None``.
     A : float, default=0.5
-        Threshold constant: ``tau = A * ln(n) / eps_h``.
+        Threshold constant, finite and > 0: ``tau = A * ln(n) / eps_h``.
     B : float, default=0.5
-        Tuning constant of the choice of ``gamma``.
+        Tuning constant of the choice of ``gamma``, finite and > 0.
     sigma : float, default=0.1
-        MDA's tolerance in the choice of ``k``.
+        MDA's tolerance in the choice of ``k``, in [0, 1).
     noise : {"laplace", "discrete"}, default="laplace"
         Histogram noise: the paper's Laplace or the exact discrete Laplace.
     max_cells : int, default=10_000_000
-        Cap on the histogram's expected number of cells.
+        Cap on the histogram's expected number of kept cells.
     random_state : None, int, Generator or SeedSequence
         ``None`` (the secure default) uses operating-system entropy; a fixed seed is
         for reproducibility only and voids privacy against anyone who knows it.
     accountant : BudgetAccountant, optional
-        Charged ``epsilon`` once, after success.
+        Charged ``epsilon`` once, after success (default: the process-wide
+        accountant).
 
     Attributes
     ----------
-    support_ : ndarray of bool, shape (n_predictors,)
+    support_ : ndarray of bool, shape (n_features_in_,)
         The predictors kept.
-    selection_order_ : ndarray of int
-        Indices of the kept predictors, in PrivateKD's order.
+    selection_order_ : ndarray of int64, shape (n_features_,)
+        Indices of the kept predictors, in PrivateKD's order (``0 .. d - 2`` without
+        projection).
+    n_features_in_ : int
+        Number of predictors ``d - 1`` (columns of ``X``).
     n_features_ : int
         ``k`` (given or estimated).
     gamma_ : float
-        The histogram's share (given or estimated).
+        The histogram's share (given or estimated; 1 without projection).
     histogram_ : SparseHistogram
         Over the kept predictors (in ``selection_order_``) followed by the target.
     classes_ : ndarray
-        The target's labels; the histogram's last column holds their indices.
+        The target's labels, sorted; the histogram's last column holds their indices.
+    cardinalities_ : ndarray of int64, shape (n_features_in_,)
+        The predictors' domain sizes (declared or inferred).
+    categories_ : list of ndarray or None
+        What the codes of the kept predictors stand for (from an ``EncodedTable``),
+        in ``selection_order_``; ``None`` for plain codes.
     epsilon_spent_ : float
+        ``epsilon``.
     privacy_ledger_ : list of (str, float)
         ``[("PrivateKD", (1 - gamma) * epsilon), ("thresholded_histogram",
-        gamma * epsilon)]`` (just the histogram when ``k`` keeps every predictor).
+        gamma * epsilon)]`` (just the histogram when ``k`` keeps every predictor);
+        the parts add up exactly to ``epsilon_spent_``.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`, for a parameter out of range or invalid ``X``/``y`` (NaN,
+        negative codes, codes >= cardinality, mismatched lengths, a single class).
+    TypeError
+        From :meth:`fit`, for a parameter or data of the wrong type.
+    BudgetExceededError
+        From :meth:`fit`, before any data is read, when the accountant cannot afford
+        ``epsilon``.
+    DomainError
+        From :meth:`fit`, when the projected domain exceeds 2**64 cells or the
+        histogram's expected output exceeds ``max_cells``.
 
     Notes
     -----
-    Privacy: PrivateKD with ``eps_p = (1 - gamma) * epsilon`` is ``eps_p``-DP
-    (Corollary 1, per-round ``eps' = eps_p / (4k)``); the thresholded histogram with
-    Laplace noise ``Lap(0, 2 / eps_h)``, ``eps_h = gamma * epsilon``, is ``eps_h``-DP
-    (Proposition 1: the threshold depends only on ``n``); by sequential composition
-    the pair is ``epsilon``-DP, and :meth:`synthetic` is post-processing. Neighbouring
-    tables differ in one record (``n`` is public); the predictors' domains and the
-    label set are public inputs. When ``k`` equals the number of predictors there is
-    no projection and ``gamma = 1``. Codes of numeric predictors should come from
-    :class:`~privtab.TableEncoder` with declared bounds and Lei's bin count
-    ``lei_bins(n, d - 1)``.
+    Privacy (Vinterbo 2012, §2.3). Neighbouring tables differ by replacing one
+    record (``n`` is public); the predictors' domains and the label set (the values
+    present in ``y``) are public inputs. PrivateKD with ``eps_p = (1 - gamma) *
+    epsilon`` is ``eps_p``-DP (Corollary 1, per-round weights ``eps' = eps_p /
+    (4k)``, the discernibility having sensitivity 2); the thresholded histogram with
+    noise ``Lap(0, 2 / eps_h)``, ``eps_h = gamma * epsilon`` (L1 sensitivity 2), is
+    ``eps_h``-DP (Proposition 1: the threshold ``A ln(n) / eps_h`` depends only on
+    ``n``); by sequential composition the pair is ``epsilon``-DP, and
+    :meth:`synthetic` is post-processing. ``k`` and ``gamma``, when estimated, depend
+    only on ``n``, ``d``, the number of classes and the constants, so they spend
+    nothing. When ``k`` equals the number of predictors there is no projection and
+    ``gamma = 1``.
+
+    Numeric predictors should be binned by :class:`~privtab.TableEncoder` with
+    declared ``bounds`` and Lei's bin count ``bins=lei_bins(n, d - 1)`` (PAPERS.md
+    §001); :meth:`synthetic` then decodes their bins to midpoints.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from privtab import ProjectedHistogram
+    >>> from privtab import BudgetAccountant, ProjectedHistogram
     >>> rng = np.random.default_rng(0)
     >>> X = rng.integers(0, 3, size=(2000, 5))
     >>> y = (X[:, 0] + X[:, 1] > 2).astype(int)
+    >>> acc = BudgetAccountant(2.0)
     >>> model = ProjectedHistogram(
-    ...     2.0, n_features=2, gamma=0.5, random_state=0
+    ...     2.0, n_features=2, gamma=0.5, random_state=0, accountant=acc
     ... ).fit(X, y, cardinalities=[3] * 5)
     >>> sorted(model.selection_order_.tolist())
     [0, 1]
+    >>> model.privacy_ledger_
+    [('PrivateKD', 1.0), ('thresholded_histogram', 1.0)]
     >>> X_syn, y_syn = model.synthetic()
-    >>> X_syn.shape[1]
-    2
+    >>> X_syn.shape[1], acc.spent
+    (2, 2.0)
     """
 
     def __init__(
@@ -265,58 +387,71 @@ class ProjectedHistogram(BaseEstimator):
         X : array-like of shape (n_samples, n_predictors), DataFrame or EncodedTable
             Categorical codes of the predictors.
         y : array-like of shape (n_samples,)
-            Target labels (any hashable values; the label set is public).
+            Target labels (integers, whole floats or strings; the label set is
+            public).
         cardinalities : array-like of int, optional
             Public domain sizes of the predictors; taken from an ``EncodedTable``.
-            Inferred from the data (with a ``PrivacyLeakWarning``) when missing.
+            Inferred from the data (``max + 1``, with a ``PrivacyLeakWarning``) when
+            missing.
 
         Returns
         -------
-        self
+        ProjectedHistogram
+            ``self``, fitted.
         """
         epsilon = check_epsilon(self.epsilon)
+        gamma = self._check_gamma()
+        k_given = (
+            None
+            if self.n_features is None
+            else check_positive_int(self.n_features, "n_features")
+        )
+        A = check_positive(self.A, "A")
+        B = check_positive(self.B, "B")
+        sigma = _check_sigma(self.sigma)
+        if not isinstance(self.noise, str):
+            raise TypeError(f"noise must be a str, got {type(self.noise).__name__}")
+        if self.noise not in ("laplace", "discrete"):
+            raise ValueError(
+                f"noise must be 'laplace' or 'discrete', got {self.noise!r}"
+            )
+        max_cells = check_positive_int(self.max_cells, "max_cells")
+        rng = check_random_state(self.random_state)
+        # None reaches the kernels as None, so that their noise is keyed from the
+        # operating system directly rather than through NumPy's generator.
+        noise_state = None if self.random_state is None else rng
         accountant = resolve_accountant(self.accountant)
         accountant.check(epsilon)
-        gamma = self._check_gamma()
-        self._check_constants()
 
         categories = getattr(X, "categories", None)
         columns, cards = _columns_and_cardinalities(X, cardinalities)
         n_predictors, n = columns.shape
-        labels = np.asarray(y)
-        if labels.ndim != 1 or labels.shape[0] != n:
-            raise ValueError(
-                f"y must be 1-dimensional with {n} labels, got shape {labels.shape}"
-            )
-        classes, label_codes = np.unique(labels, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(f"y must have at least 2 classes, got {len(classes)}")
+        classes, label_codes = _label_codes(y, n)
 
-        rng = check_random_state(self.random_state)
-        if self.n_features is None:
+        if k_given is None:
             k = estimate_n_features(
-                n, n_predictors, len(classes), sigma=self.sigma, random_state=rng
+                n, n_predictors, len(classes), sigma=sigma, random_state=rng
+            )
+        elif k_given > n_predictors:
+            raise ValueError(
+                f"n_features must be <= the number of predictors ({n_predictors}), "
+                f"got {k_given}"
             )
         else:
-            k = check_positive_int(self.n_features, "n_features")
-            if k > n_predictors:
-                raise ValueError(
-                    f"n_features must be <= the number of predictors ({n_predictors}), "
-                    f"got {k}"
-                )
-        if gamma is None:
-            gamma = estimate_gamma(
-                n, n_predictors, len(classes), k, A=self.A, B=self.B, random_state=rng
-            )
+            k = k_given
         if k == n_predictors:
             gamma = 1.0
+        elif gamma is None:
+            gamma = estimate_gamma(
+                n, n_predictors, len(classes), k, A=A, B=B, random_state=rng
+            )
 
         internal = BudgetAccountant()
         if gamma < 1.0:
             eps_p, eps_h = split_budget(epsilon, [1.0 - gamma, gamma])
-            selector = PrivateKD(k, eps_p, random_state=rng, accountant=internal).fit(
-                columns.T, label_codes, cardinalities=cards
-            )
+            selector = PrivateKD(
+                k, eps_p, random_state=noise_state, accountant=internal
+            ).fit(columns.T, label_codes, cardinalities=cards)
             order = np.asarray(selector.selection_order_, dtype=np.int64)
             ledger = [("PrivateKD", eps_p), ("thresholded_histogram", eps_h)]
         else:
@@ -324,16 +459,18 @@ class ProjectedHistogram(BaseEstimator):
             order = np.arange(n_predictors, dtype=np.int64)
             ledger = [("thresholded_histogram", eps_h)]
 
-        projected = np.column_stack([columns[order].T, label_codes]).astype(np.uint32)
+        projected = np.empty((n, k + 1), dtype=np.uint32)
+        projected[:, :k] = columns[order].T
+        projected[:, k] = label_codes
         projected_cards = np.append(cards[order], len(classes)).astype(np.int64)
         histogram = thresholded_histogram(
             projected,
             projected_cards,
             eps_h,
-            A=self.A,
+            A=A,
             noise=self.noise,
-            max_cells=self.max_cells,
-            random_state=rng,
+            max_cells=max_cells,
+            random_state=noise_state,
             accountant=internal,
         )
 
@@ -345,10 +482,12 @@ class ProjectedHistogram(BaseEstimator):
         self.support_ = support
         self.selection_order_ = order
         self.classes_ = classes
-        self.histogram_ = histogram
+        self.histogram_: SparseHistogram = histogram
         self.cardinalities_ = np.asarray(cards, dtype=np.int64)
         self.categories_ = (
-            None if categories is None else [categories[j] for j in order.tolist()]
+            None
+            if categories is None
+            else [np.asarray(categories[j], dtype=object) for j in order.tolist()]
         )
         self.privacy_ledger_ = ledger
         self.epsilon_spent_ = epsilon
@@ -367,49 +506,78 @@ class ProjectedHistogram(BaseEstimator):
         Returns
         -------
         X_syn : ndarray of shape (n_synthetic, n_features_)
-            The kept predictors, in ``selection_order_``.
+            The kept predictors, in ``selection_order_``: ``uint32`` codes, or an
+            object array of categories when decoded.
         y_syn : ndarray of shape (n_synthetic,)
             Labels from ``classes_``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If :meth:`fit` has not been called.
+
+        Notes
+        -----
+        Post-processing of the released histogram (Vinterbo 2012, §3): spends
+        nothing. Cells come in key order, so records are grouped by cell.
         """
-        if not hasattr(self, "histogram_"):
-            raise ValueError(
-                "this ProjectedHistogram is not fitted yet; call fit first"
-            )
+        check_is_fitted(self, "histogram_")
         records = self.histogram_.to_records()
         codes, label_codes = records[:, :-1], records[:, -1]
         y_syn = self.classes_[label_codes.astype(np.int64)]
         if not decode or self.categories_ is None:
             return codes, y_syn
-        columns = [
-            np.asarray(categories)[codes[:, j].astype(np.int64)]
-            for j, categories in enumerate(self.categories_)
-        ]
-        if not columns:
-            return np.empty((len(y_syn), 0)), y_syn
-        return np.column_stack(columns), y_syn
+        decoded = np.empty(codes.shape, dtype=object)
+        for j, categories in enumerate(self.categories_):
+            decoded[:, j] = categories[codes[:, j].astype(np.int64)]
+        return decoded, y_syn
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.non_deterministic = True
+        return tags
 
     def _check_gamma(self) -> float | None:
         if self.gamma is None:
             return None
-        if isinstance(self.gamma, bool) or not isinstance(self.gamma, int | float):
-            raise TypeError(f"gamma must be a float, got {type(self.gamma).__name__}")
+        if isinstance(self.gamma, bool | np.bool_) or not isinstance(
+            self.gamma, numbers.Real
+        ):
+            raise TypeError(
+                f"gamma must be a real number, got {type(self.gamma).__name__}"
+            )
         if not (0.0 < float(self.gamma) <= 1.0):
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
         return float(self.gamma)
 
-    def _check_constants(self) -> None:
-        for name in ("A", "B"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise TypeError(f"{name} must be a float, got {type(value).__name__}")
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-        if not (isinstance(self.sigma, int | float) and 0.0 <= self.sigma < 1.0):
-            raise ValueError(f"sigma must be in [0, 1), got {self.sigma!r}")
-        if self.noise not in ("laplace", "discrete"):
-            raise ValueError(
-                f"noise must be 'laplace' or 'discrete', got {self.noise!r}"
-            )
+
+def _label_codes(y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the target; return its sorted classes and each record's class index."""
+    try:
+        labels = np.asarray(y)
+    except ValueError as exc:
+        raise ValueError(f"y is ragged or not array-like: {exc}") from exc
+    if labels.ndim != 1 or labels.shape[0] != n:
+        raise ValueError(
+            f"y must be 1-dimensional with {n} labels (one per row of X), got shape "
+            f"{labels.shape}"
+        )
+    if labels.dtype.kind not in "biufUSO":
+        raise TypeError(f"y must hold integer or string labels, got {labels.dtype}")
+    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+        raise ValueError("y must not contain NaN or inf")
+    if labels.dtype.kind == "O" and any(
+        v is None or (isinstance(v, float) and math.isnan(v)) for v in labels
+    ):
+        raise ValueError("y must not contain missing labels (None or NaN)")
+    try:
+        classes, inverse = np.unique(labels, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"y must hold labels of one sortable type: {exc}") from exc
+    if len(classes) < 2:
+        raise ValueError(f"y must have at least 2 classes, got {len(classes)}")
+    return classes, np.ascontiguousarray(inverse.ravel(), dtype=np.uint32)
 
 
 def _columns_and_cardinalities(
@@ -419,18 +587,16 @@ def _columns_and_cardinalities(
     if cardinalities is not None or hasattr(X, "cardinalities"):
         return as_code_columns(X, "X", cardinalities=cardinalities)
     array = to_numpy_2d(X, "X")
-    if not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
-        raise TypeError(f"X must hold integer codes, got dtype {array.dtype}")
-    finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
-    top = int(finite.max()) if finite.size else 0
-    columns, cards = as_code_columns(
-        array, "X", cardinalities=[top + 1] * array.shape[1]
+    columns, _ = as_code_columns(
+        array, "X", cardinalities=np.full(array.shape[1], 2**32 - 1, dtype=np.int64)
     )
-    cards = (columns.max(axis=1).astype(np.int64) + 1).astype(np.uint32)
+    cards = columns.max(axis=1).astype(np.int64) + 1
+    if cards.max() > 2**32 - 1:
+        raise ValueError(f"X has a code above 2**32 - 2: {int(cards.max()) - 1}")
     warnings.warn(
         "cardinalities of X were inferred from the data (max code + 1); declare them "
         "or pass an EncodedTable so that the domain stays public",
         PrivacyLeakWarning,
         stacklevel=3,
     )
-    return columns, cards
+    return columns, cards.astype(np.uint32)

@@ -1,0 +1,168 @@
+"""`privtab histogram`: synthetic data from a projected histogram, from the shell."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from privtab import PrivacyLeakWarning, TableEncoder, greedy_discernibility
+from privtab import demo as demo_module
+from privtab.cli import main
+
+
+@pytest.fixture
+def table_csv(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 2000
+    frame = pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "size": rng.choice(["S", "M", "L", "XL"], n),
+            "shape": rng.choice(["round", "square"], n),
+            "age": rng.uniform(20, 80, n).round(1),
+        }
+    )
+    signal = (frame["colour"] == "red") ^ (frame["size"].isin(["L", "XL"]))
+    frame["label"] = np.where(signal ^ (rng.random(n) < 0.1), "yes", "no")
+    path = tmp_path / "in.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def run(args):
+    return CliRunner().invoke(main, ["histogram", *map(str, args)])
+
+
+def test_huge_epsilon_reproduces_the_greedy_projection(table_csv, tmp_path):
+    path, frame = table_csv
+    out = tmp_path / "syn.csv"
+    args = [path, "-o", out, "--target", "label", "-e", 1e7, "--k", 2]
+    args += ["--gamma", 0.5, "--seed", 3, "--bounds", "age=20:80", "--bins", 4]
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    synthetic = pd.read_csv(out)
+    predictors = ["colour", "size", "shape", "age"]
+    encoder = TableEncoder(bounds={"age": (20, 80)}, bins=4, missing="category")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        codes = encoder.fit_transform(frame[predictors])
+    order = greedy_discernibility(codes, frame["label"].to_numpy(), 2)
+    chosen = [predictors[j] for j in order]
+    assert list(synthetic.columns) == [*chosen, "label"]
+    # With noise ~0 the kept observed cells hold their true counts and the false
+    # positives round to no record: the synthetic data is the projection itself.
+    expected = frame[[*chosen, "label"]].copy()
+    if "age" in chosen:
+        bin_of = np.minimum(np.floor((frame["age"] - 20) / 15), 3)
+        expected["age"] = 20 + (bin_of + 0.5) * 15
+    key = [*chosen, "label"]
+    pd.testing.assert_frame_equal(
+        synthetic.sort_values(key).reset_index(drop=True),
+        expected.sort_values(key).reset_index(drop=True),
+        check_dtype=False,
+    )
+    assert "k = 2, gamma = 0.5" in result.stderr
+    assert f"selected: {', '.join(chosen)}" in result.stderr
+    assert "PrivateKD 5e+06, thresholded_histogram 5e+06 (total 1e+07)" in (
+        result.stderr
+    )
+    assert f"synthetic records: {len(frame)}" in result.stderr
+
+
+def test_numeric_columns_decode_to_bin_midpoints(table_csv, tmp_path):
+    path, _ = table_csv
+    out = tmp_path / "syn.csv"
+    args = [path, "-o", out, "--target", "label", "--k", 4, "-e", 5]
+    result = run([*args, "--bounds", "age=0:100", "--bins", 5, "--seed", 1])
+    assert result.exit_code == 0, result.output
+    synthetic = pd.read_csv(out)
+    assert "gamma = 1" in result.stderr  # k keeps every predictor: no projection
+    assert set(synthetic["age"].dropna()) <= {10.0, 30.0, 50.0, 70.0, 90.0}
+    assert set(synthetic["label"]) <= {"yes", "no"}
+    # Declared bounds for age: the warning names only the inferred categories.
+    warning = next(line for line in result.stderr.splitlines() if "warning" in line)
+    assert "categories of ['colour', 'size', 'shape']" in warning
+    assert "bounds of" not in warning
+
+
+def test_estimated_parameters_seed_and_parquet(table_csv, tmp_path):
+    path, _ = table_csv
+    first, second = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    args = ["--target", "label", "-e", 1, "--seed", 7, "--noise", "discrete"]
+    assert run([path, "-o", first, *args]).exit_code == 0
+    result = run([path, "-o", second, *args])
+    assert result.exit_code == 0, result.output
+    pd.testing.assert_frame_equal(pd.read_parquet(first), pd.read_parquet(second))
+    assert "bounds of ['age']" in result.stderr
+    assert "privacy ledger:" in result.stderr
+    assert "(total 1)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--target", "nope"], "'nope' is not a column"),
+        (["--target", "label", "--k", 5], "at most the number of predictors (4)"),
+        (["--target", "label", "--k", 0], "0 is not in the range x>=1"),
+        (["--target", "label", "--gamma", 0], "0 is not in the range 0<x<=1"),
+        (["--target", "label", "--gamma", 1.5], "1.5 is not in the range 0<x<=1"),
+        (["--target", "label", "-e", 0], "must be finite and > 0"),
+        (["--target", "label", "--noise", "x"], "'x' is not one of"),
+        (["--target", "label", "--bins", 0], "0 is not in the range x>=1"),
+        (["--target", "label", "--bounds", "age"], "expected COLUMN=LOW:HIGH"),
+        (["--target", "label", "--bounds", "age=1:x"], "expected COLUMN=LOW:HIGH"),
+        (["--target", "label", "--bounds", "age=9:1"], "LOW must be < HIGH"),
+        (["--target", "label", "--bounds", "w=0:1"], "'w' is not a predictor"),
+        (["--target", "label", "--bounds", "age=30:40"], "outside"),
+        (["-e", 1], "Missing option '--target'"),
+    ],
+)
+def test_histogram_errors(table_csv, tmp_path, extra, message):
+    path, _ = table_csv
+    result = run([path, "-o", tmp_path / "o.csv", *extra])
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def test_histogram_io_errors(table_csv, tmp_path):
+    path, _ = table_csv
+    result = run([tmp_path / "missing.csv", "-o", tmp_path / "o.csv", "--target", "a"])
+    assert result.exit_code != 0
+    assert "cannot read" in result.output
+    result = run([path, "-o", tmp_path / "o.txt", "--target", "label", "--seed", 1])
+    assert result.exit_code != 0
+    assert "cannot write" in result.output
+    tiny = tmp_path / "tiny.csv"
+    pd.DataFrame({"label": ["a", "b"]}).to_csv(tiny, index=False)
+    result = run([tiny, "-o", tmp_path / "o.csv", "--target", "label"])
+    assert result.exit_code != 0
+    assert "one column besides the target" in result.output
+
+
+def test_histogram_help_explains_the_options():
+    result = CliRunner().invoke(main, ["histogram", "--help"])
+    assert result.exit_code == 0
+    for text in ("--target", "--k", "--gamma", "--epsilon", "--seed", "--noise"):
+        assert text in result.output
+    for text in ("--bins", "--bounds", "lei_bins", "stderr", "PrivateKD"):
+        assert text in result.output
+
+
+def test_demo_section_trains_on_synthetic_data():
+    console = Console(record=True, width=140)
+    acc = demo_module.run_demo(
+        1.0, seed=4, progress=False, console=console, sections=["projected"]
+    )
+    text = console.export_text()
+    assert "held-out AUC" in text
+    assert "synthetic data (ε = 1)" in text
+    assert "ledger: PrivateKD" in text
+    assert [tuple(e) for e in acc.ledger] == [("ProjectedHistogram", 1.0)]
+    aucs = [float(line.split()[-2]) for line in text.splitlines() if "│ 0." in line]
+    assert len(aucs) == 3
+    assert all(0.5 < auc <= 1 for auc in aucs)
