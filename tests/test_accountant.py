@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -230,3 +231,20 @@ def test_split_budget_validation():
         split_budget(1.0, [])
     with pytest.raises(ValueError, match="total must be finite and > 0"):
         split_budget(0.0, [1.0])
+
+
+def test_copies_share_the_ledger_so_clones_cannot_escape_the_budget():
+    import copy
+
+    from sklearn.base import clone
+
+    acc = pt.BudgetAccountant(1.0)
+    assert copy.copy(acc) is acc
+    assert copy.deepcopy(acc) is acc
+    selector = clone(pt.PrivateKD(1, 0.6, accountant=acc, random_state=0))
+    assert selector.accountant is acc
+    X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]])
+    selector.fit(X, [0, 1, 1, 0], cardinalities=[2, 2])
+    assert acc.spent == 0.6
+    with pytest.raises(pt.BudgetExceededError):
+        clone(selector).fit(X, [0, 1, 1, 0], cardinalities=[2, 2])

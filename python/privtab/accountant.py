@@ -71,7 +71,9 @@ class BudgetAccountant:
     Spends add up, except inside ``with accountant.parallel():``, where spends on
     disjoint subsets of the records cost only their maximum (parallel composition).
     Sums are kept exactly (as fractions of the float inputs), so spending never
-    exceeds the budget through rounding.
+    exceeds the budget through rounding. Copies (``copy.copy``, ``copy.deepcopy``,
+    and so ``sklearn.base.clone`` of an estimator holding it) are the accountant
+    itself: every clone charges the same ledger.
 
     Parameters
     ----------
@@ -247,6 +249,15 @@ class BudgetAccountant:
         budget = "inf" if self.epsilon == math.inf else f"{self.epsilon:.6g}"
         lines.append(f"{'spent':<48} {self.spent:>12.6g} of {budget}")
         return "\n".join(lines)
+
+    def __copy__(self) -> BudgetAccountant:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> BudgetAccountant:
+        # An accountant is a shared ledger, not a value: scikit-learn's clone() (and
+        # so GridSearchCV) deep-copies parameters, and a copy would let the clones
+        # spend a budget the original never sees.
+        return self
 
     def __repr__(self) -> str:
         return (
