@@ -88,21 +88,27 @@ def _prepare(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, list[Any] | None]:
     """Validate ``X`` and ``y``; return (columns, cardinalities, labels, n_labels, names)."""
     names = _column_names(X)
-    if cardinalities is None and not (
-        hasattr(X, "codes") and hasattr(X, "cardinalities")
-    ):
-        array = to_numpy_2d(X, "X")
-        columns, _ = as_code_columns(
-            array, "X", np.full(array.shape[1], _U32_MAX, dtype=np.int64)
-        )
-        cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
-    else:
-        columns, cards = as_code_columns(X, "X", cardinalities)
+    try:
+        if cardinalities is None and not _is_encoded(X):
+            array = to_numpy_2d(X, "X")
+            columns, _ = as_code_columns(
+                array, "X", np.full(array.shape[1], _U32_MAX, dtype=np.int64)
+            )
+            cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
+        else:
+            columns, cards = as_code_columns(X, "X", cardinalities)
+    except ValueError as exc:
+        if "codes >= 0" not in str(exc):
+            raise
+        # The wording scikit-learn expects of estimators that take non-negative X.
+        raise ValueError(f"Negative values in data: {exc}") from None
     labels, n_labels = _label_codes(y, columns.shape[1])
     return columns, cards, labels, n_labels, names
 
 
 def _label_codes(y: Any, n_rows: int) -> tuple[np.ndarray, int]:
+    if y is None:
+        raise ValueError("this function requires y to be passed, but the target y is None")
     try:
         array = np.asarray(y)
     except ValueError as exc:
@@ -592,5 +598,7 @@ class PrivateKD(SelectorMixin, BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.non_deterministic = True
+        # X holds categorical codes 0 .. cardinality - 1.
+        tags.input_tags.categorical = True
+        tags.input_tags.positive_only = True
         return tags

@@ -1398,6 +1398,60 @@ mod tests {
     }
 
     #[test]
+    fn layouts_give_identical_gains_and_selections() {
+        // 300,000 rows start above COPY_MIN_ROWS, so Auto copies and later reads through
+        // the row index once the kept rows fall below it.
+        for (n, seed) in [(2500, 21), (300_000, 22)] {
+            let (data, cards, y) = search_table(n, seed);
+            let cols = Columns::new(&data, n, &cards).expect("cols");
+            let labels = Labels::new(&y, 3).expect("labels");
+            let layouts = [Layout::Indexed, Layout::Copied, Layout::Auto];
+            let mut searches: Vec<DiscernibilitySearch<'_>> = layouts
+                .iter()
+                .map(|&l| DiscernibilitySearch::with_layout(cols, &labels, l).expect("search"))
+                .collect();
+            let mut auto_copied = Vec::new();
+            while !searches[0].remaining().is_empty() {
+                let gains = searches[0].gains().expect("gains");
+                for search in &searches[1..] {
+                    assert_eq!(search.gains().expect("gains"), gains);
+                    assert_eq!(search.active_rows(), searches[0].active_rows());
+                }
+                auto_copied.push(searches[2].holds_copies());
+                // Not the greedy pick, so that the path differs from the other tests.
+                let pick = searches[0].remaining()[gains.len() / 2];
+                for search in &mut searches {
+                    search.add(pick).expect("add");
+                }
+            }
+            assert!(!searches[0].holds_copies());
+            if n > COPY_MIN_ROWS {
+                assert!(auto_copied[1], "{auto_copied:?}");
+                assert!(!auto_copied.last().expect("rounds"), "{auto_copied:?}");
+            }
+            let seed = Seed::from_u64(5);
+            let rule = Rule::Exponential {
+                epsilon: 0.01,
+                seed: &seed,
+            };
+            let reference = select_discerning_in(cols, &labels, 5, rule, Layout::Indexed);
+            for layout in layouts {
+                for threads in [1, 2] {
+                    let got = crate::noise::test_util::in_pool(threads, || {
+                        select_discerning_in(cols, &labels, 5, rule, layout).expect("select")
+                    });
+                    assert_eq!(&got, reference.as_ref().expect("reference"));
+                }
+                let mda = minimum_discerning_in(cols, &labels, 0.2, layout).expect("mda");
+                assert_eq!(
+                    mda,
+                    minimum_discerning_in(cols, &labels, 0.2, Layout::Indexed).expect("mda")
+                );
+            }
+        }
+    }
+
+    #[test]
     fn exponential_rounds_match_a_loop_over_the_partition_kernel() {
         let n = 3000;
         let (data, cards, y) = search_table(n, 11);
