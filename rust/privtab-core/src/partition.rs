@@ -553,14 +553,24 @@ const REBUILD_CHUNK: usize = 1 << 16;
 /// column each round would cost more than it saves.
 const COPY_MIN_ROWS: usize = 1 << 18;
 
+/// Largest (class, value, label) table of the full passes of [`Layout::Auto`]: while
+/// every candidate's table is this small (and no larger than the table has rows), a
+/// pass over all rows counting into it, which needs no layout at all, is the cheapest.
+const FULL_PASS_CELLS: u128 = 1 << 16;
+
 /// How a [`DiscernibilitySearch`] reads the candidate columns of the rows it keeps. The
 /// choice only changes the speed: every layout gives the same gains, exactly.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layout {
+    /// [`FullPass`](Layout::FullPass) while the partition of S is coarse (every
+    /// candidate's count table has at most min(2^16, n) cells), then
     /// [`Copied`](Layout::Copied) while at least 2^18 rows are kept, then
     /// [`Indexed`](Layout::Indexed).
     #[default]
     Auto,
+    /// No layout: every round scans all rows of the table with their class of S
+    /// ([`Partition::score_candidates`]), and a new attribute refines the partition.
+    FullPass,
     /// Read the table's own columns through the row index of the layout; a new attribute
     /// only moves the labels and the row index.
     Indexed,
@@ -600,6 +610,9 @@ pub struct DiscernibilitySearch<'a> {
     /// Either empty (columns are read through `rows`) or one copy per entry of
     /// `remaining`, in layout order.
     copies: Vec<Vec<u32>>,
+    /// The partition of S while rounds are full passes; the layout is unused then.
+    full: Option<Partition>,
+    all_labels: Labels<'a>,
 }
 
 /// The values of one candidate at the positions of the layout.
@@ -640,7 +653,7 @@ impl<'a> DiscernibilitySearch<'a> {
         }
         let differing = labels.differing_pairs();
         let mixed = differing > 0;
-        Ok(DiscernibilitySearch {
+        let mut search = DiscernibilitySearch {
             cols,
             n_labels: labels.n_labels(),
             layout,
@@ -652,7 +665,79 @@ impl<'a> DiscernibilitySearch<'a> {
             labels: Cow::Borrowed(if mixed { labels.codes() } else { &[][..] }),
             rows: None,
             copies: Vec::new(),
-        })
+            full: None,
+            all_labels: labels.clone(),
+        };
+        if mixed && matches!(layout, Layout::Auto | Layout::FullPass) {
+            search.full = Some(Partition::trivial(n)?);
+            search.leave_full_pass()?;
+        }
+        Ok(search)
+    }
+
+    /// Under [`Layout::Auto`], trades the full passes for the grouped layout once the
+    /// partition is too fine for them: the rows of the mixed classes, grouped by class
+    /// (in row order inside a class).
+    fn leave_full_pass(&mut self) -> Result<()> {
+        let Some(partition) = &self.full else {
+            return Ok(());
+        };
+        let n = self.n_rows();
+        let max_card = self
+            .remaining
+            .iter()
+            .map(|&j| self.cardinalities()[j])
+            .max()
+            .unwrap_or(1);
+        let cells =
+            partition.n_classes() as u128 * u128::from(max_card) * u128::from(self.n_labels);
+        if self.layout == Layout::FullPass || cells <= FULL_PASS_CELLS.min(n as u128) {
+            return Ok(());
+        }
+        let classes = partition.classes();
+        let n_classes = partition.n_classes();
+        let labels = self.all_labels.codes();
+        let mut first = alloc_output::<u32>(n_classes, "the class table")?;
+        first.fill(u32::MAX);
+        let mut mixed = alloc_output::<bool>(n_classes, "the class table")?;
+        for (&c, &l) in classes.iter().zip(labels) {
+            let slot = &mut first[c as usize];
+            if *slot == u32::MAX {
+                *slot = l;
+            } else if *slot != l {
+                mixed[c as usize] = true;
+            }
+        }
+        // Start of every mixed class in the layout (unused for pure classes).
+        let mut starts = alloc_output::<usize>(n_classes, "the class table")?;
+        let mut bounds = vec![0usize];
+        for (c, &size) in partition.sizes().iter().enumerate() {
+            if mixed[c] {
+                let start = *bounds.last().unwrap_or(&0);
+                starts[c] = start;
+                bounds.push(start + size as usize);
+            }
+        }
+        let kept = *bounds.last().unwrap_or(&0);
+        let mut rows = alloc_output::<u32>(kept, "the layout")?;
+        for (i, &c) in classes.iter().enumerate() {
+            if mixed[c as usize] {
+                let slot = &mut starts[c as usize];
+                // Rows are < n < 2^32 (checked by `with_layout`).
+                rows[*slot] = i as u32;
+                *slot += 1;
+            }
+        }
+        self.labels = Cow::Owned(gather(labels, &rows)?);
+        self.copies = if rows.len() >= COPY_MIN_ROWS {
+            self.gather_all(|p| (self.cols.column(self.remaining[p]), &rows[..]))?
+        } else {
+            Vec::new()
+        };
+        self.rows = Some(rows);
+        self.bounds = bounds;
+        self.full = None;
+        Ok(())
     }
 
     /// Number of rows of the table.
@@ -680,9 +765,15 @@ impl<'a> DiscernibilitySearch<'a> {
         self.differing - self.undiscerned
     }
 
-    /// Rows still in mixed classes (the rows a round has to scan).
+    /// The rows a round has to scan: all rows during full passes, else the rows still
+    /// in mixed classes.
     pub fn active_rows(&self) -> usize {
         self.labels.len()
+    }
+
+    /// Whether rounds are currently full passes over all rows.
+    pub fn in_full_pass(&self) -> bool {
+        self.full.is_some()
     }
 
     /// Whether the remaining columns are currently held as copies in layout order.
@@ -721,6 +812,17 @@ impl<'a> DiscernibilitySearch<'a> {
     fn undiscerned_with(&self, p: usize) -> Result<u128> {
         if self.labels.is_empty() {
             return Ok(0);
+        }
+        if let Some(partition) = &self.full {
+            // Pure classes add no undiscerned pairs, so summing over all classes gives
+            // the same integer as the grouped layout's sum over the mixed ones.
+            let a = self.remaining[p];
+            let score = partition.score_column(
+                self.cols.column(a),
+                self.cardinalities()[a],
+                &self.all_labels,
+            )?;
+            return Ok(score.undiscerned_pairs);
         }
         let card = self.cardinalities()[self.remaining[p]];
         match self.values(p) {
@@ -848,6 +950,15 @@ impl<'a> DiscernibilitySearch<'a> {
             )));
         };
         let undiscerned = self.undiscerned_with(p)?;
+        if let Some(partition) = &self.full {
+            let card = self.cardinalities()[attribute];
+            let refined = partition.refine_valid(self.cols.column(attribute), card, None);
+            self.full = Some(refined);
+            self.remaining.remove(p);
+            self.selected.push(attribute);
+            self.undiscerned = undiscerned;
+            return self.leave_full_pass();
+        }
         let column: Cow<'_, [u32]> = match self.values(p) {
             Values::Direct(column) => Cow::Borrowed(column),
             Values::Indexed { column, rows } => Cow::Owned(gather(column, rows)?),
@@ -874,7 +985,7 @@ impl<'a> DiscernibilitySearch<'a> {
             Some(rows) => gather(rows, &source)?,
         };
         let copy = match self.layout {
-            Layout::Auto => rows.len() >= COPY_MIN_ROWS,
+            Layout::Auto | Layout::FullPass => rows.len() >= COPY_MIN_ROWS,
             Layout::Indexed => false,
             Layout::Copied => true,
         };
@@ -992,7 +1103,6 @@ impl<'a> DiscernibilitySearch<'a> {
         Ok((source, sizes))
     }
 }
-
 
 fn gather(values: &[u32], positions: &[u32]) -> Result<Vec<u32>> {
     let mut out = alloc_output::<u32>(positions.len(), "the refined layout")?;
@@ -1405,18 +1515,27 @@ mod tests {
             let (data, cards, y) = search_table(n, seed);
             let cols = Columns::new(&data, n, &cards).expect("cols");
             let labels = Labels::new(&y, 3).expect("labels");
-            let layouts = [Layout::Indexed, Layout::Copied, Layout::Auto];
+            let layouts = [
+                Layout::Indexed,
+                Layout::Copied,
+                Layout::Auto,
+                Layout::FullPass,
+            ];
             let mut searches: Vec<DiscernibilitySearch<'_>> = layouts
                 .iter()
                 .map(|&l| DiscernibilitySearch::with_layout(cols, &labels, l).expect("search"))
                 .collect();
             let mut auto_copied = Vec::new();
+            let mut full_pass = Vec::new();
             while !searches[0].remaining().is_empty() {
                 let gains = searches[0].gains().expect("gains");
                 for search in &searches[1..] {
                     assert_eq!(search.gains().expect("gains"), gains);
-                    assert_eq!(search.active_rows(), searches[0].active_rows());
+                    if !search.in_full_pass() {
+                        assert_eq!(search.active_rows(), searches[0].active_rows());
+                    }
                 }
+                full_pass.push(searches[2].in_full_pass());
                 auto_copied.push(searches[2].holds_copies());
                 // Not the greedy pick, so that the path differs from the other tests.
                 let pick = searches[0].remaining()[gains.len() / 2];
@@ -1425,8 +1544,11 @@ mod tests {
                 }
             }
             assert!(!searches[0].holds_copies());
+            // A column of 2^21 values makes Auto group the rows from the start.
+            assert!(!full_pass.iter().any(|&f| f), "{full_pass:?}");
+            assert!(searches[3].in_full_pass());
             if n > COPY_MIN_ROWS {
-                assert!(auto_copied[1], "{auto_copied:?}");
+                assert!(auto_copied.iter().any(|&c| c), "{auto_copied:?}");
                 assert!(!auto_copied.last().expect("rounds"), "{auto_copied:?}");
             }
             let seed = Seed::from_u64(5);
@@ -1449,6 +1571,30 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn auto_layout_leaves_full_passes_for_the_grouped_layout() {
+        let n = 20_000;
+        let cards = [3, 5, 2, 4, 6, 30, 30, 30];
+        let data = lcg_table(n, &cards, 31);
+        let y = lcg_table(n, &[2], 32);
+        let cols = Columns::new(&data, n, &cards).expect("cols");
+        let labels = Labels::new(&y, 2).expect("labels");
+        let mut auto = DiscernibilitySearch::new(cols, &labels).expect("auto");
+        let mut indexed =
+            DiscernibilitySearch::with_layout(cols, &labels, Layout::Indexed).expect("indexed");
+        let mut path = Vec::new();
+        while !auto.remaining().is_empty() {
+            path.push(auto.in_full_pass());
+            let gains = auto.gains().expect("gains");
+            assert_eq!(gains, indexed.gains().expect("gains"));
+            let pick = auto.remaining()[argmax_first(&gains)];
+            auto.add(pick).expect("add");
+            indexed.add(pick).expect("add");
+            assert_eq!(auto.discerned_pairs(), indexed.discerned_pairs());
+        }
+        assert!(path[0] && !path[path.len() - 1], "{path:?}");
     }
 
     #[test]

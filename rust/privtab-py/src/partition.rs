@@ -306,10 +306,11 @@ fn selection_arrays(
     (order.into_pyarray(py), path.into_pyarray(py))
 }
 
-/// The search layout named `layout` ("auto", "indexed" or "copied").
+/// The search layout named `layout` ("auto", "full_pass", "indexed" or "copied").
 fn parse_layout(layout: &str) -> PyResult<Layout> {
     match layout {
         "auto" => Ok(Layout::Auto),
+        "full_pass" => Ok(Layout::FullPass),
         "indexed" => Ok(Layout::Indexed),
         "copied" => Ok(Layout::Copied),
         other => Err(PyValueError::new_err(format!(
