@@ -119,17 +119,17 @@ def adult_benchmark(results):
     assert greedy == loop_greedy == pandas_greedy, (greedy, loop_greedy, pandas_greedy)
 
     t_rust, order = best_of(
-        7, lambda: pt.PrivateKD(k, epsilon, random_state=1).fit(X, y).selection_order_
+        25, lambda: pt.PrivateKD(k, epsilon, random_state=1).fit(X, y).selection_order_
     )
     t_loop, _ = best_of(
-        7,
+        25,
         lambda: python_loop_private_kd(
             columns, cards, labels, n_labels, k, epsilon, 1, greedy=False
         ),
     )
     rng = np.random.default_rng(1)
     t_pandas, _ = best_of(
-        2, lambda: pandas_private_kd(frame, "income", k, epsilon, rng)
+        3, lambda: pandas_private_kd(frame, "income", k, epsilon, rng)
     )
     results["adult"] = {
         "rows": len(y),

@@ -23,6 +23,7 @@ from privtab import (
     PrivacyLeakWarning,
     PrivateKD,
     TableEncoder,
+    _core,
     discernibility,
     greedy_discernibility,
     minimum_discerning_attributes,
@@ -483,7 +484,6 @@ def test_function_validation(call, error, match):
 
 
 def test_core_entry_points_validate_on_their_own():
-    from privtab import _core
 
     columns = np.ascontiguousarray(SMALL_X.T, dtype=np.uint32)
     cards = np.array([2, 2], dtype=np.uint32)
@@ -551,3 +551,66 @@ def test_exports():
         "minimum_discerning_attributes",
     ):
         assert name in pt.__all__
+
+
+LAYOUTS = ["auto", "full_pass", "indexed", "copied"]
+
+
+def _core_inputs(X, y):
+    columns = np.ascontiguousarray(np.asarray(X).T, dtype=np.uint32)
+    cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
+    labels = np.ascontiguousarray(np.unique(y, return_inverse=True)[1], np.uint32)
+    return columns, cards, labels, int(labels.max()) + 1
+
+
+@given(labelled_tables(max_n=60, max_d=6, max_card=5), st.integers(0, 2**32))
+def test_search_layouts_give_identical_selections(table, seed):
+    # The layout only changes how rows are scanned: the integer gains, hence the
+    # greedy order and every Gumbel-max draw of PrivateKD, must not change.
+    X, y = table
+    columns, cards, labels, n_labels = _core_inputs(X, y)
+    d = columns.shape[0]
+    results = {
+        (layout, threads): (
+            _core.greedy_discernibility(
+                columns, cards, labels, n_labels, d, threads, layout=layout
+            )[0].tolist(),
+            _core.minimum_discerning_attributes(
+                columns, cards, labels, n_labels, 0.2, threads, layout=layout
+            )[0].tolist(),
+            _core.private_kd(
+                columns, cards, labels, n_labels, d, 0.5, seed, threads, layout=layout
+            ).tolist(),
+        )
+        for layout in LAYOUTS
+        for threads in (1, 2)
+    }
+    first = next(iter(results.values()))
+    assert all(result == first for result in results.values())
+    assert first[0] == reference_greedy(X, y, d)[0]
+
+
+def test_search_layouts_agree_on_a_larger_table():
+    # Large enough for the automatic layout to leave its full passes midway.
+    X, y = make_table(3, n=30_000, cards=(2, 3, 5, 4, 2, 6, 40, 40, 40))
+    columns, cards, labels, n_labels = _core_inputs(X, y)
+    orders = {
+        layout: _core.private_kd(
+            columns, cards, labels, n_labels, 9, 0.01, 7, layout=layout
+        ).tolist()
+        for layout in LAYOUTS
+    }
+    assert len(set(map(tuple, orders.values()))) == 1
+    greedy = {
+        layout: _core.greedy_discernibility(
+            columns, cards, labels, n_labels, 9, layout=layout
+        )[1].tolist()
+        for layout in LAYOUTS
+    }
+    assert len(set(map(tuple, greedy.values()))) == 1
+
+
+def test_search_layout_is_validated():
+    columns, cards, labels, n_labels = _core_inputs(SMALL_X, SMALL_Y)
+    with pytest.raises(ValueError, match="layout must be 'auto'"):
+        _core.private_kd(columns, cards, labels, n_labels, 1, 1.0, 0, layout="rows")

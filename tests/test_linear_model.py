@@ -19,7 +19,6 @@ from scipy import optimize, stats
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_samplers import ALPHA, WRONG_SCALES, assert_accepts, assert_rejects, ks_pvalue
 
 from privtab import (
@@ -702,32 +701,6 @@ def test_no_input_makes_the_core_panic(X, y_kind, method, Estimator):
         return
     assert np.all(np.isfinite(model.coef_))
     assert model.predict(np.nan_to_num(X.astype(np.float64))).shape == (n,)
-
-
-# scikit-learn's estimator checks ------------------------------------------------------------
-# The check instances declare data_norm (no PrivacyLeakWarning) and a seed (fits are
-# reproducible). Both estimators set the `poor_score` classifier tag: DP noise costs
-# accuracy, so the generic 0.83 accuracy threshold is not asserted. No check is expected
-# to fail; a check listed here would have to fail (xfail_strict).
-EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
-    "DPLogisticRegression": {},
-    "DPLinearSVC": {},
-}
-
-
-@parametrize_with_checks(
-    [
-        DPLogisticRegression(epsilon=1.0, data_norm=10.0, random_state=0),
-        DPLogisticRegression(
-            epsilon=1.0, method="output", data_norm=10.0, random_state=0
-        ),
-        DPLinearSVC(epsilon=1.0, data_norm=10.0, random_state=0),
-        DPLinearSVC(epsilon=1.0, method="objective", data_norm=10.0, random_state=0),
-    ],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS[type(est).__name__],
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_clone_keeps_parameters():

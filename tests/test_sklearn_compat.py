@@ -1,4 +1,10 @@
-"""scikit-learn's estimator checks on the encoder, in the configurations users meet."""
+"""scikit-learn's estimator checks, in the configurations users meet.
+
+The encoder, the PrivateKD selector and the DP linear models run the checks of
+``estimator_checks_generator``. The array-API check only applies to estimators that
+claim array-API support; none of these does, so the check would only ever be skipped.
+It is left out rather than counted as a skipped test.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from sklearn.utils.estimator_checks import (
     estimator_checks_generator,
 )
 
-from privtab import TableEncoder
+from privtab import DPLinearSVC, DPLogisticRegression, PrivateKD, TableEncoder
 
 ENCODERS = [
     TableEncoder(),
@@ -16,15 +22,50 @@ ENCODERS = [
     TableEncoder(bins=3, out_of_bounds="clip"),
 ]
 
+# Seeded, so that fits are reproducible (a fixed seed gives the same selection on any
+# number of threads).
+SELECTORS = [
+    PrivateKD(1, epsilon=1.0, random_state=0),
+    PrivateKD(1, epsilon=100.0, random_state=1, n_threads=1),
+]
 
-def expected_failed_checks(estimator: TableEncoder) -> dict[str, str]:
-    """Checks an encoder is known to fail, with the reason: none at present.
+# The instances declare data_norm (no PrivacyLeakWarning) and a seed (fits are
+# reproducible). Both estimators set the `poor_score` classifier tag: DP noise costs
+# accuracy, so the generic 0.83 accuracy threshold is not asserted.
+DP_MODELS = [
+    DPLogisticRegression(epsilon=1.0, data_norm=10.0, random_state=0),
+    DPLogisticRegression(epsilon=1.0, method="output", data_norm=10.0, random_state=0),
+    DPLinearSVC(epsilon=1.0, data_norm=10.0, random_state=0),
+    DPLinearSVC(epsilon=1.0, method="objective", data_norm=10.0, random_state=0),
+]
 
-    Checks whose premise does not apply are answered by tags instead:
-    ``transformer_tags.preserves_dtype`` is empty because the output is always
-    ``uint32`` codes, and ``input_tags.allow_nan`` holds only with
-    ``missing="category"``.
+# PrivateKD takes categorical codes: its tags say so (`input_tags.categorical`, which
+# makes the checks round their data to non-negative integer codes, and
+# `input_tags.positive_only`). Two checks feed dtypes that privtab rejects with a
+# TypeError, as it does everywhere, where the checks want them converted or a ValueError.
+SELECTOR_FAILURES = {
+    "check_complex_data": (
+        "complex X raises TypeError (codes need an integer dtype), the check wants "
+        "a ValueError"
+    ),
+    "check_dtype_object": (
+        "object arrays are raw categorical data for TableEncoder; PrivateKD takes "
+        "integer codes and raises TypeError"
+    ),
+}
+
+
+def expected_failed_checks(estimator) -> dict[str, str]:
+    """Checks an estimator is known to fail, with the reason.
+
+    None for the encoder and the DP models. For the encoder, checks whose premise does
+    not apply are answered by tags instead: ``transformer_tags.preserves_dtype`` is
+    empty because the output is always ``uint32`` codes, and ``input_tags.allow_nan``
+    holds only with ``missing="category"``. A check listed here has to fail
+    (``xfail_strict``).
     """
+    if isinstance(estimator, PrivateKD):
+        return SELECTOR_FAILURES
     return {}
 
 
@@ -32,30 +73,55 @@ def _check_name(check) -> str:
     return getattr(check, "func", check).__name__
 
 
-# The array-API check only applies to estimators that claim array-API support; the
-# encoder reads pandas/polars/object data and makes no such claim, so the check would
-# only ever be skipped. It is left out rather than counted as a skipped test.
-CHECKS = [
-    pytest.param(estimator, check, id=f"{estimator!r}-{_check_name(check)}")
-    for template in ENCODERS
-    for estimator, check in estimator_checks_generator(
-        template, expected_failed_checks=expected_failed_checks(template), mark="xfail"
-    )
-    if _check_name(check) != "check_array_api_input"
-]
+def _checks(estimators):
+    params = []
+    for template in estimators:
+        for item in estimator_checks_generator(
+            template,
+            expected_failed_checks=expected_failed_checks(template),
+            mark="xfail",
+        ):
+            # Expected failures come as pytest.param(..., marks=xfail), the rest as
+            # (estimator, check) pairs.
+            (estimator, check), marks = (
+                (item.values, item.marks) if hasattr(item, "marks") else (item, ())
+            )
+            if _check_name(check) != "check_array_api_input":
+                params.append(
+                    pytest.param(
+                        estimator,
+                        check,
+                        marks=marks,
+                        id=f"{estimator!r}-{_check_name(check)}",
+                    )
+                )
+    return params
 
 
 # The checks fit on numeric arrays without declared bounds, so the encoder infers
 # them and says so with a PrivacyLeakWarning, which filterwarnings=error would turn
 # into a failure of every check. That warning is tested in test_table.py.
 @pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
-@pytest.mark.parametrize(("estimator", "check"), CHECKS)
+@pytest.mark.parametrize(("estimator", "check"), _checks(ENCODERS))
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
+# The checks fit without cardinalities, so PrivateKD infers them from the data and says
+# so with a PrivacyLeakWarning (tested in test_discernibility.py).
 @pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
-@pytest.mark.parametrize("estimator", ENCODERS, ids=repr)
+@pytest.mark.parametrize(("estimator", "check"), _checks(SELECTORS))
+def test_sklearn_compatible_selector(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize(("estimator", "check"), _checks(DP_MODELS))
+def test_sklearn_compatible_dp_model(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("estimator", [*ENCODERS, *SELECTORS], ids=repr)
 def test_dataframe_column_names_consistency(estimator):
     # Not part of check_estimator's default list, but Pipelines rely on it.
     check_dataframe_column_names_consistency(type(estimator).__name__, estimator)

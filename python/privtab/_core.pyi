@@ -240,6 +240,7 @@ def greedy_discernibility(
     n_labels: int,
     k: int,
     n_threads: int | None = None,
+    layout: str = "auto",
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 def minimum_discerning_attributes(
     columns: npt.NDArray[np.uint32],
@@ -248,6 +249,7 @@ def minimum_discerning_attributes(
     n_labels: int,
     sigma: float,
     n_threads: int | None = None,
+    layout: str = "auto",
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
 def private_kd(
     columns: npt.NDArray[np.uint32],
@@ -258,4 +260,5 @@ def private_kd(
     epsilon_step: float,
     seed: int | None = None,
     n_threads: int | None = None,
+    layout: str = "auto",
 ) -> npt.NDArray[np.int64]: ...

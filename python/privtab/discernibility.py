@@ -88,21 +88,29 @@ def _prepare(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, list[Any] | None]:
     """Validate ``X`` and ``y``; return (columns, cardinalities, labels, n_labels, names)."""
     names = _column_names(X)
-    if cardinalities is None and not (
-        hasattr(X, "codes") and hasattr(X, "cardinalities")
-    ):
-        array = to_numpy_2d(X, "X")
-        columns, _ = as_code_columns(
-            array, "X", np.full(array.shape[1], _U32_MAX, dtype=np.int64)
-        )
-        cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
-    else:
-        columns, cards = as_code_columns(X, "X", cardinalities)
+    try:
+        if cardinalities is None and not _is_encoded(X):
+            array = to_numpy_2d(X, "X")
+            columns, _ = as_code_columns(
+                array, "X", np.full(array.shape[1], _U32_MAX, dtype=np.int64)
+            )
+            cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
+        else:
+            columns, cards = as_code_columns(X, "X", cardinalities)
+    except ValueError as exc:
+        if "codes >= 0" not in str(exc):
+            raise
+        # The wording scikit-learn expects of estimators that take non-negative X.
+        raise ValueError(f"Negative values in data: {exc}") from None
     labels, n_labels = _label_codes(y, columns.shape[1])
     return columns, cards, labels, n_labels, names
 
 
 def _label_codes(y: Any, n_rows: int) -> tuple[np.ndarray, int]:
+    if y is None:
+        raise ValueError(
+            "this function requires y to be passed, but the target y is None"
+        )
     try:
         array = np.asarray(y)
     except ValueError as exc:
@@ -115,6 +123,15 @@ def _label_codes(y: Any, n_rows: int) -> tuple[np.ndarray, int]:
         )
     if array.dtype.kind in "biuf":
         array = as_int_array(array, "y")
+        if array.size:
+            low = int(array.min())
+            shifted = array.astype(np.int64, copy=False) - low
+            span = int(shifted.max()) + 1
+            if span <= max(1 << 16, 4 * array.size):
+                # The ranks numpy.unique would return, in O(n + span) without sorting.
+                present = np.bincount(shifted.ravel(), minlength=span) > 0
+                ranks = (np.cumsum(present) - 1).astype(np.uint32)
+                return ranks[shifted.ravel()], int(np.count_nonzero(present))
     elif array.dtype.kind not in "USO":
         raise TypeError(
             f"y must hold integer or string labels, got dtype {array.dtype}"
@@ -496,8 +513,11 @@ class PrivateKD(SelectorMixin, BaseEstimator):
 
     Each round is a Gumbel-max draw on the log-weights ε'·ΔF in Rust, after scoring
     every remaining candidate in one parallel O(n) pass against the partition of S,
-    which is refined once per round: O(k·d·n) in total, as in §2.2 of the paper. Only
-    rows of classes that still mix labels are scanned, so later rounds get cheaper.
+    which is refined once per round: O(k·d·n) in total, as in §2.2 of the paper. While
+    the partition is coarse a round is a plain pass over all rows; then only the rows
+    of classes that still mix labels are kept, grouped by class, so later rounds get
+    cheaper. The gains are exact integers, so neither this choice nor the thread count
+    changes the selection for a given seed.
 
     Examples
     --------
@@ -592,5 +612,7 @@ class PrivateKD(SelectorMixin, BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.non_deterministic = True
+        # X holds categorical codes 0 .. cardinality - 1.
+        tags.input_tags.categorical = True
+        tags.input_tags.positive_only = True
         return tags

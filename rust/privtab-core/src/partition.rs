@@ -541,8 +541,43 @@ fn binomial(n: usize, k: usize) -> u128 {
 /// Cells of the per-class count table above which a candidate is scored by sorting.
 const SEARCH_DENSE_CELLS: u128 = 1 << 20;
 
+/// Interleaved count tables of a large class (see `undiscerned_by`).
+const LANES: usize = 4;
+
 /// Rows per parallel task when the class layout is rebuilt.
 const REBUILD_CHUNK: usize = 1 << 16;
+
+/// Kept rows from which [`Layout::Auto`] copies the columns into layout order: below it a
+/// column (4 bytes a row) stays in the per-core cache, so reading it through the row
+/// index costs about what a sequential scan of a copy does, and moving every remaining
+/// column each round would cost more than it saves.
+const COPY_MIN_ROWS: usize = 1 << 18;
+
+/// Largest (class, value, label) table of the full passes of [`Layout::Auto`]: while
+/// every candidate's table is this small (and no larger than the table has rows), a
+/// pass over all rows counting into it, which needs no layout at all, is the cheapest.
+const FULL_PASS_CELLS: u128 = 1 << 16;
+
+/// How a [`DiscernibilitySearch`] reads the candidate columns of the rows it keeps. The
+/// choice only changes the speed: every layout gives the same gains, exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// [`FullPass`](Layout::FullPass) while the partition of S is coarse (every
+    /// candidate's count table has at most min(2^16, n) cells), then
+    /// [`Copied`](Layout::Copied) while at least 2^18 rows are kept, then
+    /// [`Indexed`](Layout::Indexed).
+    #[default]
+    Auto,
+    /// No layout: every round scans all rows of the table with their class of S
+    /// ([`Partition::score_candidates`]), and a new attribute refines the partition.
+    FullPass,
+    /// Read the table's own columns through the row index of the layout; a new attribute
+    /// only moves the labels and the row index.
+    Indexed,
+    /// Keep a copy of every remaining column in layout order, so that a round scans
+    /// memory sequentially; a new attribute moves every remaining column.
+    Copied,
+}
 
 /// Incremental search for attributes that discern the labels (paper 001 §2.2).
 ///
@@ -550,18 +585,19 @@ const REBUILD_CHUNK: usize = 1 << 16;
 /// needed to score S ∪ {a}. Only rows of *mixed* classes (rows with two or more labels)
 /// are kept: a class with a single label refines into classes with a single label, so it
 /// never contributes to the undiscerned pairs Σ_c (n_c² − Σ_l n_{c,l}²) again. The kept
-/// rows are stored grouped by class, with a private copy of every remaining column in that
-/// order, so that scoring a candidate is one sequential O(rows) pass with a small count
-/// table per class, and the work of a round shrinks as S separates the labels. Adding an
-/// attribute refines the layout once (a stable counting sort inside each class), never
-/// recomputing the partition from scratch.
+/// rows are stored grouped by class, so that scoring a candidate is one O(rows) pass with a
+/// small count table per class, and the work of a round shrinks as S separates the labels.
+/// Adding an attribute refines the layout once (a stable counting sort inside each
+/// class), never recomputing the partition from scratch. Candidate values are read
+/// through the row index of the layout or from copies in layout order (see [`Layout`]).
 ///
-/// All quantities are exact integers, so results do not depend on the thread count.
+/// All quantities are exact integers, so results depend neither on the thread count nor
+/// on the layout.
 #[derive(Clone, Debug)]
 pub struct DiscernibilitySearch<'a> {
-    n_rows: usize,
-    cardinalities: &'a [u32],
+    cols: Columns<'a>,
     n_labels: u32,
+    layout: Layout,
     differing: u128,
     undiscerned: u128,
     selected: Vec<usize>,
@@ -569,17 +605,39 @@ pub struct DiscernibilitySearch<'a> {
     /// Class `b` of the layout holds positions `bounds[b]..bounds[b + 1]`.
     bounds: Vec<usize>,
     labels: Cow<'a, [u32]>,
-    /// One column per entry of `remaining`, in layout order.
-    columns: Vec<Cow<'a, [u32]>>,
+    /// The table row at each position of the layout; `None` while it is the identity.
+    rows: Option<Vec<u32>>,
+    /// Either empty (columns are read through `rows`) or one copy per entry of
+    /// `remaining`, in layout order.
+    copies: Vec<Vec<u32>>,
+    /// The partition of S while rounds are full passes; the layout is unused then.
+    full: Option<Partition>,
+    all_labels: Labels<'a>,
+}
+
+/// The values of one candidate at the positions of the layout.
+#[derive(Clone, Copy)]
+enum Values<'s> {
+    Direct(&'s [u32]),
+    Indexed { column: &'s [u32], rows: &'s [u32] },
 }
 
 impl<'a> DiscernibilitySearch<'a> {
-    /// Starts from S = ∅ with every column of `cols` as a candidate.
+    /// Starts from S = ∅ with every column of `cols` as a candidate, in the
+    /// [`Layout::Auto`] layout.
     ///
     /// # Errors
     /// [`Error::InvalidData`] when `labels` does not have one label per row, or there are
     /// 2^32 rows or more.
     pub fn new(cols: Columns<'a>, labels: &Labels<'a>) -> Result<Self> {
+        Self::with_layout(cols, labels, Layout::Auto)
+    }
+
+    /// As [`new`](Self::new), in the given layout.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_layout(cols: Columns<'a>, labels: &Labels<'a>, layout: Layout) -> Result<Self> {
         let n = cols.n_rows();
         if labels.codes().len() != n {
             return Err(Error::InvalidData(format!(
@@ -594,29 +652,97 @@ impl<'a> DiscernibilitySearch<'a> {
             )));
         }
         let differing = labels.differing_pairs();
-        let remaining: Vec<usize> = (0..cols.n_cols()).collect();
         let mixed = differing > 0;
-        let columns = remaining
-            .iter()
-            .map(|&j| Cow::Borrowed(if mixed { cols.column(j) } else { &[][..] }))
-            .collect();
-        Ok(DiscernibilitySearch {
-            n_rows: n,
-            cardinalities: cols.cardinalities(),
+        let mut search = DiscernibilitySearch {
+            cols,
             n_labels: labels.n_labels(),
+            layout,
             differing,
             undiscerned: differing,
             selected: Vec::new(),
-            remaining,
+            remaining: (0..cols.n_cols()).collect(),
             bounds: if mixed { vec![0, n] } else { vec![0] },
             labels: Cow::Borrowed(if mixed { labels.codes() } else { &[][..] }),
-            columns,
-        })
+            rows: None,
+            copies: Vec::new(),
+            full: None,
+            all_labels: labels.clone(),
+        };
+        if mixed && matches!(layout, Layout::Auto | Layout::FullPass) {
+            search.full = Some(Partition::trivial(n)?);
+            search.leave_full_pass()?;
+        }
+        Ok(search)
+    }
+
+    /// Under [`Layout::Auto`], trades the full passes for the grouped layout once the
+    /// partition is too fine for them: the rows of the mixed classes, grouped by class
+    /// (in row order inside a class).
+    fn leave_full_pass(&mut self) -> Result<()> {
+        let Some(partition) = &self.full else {
+            return Ok(());
+        };
+        let n = self.n_rows();
+        let max_card = self
+            .remaining
+            .iter()
+            .map(|&j| self.cardinalities()[j])
+            .max()
+            .unwrap_or(1);
+        let cells =
+            partition.n_classes() as u128 * u128::from(max_card) * u128::from(self.n_labels);
+        if self.layout == Layout::FullPass || cells <= FULL_PASS_CELLS.min(n as u128) {
+            return Ok(());
+        }
+        let classes = partition.classes();
+        let n_classes = partition.n_classes();
+        let labels = self.all_labels.codes();
+        let mut first = alloc_output::<u32>(n_classes, "the class table")?;
+        first.fill(u32::MAX);
+        let mut mixed = alloc_output::<bool>(n_classes, "the class table")?;
+        for (&c, &l) in classes.iter().zip(labels) {
+            let slot = &mut first[c as usize];
+            if *slot == u32::MAX {
+                *slot = l;
+            } else if *slot != l {
+                mixed[c as usize] = true;
+            }
+        }
+        // Start of every mixed class in the layout (unused for pure classes).
+        let mut starts = alloc_output::<usize>(n_classes, "the class table")?;
+        let mut bounds = vec![0usize];
+        for (c, &size) in partition.sizes().iter().enumerate() {
+            if mixed[c] {
+                let start = *bounds.last().unwrap_or(&0);
+                starts[c] = start;
+                bounds.push(start + size as usize);
+            }
+        }
+        let kept = *bounds.last().unwrap_or(&0);
+        let mut rows = alloc_output::<u32>(kept, "the layout")?;
+        for (i, &c) in classes.iter().enumerate() {
+            if mixed[c as usize] {
+                let slot = &mut starts[c as usize];
+                // Rows are < n < 2^32 (checked by `with_layout`).
+                rows[*slot] = i as u32;
+                *slot += 1;
+            }
+        }
+        self.labels = Cow::Owned(gather(labels, &rows)?);
+        self.copies = if rows.len() >= COPY_MIN_ROWS {
+            self.gather_all(|p| (self.cols.column(self.remaining[p]), &rows[..]))?
+        } else {
+            Vec::new()
+        };
+        self.rows = Some(rows);
+        self.bounds = bounds;
+        self.full = None;
+        Ok(())
     }
 
     /// Number of rows of the table.
     pub fn n_rows(&self) -> usize {
-        self.n_rows
+        self.cols.n_rows()
     }
 
     /// The attributes selected so far, in the order added.
@@ -639,9 +765,20 @@ impl<'a> DiscernibilitySearch<'a> {
         self.differing - self.undiscerned
     }
 
-    /// Rows still in mixed classes (the rows a round has to scan).
+    /// The rows a round has to scan: all rows during full passes, else the rows still
+    /// in mixed classes.
     pub fn active_rows(&self) -> usize {
         self.labels.len()
+    }
+
+    /// Whether rounds are currently full passes over all rows.
+    pub fn in_full_pass(&self) -> bool {
+        self.full.is_some()
+    }
+
+    /// Whether the remaining columns are currently held as copies in layout order.
+    pub fn holds_copies(&self) -> bool {
+        !self.copies.is_empty()
     }
 
     /// n·(F(S ∪ {a}) − F(S)) for every remaining candidate `a` (in the order of
@@ -660,29 +797,81 @@ impl<'a> DiscernibilitySearch<'a> {
             .collect()
     }
 
+    fn values(&self, p: usize) -> Values<'_> {
+        if let Some(copy) = self.copies.get(p) {
+            return Values::Direct(copy);
+        }
+        let column = self.cols.column(self.remaining[p]);
+        match &self.rows {
+            None => Values::Direct(column),
+            Some(rows) => Values::Indexed { column, rows },
+        }
+    }
+
     /// Σ over mixed classes c of S of the undiscerned pairs of c refined by candidate `p`.
     fn undiscerned_with(&self, p: usize) -> Result<u128> {
-        let column = &self.columns[p];
-        let card = self.cardinalities[self.remaining[p]];
-        let n_labels = self.n_labels as usize;
-        let cells = u128::from(card) * n_labels as u128;
         if self.labels.is_empty() {
             return Ok(0);
         }
+        if let Some(partition) = &self.full {
+            // Pure classes add no undiscerned pairs, so summing over all classes gives
+            // the same integer as the grouped layout's sum over the mixed ones.
+            let a = self.remaining[p];
+            let score = partition.score_column(
+                self.cols.column(a),
+                self.cardinalities()[a],
+                &self.all_labels,
+            )?;
+            return Ok(score.undiscerned_pairs);
+        }
+        let card = self.cardinalities()[self.remaining[p]];
+        match self.values(p) {
+            Values::Direct(column) => self.undiscerned_by(card, |r| column[r].iter().copied()),
+            Values::Indexed { column, rows } => self.undiscerned_by(card, |r| {
+                // Rows of the layout are rows of the table, so the reads are in bounds.
+                rows[r].iter().map(|&i| column[i as usize])
+            }),
+        }
+    }
+
+    fn cardinalities(&self) -> &'a [u32] {
+        self.cols.cardinalities()
+    }
+
+    /// [`undiscerned_with`](Self::undiscerned_with) for a candidate of cardinality `card`
+    /// whose values at the positions `r` of the layout are `values(r)`.
+    fn undiscerned_by<I, F>(&self, card: u32, values: F) -> Result<u128>
+    where
+        F: Fn(std::ops::Range<usize>) -> I,
+        I: Iterator<Item = u32> + Clone,
+    {
+        let n_labels = self.n_labels as usize;
+        let cells = u128::from(card) * n_labels as u128;
         if cells > SEARCH_DENSE_CELLS {
-            return Ok(self.undiscerned_sorted(column, n_labels));
+            return Ok(self.undiscerned_sorted(values, n_labels));
         }
         let card = card as usize;
         let mut totals = alloc_output::<u32>(card, "the class count table")?;
-        let mut joint = alloc_output::<u32>(cells as usize, "the class count table")?;
+        let cells = cells as usize;
+        // LANES interleaved tables for large classes, so that rows hitting the same cell
+        // in a row do not wait for each other's increments.
+        let mut lanes = alloc_output::<u32>(LANES * cells, "the class count table")?;
         let mut total: u128 = 0;
         for block in self.bounds.windows(2) {
             let rows = block[0]..block[1];
-            let (values, labels) = (&column[rows.clone()], &self.labels[rows]);
-            if values.len() >= joint.len() {
+            let labels = &self.labels[rows.clone()];
+            let values = values(rows);
+            if labels.len() >= lanes.len() {
                 // A large class: count, then read the squares off the table.
-                for (&v, &l) in values.iter().zip(labels) {
-                    joint[v as usize * n_labels + l as usize] += 1;
+                for (i, (v, &l)) in values.zip(labels).enumerate() {
+                    lanes[(i % LANES) * cells + v as usize * n_labels + l as usize] += 1;
+                }
+                let (joint, others) = lanes.split_at_mut(cells);
+                for lane in others.chunks_exact_mut(cells) {
+                    for (count, extra) in joint.iter_mut().zip(lane.iter_mut()) {
+                        *count += *extra;
+                        *extra = 0;
+                    }
                 }
                 let (mut value_sq, mut joint_sq) = (0u128, 0u128);
                 for counts in joint.chunks_exact_mut(n_labels) {
@@ -701,34 +890,37 @@ impl<'a> DiscernibilitySearch<'a> {
             // label), which sums to Σ_v (m_v² − Σ_l m_{v,l}²) with no pass over the
             // table; the touched cells are reset through the same rows.
             let mut half: u64 = 0;
-            for (&v, &l) in values.iter().zip(labels) {
+            for (v, &l) in values.clone().zip(labels) {
                 let (v, cell) = (v as usize, v as usize * n_labels + l as usize);
-                half += u64::from(totals[v] - joint[cell]);
+                half += u64::from(totals[v] - lanes[cell]);
                 totals[v] += 1;
-                joint[cell] += 1;
+                lanes[cell] += 1;
             }
-            for (&v, &l) in values.iter().zip(labels) {
+            for (v, &l) in values.zip(labels) {
                 totals[v as usize] = 0;
-                joint[v as usize * n_labels + l as usize] = 0;
+                lanes[v as usize * n_labels + l as usize] = 0;
             }
             total += 2 * u128::from(half);
         }
         Ok(total)
     }
 
-    /// As [`undiscerned_with`](Self::undiscerned_with) for huge value × label domains:
-    /// each class's (value, label) pairs are sorted and counted in runs.
-    fn undiscerned_sorted(&self, column: &[u32], n_labels: usize) -> u128 {
+    /// As [`undiscerned_by`](Self::undiscerned_by) for huge value × label domains: each
+    /// class's (value, label) pairs are sorted and counted in runs.
+    fn undiscerned_sorted<I, F>(&self, values: F, n_labels: usize) -> u128
+    where
+        F: Fn(std::ops::Range<usize>) -> I,
+        I: Iterator<Item = u32>,
+    {
         let mut keys: Vec<u64> = Vec::new();
         let mut total: u128 = 0;
         for block in self.bounds.windows(2) {
             let rows = block[0]..block[1];
             keys.clear();
             keys.extend(
-                column[rows.clone()]
-                    .iter()
+                values(rows.clone())
                     .zip(&self.labels[rows])
-                    .map(|(&v, &l)| u64::from(v) * n_labels as u64 + u64::from(l)),
+                    .map(|(v, &l)| u64::from(v) * n_labels as u64 + u64::from(l)),
             );
             keys.sort_unstable();
             let (mut value_sq, mut joint_sq) = (0u128, 0u128);
@@ -754,31 +946,76 @@ impl<'a> DiscernibilitySearch<'a> {
                 "attribute {attribute} is not a remaining candidate (selected: {:?}, \
                  columns: {})",
                 self.selected,
-                self.cardinalities.len()
+                self.cardinalities().len()
             )));
         };
         let undiscerned = self.undiscerned_with(p)?;
-        let column = self.columns.remove(p);
-        let card = self.cardinalities[attribute];
+        if let Some(partition) = &self.full {
+            let card = self.cardinalities()[attribute];
+            let refined = partition.refine_valid(self.cols.column(attribute), card, None);
+            self.full = Some(refined);
+            self.remaining.remove(p);
+            self.selected.push(attribute);
+            self.undiscerned = undiscerned;
+            return self.leave_full_pass();
+        }
+        let column: Cow<'_, [u32]> = match self.values(p) {
+            Values::Direct(column) => Cow::Borrowed(column),
+            Values::Indexed { column, rows } => Cow::Owned(gather(column, rows)?),
+        };
+        let card = self.cardinalities()[attribute];
+        let refined = if self.labels.is_empty() {
+            None
+        } else {
+            Some(self.refined_layout(&column, card)?)
+        };
+        drop(column);
+        if !self.copies.is_empty() {
+            self.copies.remove(p);
+        }
         self.remaining.remove(p);
         self.selected.push(attribute);
         self.undiscerned = undiscerned;
-        if self.labels.is_empty() {
+        let Some((source, bounds)) = refined else {
             return Ok(());
-        }
-        let (source, bounds) = self.refined_layout(&column, card)?;
-        drop(column);
+        };
         self.labels = Cow::Owned(gather(&self.labels, &source)?);
-        let gathered: Vec<Result<Vec<u32>>> = self
-            .columns
-            .par_iter()
-            .map(|col| gather(col, &source))
-            .collect();
-        for (slot, col) in self.columns.iter_mut().zip(gathered) {
-            *slot = Cow::Owned(col?);
-        }
+        let rows = match &self.rows {
+            None => source.clone(),
+            Some(rows) => gather(rows, &source)?,
+        };
+        let copy = match self.layout {
+            Layout::Auto | Layout::FullPass => rows.len() >= COPY_MIN_ROWS,
+            Layout::Indexed => false,
+            Layout::Copied => true,
+        };
+        self.copies = if !copy {
+            Vec::new()
+        } else if self.copies.is_empty() {
+            // Straight from the table: its rows in layout order.
+            self.gather_all(|p| (self.cols.column(self.remaining[p]), &rows[..]))?
+        } else {
+            // From the previous copies, whose positions `source` points into: each
+            // new class reads from inside its parent class, which keeps reads local.
+            self.gather_all(|p| (&self.copies[p][..], &source[..]))?
+        };
+        self.rows = Some(rows);
         self.bounds = bounds;
         Ok(())
+    }
+
+    /// One gathered copy per remaining candidate: `values[positions]` from `from(p)`.
+    fn gather_all<'s, F>(&'s self, from: F) -> Result<Vec<Vec<u32>>>
+    where
+        F: Fn(usize) -> (&'s [u32], &'s [u32]) + Sync,
+    {
+        (0..self.remaining.len())
+            .into_par_iter()
+            .map(|p| {
+                let (values, positions) = from(p);
+                gather(values, positions)
+            })
+            .collect()
     }
 
     /// The positions (in the current layout) of the rows of the mixed classes of S ∪ {a},
@@ -921,6 +1158,24 @@ pub fn select_discerning(
     k: usize,
     rule: Rule<'_>,
 ) -> Result<Selection> {
+    select_discerning_in(cols, labels, k, rule, Layout::Auto)
+}
+
+/// [`select_discerning`] with the search in the given [`Layout`] (the result does not
+/// depend on it).
+///
+/// # Privacy
+/// As [`select_discerning`].
+///
+/// # Errors
+/// As [`select_discerning`].
+pub fn select_discerning_in(
+    cols: Columns<'_>,
+    labels: &Labels<'_>,
+    k: usize,
+    rule: Rule<'_>,
+    layout: Layout,
+) -> Result<Selection> {
     if k > cols.n_cols() {
         return Err(Error::InvalidParameter {
             name: "n_features",
@@ -931,7 +1186,7 @@ pub fn select_discerning(
     if let Rule::Exponential { epsilon, .. } = rule {
         crate::error::check_positive_finite("epsilon", epsilon)?;
     }
-    let mut search = DiscernibilitySearch::new(cols, labels)?;
+    let mut search = DiscernibilitySearch::with_layout(cols, labels, layout)?;
     let mut out = Selection {
         order: Vec::with_capacity(k),
         discerned_pairs: Vec::with_capacity(k),
@@ -960,10 +1215,24 @@ pub fn select_discerning(
 /// [`Error::InvalidParameter`] when `sigma` is not in [0, 1); errors of
 /// [`DiscernibilitySearch::new`].
 pub fn minimum_discerning(cols: Columns<'_>, labels: &Labels<'_>, sigma: f64) -> Result<Selection> {
+    minimum_discerning_in(cols, labels, sigma, Layout::Auto)
+}
+
+/// [`minimum_discerning`] with the search in the given [`Layout`] (the result does not
+/// depend on it).
+///
+/// # Errors
+/// As [`minimum_discerning`].
+pub fn minimum_discerning_in(
+    cols: Columns<'_>,
+    labels: &Labels<'_>,
+    sigma: f64,
+    layout: Layout,
+) -> Result<Selection> {
     if !(0.0..1.0).contains(&sigma) {
         return Err(Error::parameter("sigma", sigma, "must be in [0, 1)"));
     }
-    let mut search = DiscernibilitySearch::new(cols, labels)?;
+    let mut search = DiscernibilitySearch::with_layout(cols, labels, layout)?;
     let all: Vec<usize> = (0..cols.n_cols()).collect();
     let full = Partition::from_columns(cols, &all)?.score(labels)?;
     let target = (1.0 - sigma) * (search.differing_pairs() - full.undiscerned_pairs) as f64;
@@ -1236,6 +1505,96 @@ mod tests {
             assert_eq!(greedy.order, chosen);
             assert!(search.add(0).is_err());
         }
+    }
+
+    #[test]
+    fn layouts_give_identical_gains_and_selections() {
+        // 300,000 rows start above COPY_MIN_ROWS, so Auto copies and later reads through
+        // the row index once the kept rows fall below it.
+        for (n, seed) in [(2500, 21), (300_000, 22)] {
+            let (data, cards, y) = search_table(n, seed);
+            let cols = Columns::new(&data, n, &cards).expect("cols");
+            let labels = Labels::new(&y, 3).expect("labels");
+            let layouts = [
+                Layout::Indexed,
+                Layout::Copied,
+                Layout::Auto,
+                Layout::FullPass,
+            ];
+            let mut searches: Vec<DiscernibilitySearch<'_>> = layouts
+                .iter()
+                .map(|&l| DiscernibilitySearch::with_layout(cols, &labels, l).expect("search"))
+                .collect();
+            let mut auto_copied = Vec::new();
+            let mut full_pass = Vec::new();
+            while !searches[0].remaining().is_empty() {
+                let gains = searches[0].gains().expect("gains");
+                for search in &searches[1..] {
+                    assert_eq!(search.gains().expect("gains"), gains);
+                    if !search.in_full_pass() {
+                        assert_eq!(search.active_rows(), searches[0].active_rows());
+                    }
+                }
+                full_pass.push(searches[2].in_full_pass());
+                auto_copied.push(searches[2].holds_copies());
+                // Not the greedy pick, so that the path differs from the other tests.
+                let pick = searches[0].remaining()[gains.len() / 2];
+                for search in &mut searches {
+                    search.add(pick).expect("add");
+                }
+            }
+            assert!(!searches[0].holds_copies());
+            // A column of 2^21 values makes Auto group the rows from the start.
+            assert!(!full_pass.iter().any(|&f| f), "{full_pass:?}");
+            assert!(searches[3].in_full_pass());
+            if n > COPY_MIN_ROWS {
+                assert!(auto_copied.iter().any(|&c| c), "{auto_copied:?}");
+                assert!(!auto_copied.last().expect("rounds"), "{auto_copied:?}");
+            }
+            let seed = Seed::from_u64(5);
+            let rule = Rule::Exponential {
+                epsilon: 0.01,
+                seed: &seed,
+            };
+            let reference = select_discerning_in(cols, &labels, 5, rule, Layout::Indexed);
+            for layout in layouts {
+                for threads in [1, 2] {
+                    let got = crate::noise::test_util::in_pool(threads, || {
+                        select_discerning_in(cols, &labels, 5, rule, layout).expect("select")
+                    });
+                    assert_eq!(&got, reference.as_ref().expect("reference"));
+                }
+                let mda = minimum_discerning_in(cols, &labels, 0.2, layout).expect("mda");
+                assert_eq!(
+                    mda,
+                    minimum_discerning_in(cols, &labels, 0.2, Layout::Indexed).expect("mda")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn auto_layout_leaves_full_passes_for_the_grouped_layout() {
+        let n = 20_000;
+        let cards = [3, 5, 2, 4, 6, 30, 30, 30];
+        let data = lcg_table(n, &cards, 31);
+        let y = lcg_table(n, &[2], 32);
+        let cols = Columns::new(&data, n, &cards).expect("cols");
+        let labels = Labels::new(&y, 2).expect("labels");
+        let mut auto = DiscernibilitySearch::new(cols, &labels).expect("auto");
+        let mut indexed =
+            DiscernibilitySearch::with_layout(cols, &labels, Layout::Indexed).expect("indexed");
+        let mut path = Vec::new();
+        while !auto.remaining().is_empty() {
+            path.push(auto.in_full_pass());
+            let gains = auto.gains().expect("gains");
+            assert_eq!(gains, indexed.gains().expect("gains"));
+            let pick = auto.remaining()[argmax_first(&gains)];
+            auto.add(pick).expect("add");
+            indexed.add(pick).expect("add");
+            assert_eq!(auto.discerned_pairs(), indexed.discerned_pairs());
+        }
+        assert!(path[0] && !path[path.len() - 1], "{path:?}");
     }
 
     #[test]

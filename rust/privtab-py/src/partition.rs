@@ -3,7 +3,7 @@
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use privtab_core::Error;
-use privtab_core::partition::{self, Labels, Rule, Score, Selection};
+use privtab_core::partition::{self, Labels, Layout, Rule, Score, Selection};
 use privtab_core::resources::with_threads;
 use privtab_core::rng::Seed;
 use privtab_core::table::Columns;
@@ -306,11 +306,24 @@ fn selection_arrays(
     (order.into_pyarray(py), path.into_pyarray(py))
 }
 
+/// The search layout named `layout` ("auto", "full_pass", "indexed" or "copied").
+fn parse_layout(layout: &str) -> PyResult<Layout> {
+    match layout {
+        "auto" => Ok(Layout::Auto),
+        "full_pass" => Ok(Layout::FullPass),
+        "indexed" => Ok(Layout::Indexed),
+        "copied" => Ok(Layout::Copied),
+        other => Err(PyValueError::new_err(format!(
+            "layout must be 'auto', 'indexed' or 'copied', got {other:?}"
+        ))),
+    }
+}
+
 /// The non-private greedy order of `k` columns by discernibility gain, and F of each
 /// prefix.
 #[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, k, n_threads=None))]
-#[allow(clippy::type_complexity)]
+#[pyo3(signature = (columns, cardinalities, labels, n_labels, k, n_threads=None, layout="auto"))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn greedy_discernibility<'py>(
     py: Python<'py>,
     columns: PyReadonlyArray2<'py, u32>,
@@ -319,14 +332,16 @@ fn greedy_discernibility<'py>(
     n_labels: u32,
     k: usize,
     n_threads: Option<usize>,
+    layout: &str,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>)> {
+    let layout = parse_layout(layout)?;
     let (data, n_rows, cards) = columns_view(&columns, &cardinalities)?;
     let codes = contiguous(&labels, "labels")?;
     let selection = detached(py, || {
         with_threads(n_threads, || {
             let cols = Columns::new(data, n_rows, cards)?;
             let labels = Labels::new(codes, n_labels)?;
-            partition::select_discerning(cols, &labels, k, Rule::Greedy)
+            partition::select_discerning_in(cols, &labels, k, Rule::Greedy, layout)
         })
     })?;
     Ok(selection_arrays(py, selection, n_rows))
@@ -335,8 +350,8 @@ fn greedy_discernibility<'py>(
 /// MDA(sigma): the shortest greedy prefix with F(S) >= (1 - sigma) F(A), and F of each
 /// prefix.
 #[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, sigma, n_threads=None))]
-#[allow(clippy::type_complexity)]
+#[pyo3(signature = (columns, cardinalities, labels, n_labels, sigma, n_threads=None, layout="auto"))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn minimum_discerning_attributes<'py>(
     py: Python<'py>,
     columns: PyReadonlyArray2<'py, u32>,
@@ -345,14 +360,16 @@ fn minimum_discerning_attributes<'py>(
     n_labels: u32,
     sigma: f64,
     n_threads: Option<usize>,
+    layout: &str,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>)> {
+    let layout = parse_layout(layout)?;
     let (data, n_rows, cards) = columns_view(&columns, &cardinalities)?;
     let codes = contiguous(&labels, "labels")?;
     let selection = detached(py, || {
         with_threads(n_threads, || {
             let cols = Columns::new(data, n_rows, cards)?;
             let labels = Labels::new(codes, n_labels)?;
-            partition::minimum_discerning(cols, &labels, sigma)
+            partition::minimum_discerning_in(cols, &labels, sigma, layout)
         })
     })?;
     Ok(selection_arrays(py, selection, n_rows))
@@ -361,7 +378,7 @@ fn minimum_discerning_attributes<'py>(
 /// PrivateKD: `k` rounds, each choosing a column with probability
 /// ∝ exp(epsilon_step · (F(S ∪ {a}) − F(S))); returns the order (int64).
 #[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, k, epsilon_step, seed=None, n_threads=None))]
+#[pyo3(signature = (columns, cardinalities, labels, n_labels, k, epsilon_step, seed=None, n_threads=None, layout="auto"))]
 #[allow(clippy::too_many_arguments)]
 fn private_kd<'py>(
     py: Python<'py>,
@@ -373,7 +390,9 @@ fn private_kd<'py>(
     epsilon_step: f64,
     seed: Option<u64>,
     n_threads: Option<usize>,
+    layout: &str,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let layout = parse_layout(layout)?;
     let (data, n_rows, cards) = columns_view(&columns, &cardinalities)?;
     let codes = contiguous(&labels, "labels")?;
     let selection = detached(py, || {
@@ -385,7 +404,7 @@ fn private_kd<'py>(
                 epsilon: epsilon_step,
                 seed: &seed,
             };
-            partition::select_discerning(cols, &labels, k, rule)
+            partition::select_discerning_in(cols, &labels, k, rule, layout)
         })
     })?;
     let order: Vec<i64> = selection.order.iter().map(|&j| j as i64).collect();
