@@ -53,7 +53,10 @@ def reference_rows(X, data_norm, fit_intercept=True):
 
 def sklearn_logistic_weights(Z, y_signed, C):
     """C·Σ log(1+exp(-y wᵀz)) + ½‖w‖², which has the minimiser of (1/n)Σℓ + λ/2‖w‖²."""
-    model = LogisticRegression(C=C, fit_intercept=False, tol=1e-12, max_iter=100_000)
+    # Newton-Cholesky converges to tol=1e-12 where L-BFGS can stall in its line search.
+    model = LogisticRegression(
+        C=C, fit_intercept=False, tol=1e-12, max_iter=1000, solver="newton-cholesky"
+    )
     return model.fit(Z, y_signed).coef_[0]
 
 
