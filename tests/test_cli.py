@@ -177,3 +177,42 @@ def test_io_round_trip(tmp_path):
         read_table(tmp_path / "t.xlsx")
     with pytest.raises(ValueError, match=r"format must be 'csv', 'tsv' or 'parquet'"):
         read_table(tmp_path / "t.csv", fmt="json")
+
+
+def test_demo_writes_an_html_report(tmp_path):
+    from click.testing import CliRunner
+
+    from privtab.cli import main
+
+    report = tmp_path / "demo.html"
+    result = CliRunner().invoke(
+        main,
+        [
+            "demo",
+            "--only",
+            "contingency",
+            "--seed",
+            "1",
+            "--no-progress",
+            "--report",
+            str(report),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    html = report.read_text()
+    assert html.lstrip().lower().startswith("<!doctype html")
+    assert "education" in html
+    assert "privacy ledger" in html
+
+
+def test_demo_report_to_an_unwritable_path_fails_cleanly(tmp_path):
+    from click.testing import CliRunner
+
+    from privtab.cli import main
+
+    target = tmp_path / "missing-dir" / "demo.html"
+    result = CliRunner().invoke(
+        main, ["demo", "--only", "contingency", "--seed", "1", "--report", str(target)]
+    )
+    assert result.exit_code == 1
+    assert "cannot write --report" in result.output

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import click
 import pandas as pd
+from rich.console import Console
 
 from privtab._core import __version__
 from privtab.demo import SECTIONS, run_demo
@@ -87,8 +88,19 @@ def main() -> None:
     metavar="SECTION",
     help="Run only this section (repeatable). See the list below.",
 )
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="FILE.html",
+    help="Also save everything the demo prints as an HTML report.",
+)
 def demo(
-    epsilon: float, seed: int | None, progress: bool, only: tuple[str, ...]
+    epsilon: float,
+    seed: int | None,
+    progress: bool,
+    only: tuple[str, ...],
+    report: str | None,
 ) -> None:
     """Tour the methods on the Adult data, next to their non-private results.
 
@@ -102,10 +114,25 @@ def demo(
             f"choose from {', '.join(SECTIONS)}",
             param_hint="--only",
         )
+    console = Console(record=report is not None)
     try:
-        run_demo(epsilon, seed=seed, progress=progress, sections=only or None)
+        run_demo(
+            epsilon,
+            seed=seed,
+            progress=progress,
+            sections=only or None,
+            console=console,
+        )
     except PrivtabError as exc:
         raise click.ClickException(str(exc)) from exc
+    if report is not None:
+        try:
+            console.save_html(report)
+        except OSError as exc:
+            raise click.ClickException(
+                f"cannot write --report {report}: {exc}"
+            ) from exc
+        click.echo(f"report written to {report}", err=True)
 
 
 @main.command(
