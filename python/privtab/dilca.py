@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 _U32_MAX = int(np.iinfo(np.uint32).max)
+_MAX_VALUES = 8192
 _CONTEXTS = ("mean_su", "relevance_redundancy")
 _DP_METHODS = ("max_relevance", "max_dependency", "mean_su", "baseline")
 
@@ -72,6 +73,12 @@ def _prepare(X: Any, cardinalities: Any) -> tuple[np.ndarray, np.ndarray, bool]:
         )
         cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
         inferred = True
+    if int(cards.max()) > _MAX_VALUES:
+        j = int(np.argmax(cards))
+        raise ValueError(
+            f"cardinality {cards[j]} of column {j} is above {_MAX_VALUES}: DILCA "
+            "stores a |V|×|V| distance matrix per attribute"
+        )
     if columns.shape[0] < 2:
         raise ValueError(
             f"X must have at least 2 attributes (a context needs another one), "
@@ -96,8 +103,7 @@ class _Tables:
         self._tables: dict[tuple[int, int], np.ndarray] = {}
         self._joint: dict[tuple[int, int], float] = {}
         self.entropies = [
-            entropy(np.bincount(col, minlength=int(card)))
-            for col, card in zip(columns, cards, strict=True)
+            entropy(np.unique(col, return_counts=True)[1]) for col in columns
         ]
 
     def table(self, y: int, x: int) -> np.ndarray:
@@ -401,6 +407,9 @@ class DILCA(_DistanceMixin, BaseEstimator):
     ----------
     contexts_ : list of ndarray of int64
         The context of each attribute (sorted column indices).
+    tables_ : list of list of ndarray
+        For each attribute Y, the |Y|×|X| contingency tables of its context (in the
+        order of ``contexts_``) the distances were computed from.
     distance_matrices_ : list of ndarray
         The |V_j|×|V_j| distance matrix of each attribute: symmetric, zero diagonal,
         within [0, 1].
@@ -466,8 +475,7 @@ class DILCA(_DistanceMixin, BaseEstimator):
         d = columns.shape[0]
         tables = _Tables(columns, cards)
         su = tables.symmetric_uncertainty_matrix()
-        contexts = []
-        matrices = []
+        contexts, matrices, used = [], [], []
         for target in range(d):
             others = np.array([j for j in range(d) if j != target], dtype=np.int64)
             if self.context == "mean_su":
@@ -475,13 +483,13 @@ class DILCA(_DistanceMixin, BaseEstimator):
             else:
                 ctx = _relevance_redundancy_rule(su, target)
             contexts.append(ctx.astype(np.int64))
-            matrices.append(
-                dilca_distance_matrix([tables.table(target, int(x)) for x in ctx])
-            )
+            used.append([tables.table(target, int(x)) for x in ctx])
+            matrices.append(dilca_distance_matrix(used[-1]))
         validate_data(self, X, skip_check_array=True, reset=True)
         self.n_features_in_ = d
         self.cardinalities_ = cards
         self.contexts_ = contexts
+        self.tables_ = used
         self.distance_matrices_ = matrices
         return self
 
@@ -518,6 +526,9 @@ class DPDILCA(_DistanceMixin, BaseEstimator):
     ----------
     contexts_ : list of ndarray of int64
         The private context of each attribute (sorted column indices).
+    tables_ : list of list of ndarray
+        For each attribute Y, the noisy (clamped) |Y|×|X| tables of its context, in
+        the order of ``contexts_``: differentially private, like everything else.
     distance_matrices_ : list of ndarray
         The private |V_j|×|V_j| distance matrices (symmetric, zero diagonal, [0, 1]).
     cardinalities_ : ndarray of uint32 of shape (n_features_in_,)
@@ -649,9 +660,9 @@ class DPDILCA(_DistanceMixin, BaseEstimator):
             )
         tables = _Tables(columns, cards)
         if self.method == "baseline":
-            contexts, matrices, ledger = _fit_baseline(tables, epsilon, generator)
+            contexts, used, ledger = _fit_baseline(tables, epsilon, generator)
         else:
-            contexts, matrices, ledger = _fit_dp_dilca(
+            contexts, used, ledger = _fit_dp_dilca(
                 tables, epsilon, self.method, k, h, generator
             )
         validate_data(self, X, skip_check_array=True, reset=True)
@@ -659,7 +670,8 @@ class DPDILCA(_DistanceMixin, BaseEstimator):
         self.n_features_in_ = d
         self.cardinalities_ = cards
         self.contexts_ = contexts
-        self.distance_matrices_ = matrices
+        self.tables_ = used
+        self.distance_matrices_ = [dilca_distance_matrix(t) for t in used]
         self.epsilon_spent_ = epsilon
         self.privacy_ledger_ = ledger
         return self
@@ -690,12 +702,12 @@ def _fit_dp_dilca(
     k: int,
     h: float,
     generator: np.random.Generator | None,
-) -> tuple[list[np.ndarray], list[np.ndarray], list[tuple[str, float]]]:
+) -> tuple[list[np.ndarray], list[list[np.ndarray]], list[tuple[str, float]]]:
     columns, cards = tables.columns, tables.cards
     d, n = columns.shape
     gs = (1.0 / math.log(2) + math.log2(n)) / n
     parts = split_budget(epsilon, [h, 1.0 - h] * d)
-    contexts, matrices, ledger = [], [], []
+    contexts, used, ledger = [], [], []
     for target in range(d):
         eps_context, eps_tables = parts[2 * target], parts[2 * target + 1]
         others = np.array([j for j in range(d) if j != target], dtype=np.int64)
@@ -753,7 +765,7 @@ def _fit_dp_dilca(
             )
             start += table.size
         contexts.append(ctx)
-        matrices.append(dilca_distance_matrix(noisy_tables))
+        used.append(noisy_tables)
         ledger.append((f"DP-DILCA attribute {target}: context ({method})", eps_context))
         ledger.append(
             (
@@ -761,12 +773,12 @@ def _fit_dp_dilca(
                 eps_tables,
             )
         )
-    return contexts, matrices, ledger
+    return contexts, used, ledger
 
 
 def _fit_baseline(
     tables: _Tables, epsilon: float, generator: np.random.Generator | None
-) -> tuple[list[np.ndarray], list[np.ndarray], list[tuple[str, float]]]:
+) -> tuple[list[np.ndarray], list[list[np.ndarray]], list[tuple[str, float]]]:
     d = tables.columns.shape[0]
     pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
     parts = split_budget(epsilon, [1.0] * len(pairs))
@@ -783,16 +795,14 @@ def _fit_baseline(
         ledger.append(
             (f"Baseline DP-DILCA: noisy table of attributes ({i}, {j})", part)
         )
-    contexts, matrices = [], []
+    contexts, used = [], []
     for target in range(d):
         ctx = _relevance_redundancy_rule(su, target)
         contexts.append(ctx)
-        matrices.append(
-            dilca_distance_matrix(
-                [
-                    noisy[(target, x)] if target < x else noisy[(x, target)].T
-                    for x in ctx.tolist()
-                ]
-            )
+        used.append(
+            [
+                noisy[(target, x)] if target < x else noisy[(x, target)].T
+                for x in ctx.tolist()
+            ]
         )
-    return contexts, matrices, ledger
+    return contexts, used, ledger
