@@ -20,6 +20,7 @@ from privtab.counts import (
     mutual_information,
     symmetric_uncertainty,
 )
+from privtab.dilca import DILCA, DPDILCA
 from privtab.discernibility import (
     PrivateKD,
     discernibility,
@@ -50,6 +51,8 @@ from privtab.projected import ProjectedHistogram
 from privtab.table import EncodedTable, TableEncoder, lei_bandwidth, lei_bins
 
 __all__ = [
+    "DILCA",
+    "DPDILCA",
     "BudgetAccountant",
     "BudgetExceededError",
     "DPLinearSVC",

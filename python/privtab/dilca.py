@@ -1,0 +1,808 @@
+"""DILCA and DP-DILCA: learned distances between the values of categorical attributes.
+
+DILCA (Ienco, Pensa & Meo 2012) measures how differently two values ``y_i, y_j`` of an
+attribute ``Y`` are co-distributed with the values of a few other attributes, its
+*context*:
+
+    d(y_i, y_j) = sqrt( Σ_{X ∈ ctx} Σ_{x ∈ X} (P(y_i | x) − P(y_j | x))² / Σ_{X ∈ ctx} |X| )
+
+with ``|X|`` the declared cardinality of ``X``. DP-DILCA (Battaglia, Celano & Pensa
+2021) makes both the context choice and the contingency tables differentially private.
+The distances of all attributes combine into an object distance
+``sqrt(Σ_j d_j(a_j, b_j)²)``, usable as a precomputed metric (k-NN, Ward clustering).
+
+References
+----------
+.. [1] D. Ienco, R. G. Pensa and R. Meo, "From context to distance: learning
+   dissimilarity for categorical data clustering", ACM TKDD 6(1), 2012.
+.. [2] E. Battaglia, S. Celano and R. G. Pensa, "Differentially private distance
+   learning in categorical data", Data Mining and Knowledge Discovery 35, 2021.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from privtab import _core
+from privtab._random import RandomState, check_random_state
+from privtab._validation import (
+    as_code_columns,
+    check_epsilon,
+    check_positive,
+    check_positive_int,
+    to_numpy_2d,
+)
+from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
+from privtab.counts import contingency_table, entropy
+from privtab.exceptions import PrivacyLeakWarning
+from privtab.mechanisms import exponential_mechanism, laplace_mechanism
+
+__all__ = [
+    "DILCA",
+    "DPDILCA",
+    "dilca_distance_matrix",
+    "max_dependency_context",
+    "max_relevance_context",
+]
+
+_U32_MAX = int(np.iinfo(np.uint32).max)
+_MAX_VALUES = 8192
+_CONTEXTS = ("mean_su", "relevance_redundancy")
+_DP_METHODS = ("max_relevance", "max_dependency", "mean_su", "baseline")
+
+
+def _is_encoded(X: Any) -> bool:
+    return hasattr(X, "codes") and hasattr(X, "cardinalities")
+
+
+def _prepare(X: Any, cardinalities: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Column-major codes, cardinalities, and whether these were inferred."""
+    if cardinalities is not None or _is_encoded(X):
+        columns, cards = as_code_columns(X, "X", cardinalities)
+        inferred = False
+    else:
+        array = to_numpy_2d(X, "X")
+        columns, _ = as_code_columns(
+            array, "X", np.full(array.shape[1], _U32_MAX, dtype=np.int64)
+        )
+        cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
+        inferred = True
+    if int(cards.max()) > _MAX_VALUES:
+        j = int(np.argmax(cards))
+        raise ValueError(
+            f"cardinality {cards[j]} of column {j} is above {_MAX_VALUES}: DILCA "
+            "stores a |V|×|V| distance matrix per attribute"
+        )
+    if columns.shape[0] < 2:
+        raise ValueError(
+            f"X must have at least 2 attributes (a context needs another one), "
+            f"got {columns.shape[0]}"
+        )
+    return columns, cards, inferred
+
+
+def _symmetric_uncertainty(h_x: float, h_y: float, h_xy: float) -> float:
+    total = h_x + h_y
+    if total == 0.0 or not math.isfinite(total):
+        return 0.0
+    return 2.0 * (h_x + h_y - h_xy) / total
+
+
+class _Tables:
+    """Exact contingency tables and entropies of the attribute pairs, made on demand."""
+
+    def __init__(self, columns: np.ndarray, cards: np.ndarray) -> None:
+        self.columns = columns
+        self.cards = cards
+        self._tables: dict[tuple[int, int], np.ndarray] = {}
+        self._joint: dict[tuple[int, int], float] = {}
+        self.entropies = [
+            entropy(np.unique(col, return_counts=True)[1]) for col in columns
+        ]
+
+    def table(self, y: int, x: int) -> np.ndarray:
+        """Return the |Y|×|X| table of attribute ``y`` (rows) against ``x`` (columns)."""
+        key = (min(y, x), max(y, x))
+        if key not in self._tables:
+            i, j = key
+            self._tables[key] = contingency_table(
+                self.columns[i], self.columns[j], int(self.cards[i]), int(self.cards[j])
+            )
+        table = self._tables[key]
+        return table if y <= x else table.T
+
+    def joint_entropy(self, y: int, x: int) -> float:
+        key = (min(y, x), max(y, x))
+        if key not in self._joint:
+            self._joint[key] = entropy(self.table(*key))
+        return self._joint[key]
+
+    def symmetric_uncertainty_matrix(self) -> np.ndarray:
+        d = self.columns.shape[0]
+        su = np.zeros((d, d))
+        for i in range(d):
+            for j in range(i + 1, d):
+                su[i, j] = su[j, i] = _symmetric_uncertainty(
+                    self.entropies[i], self.entropies[j], self.joint_entropy(i, j)
+                )
+        return su
+
+
+def _mean_su_rule(su: np.ndarray, others: np.ndarray, sigma: float) -> np.ndarray:
+    """DILCA_M: the attributes whose SU with the target is >= sigma times the mean."""
+    values = su[others]
+    mean = math.fsum(values.tolist()) / values.shape[0]
+    return others[values >= sigma * mean]
+
+
+def _relevance_redundancy_rule(su: np.ndarray, target: int) -> np.ndarray:
+    """DILCA_RR (FCBF without threshold) on a symmetric SU matrix."""
+    d = su.shape[0]
+    order = sorted(
+        (j for j in range(d) if j != target), key=lambda j: (-su[target, j], j)
+    )
+    context = [order[0]]
+    for candidate in order[1:]:
+        if su[candidate, target] > max(su[candidate, s] for s in context):
+            context.append(candidate)
+    return np.sort(np.asarray(context, dtype=np.int64))
+
+
+def dilca_distance_matrix(tables: Any) -> np.ndarray:
+    """DILCA distances between the values of a target from its context tables.
+
+    Parameters
+    ----------
+    tables : sequence of array-like of shape (n_target_values, n_values_of_X)
+        One contingency table (counts, possibly noisy but >= 0) per context attribute
+        ``X``: rows are the target's values, columns the values of ``X``, as many as
+        its declared cardinality.
+
+    Returns
+    -------
+    ndarray of shape (n_target_values, n_target_values)
+        ``d(y_i, y_j) = sqrt(Σ_X Σ_x (P(y_i|x) − P(y_j|x))² / Σ_X |X|)`` with
+        ``P(y|x) = T[y, x] / Σ_y T[y, x]`` and ``P = 0`` for an all-zero column.
+        Symmetric, zero diagonal, within [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If there is no table, the tables have different numbers of rows, or a cell
+        is negative or not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab.dilca import dilca_distance_matrix
+    >>> d = dilca_distance_matrix([[[2, 0], [0, 3], [1, 0]]])
+    >>> bool(np.isclose(d[0, 1], np.sqrt(((2 / 3) ** 2 + 1) / 2)))
+    True
+    >>> bool(np.isclose(d[0, 2], np.sqrt((1 / 3) ** 2 / 2)))
+    True
+    """
+    arrays = [np.asarray(t, dtype=np.float64) for t in tables]
+    if not arrays:
+        raise ValueError("tables must hold at least one contingency table")
+    rows = arrays[0].shape[0] if arrays[0].ndim == 2 else -1
+    for index, table in enumerate(arrays):
+        if table.ndim != 2 or table.shape[0] != rows or table.shape[1] == 0:
+            raise ValueError(
+                f"tables[{index}] must be 2-D with {rows} rows and >= 1 column, got "
+                f"shape {table.shape}"
+            )
+        if not np.all(np.isfinite(table)) or (table.size and table.min() < 0):
+            raise ValueError(f"tables[{index}] must hold finite counts >= 0")
+    probabilities = []
+    for table in arrays:
+        totals = table.sum(axis=0)
+        safe = np.where(totals > 0, totals, 1.0)
+        probabilities.append(np.where(totals > 0, table / safe, 0.0))
+    p = np.concatenate(probabilities, axis=1)
+    width = float(p.shape[1])
+    squared = np.empty((rows, rows))
+    for i in range(rows):
+        squared[i] = ((p[i] - p) ** 2).sum(axis=1)
+    distances = np.minimum(np.sqrt(squared / width), 1.0)
+    np.fill_diagonal(distances, 0.0)
+    return distances
+
+
+def _context_arrays(X: Any, target: Any, k: Any, cardinalities: Any) -> tuple:
+    columns, cards, _ = _prepare(X, cardinalities)
+    d = columns.shape[0]
+    if isinstance(target, bool) or not isinstance(target, int | np.integer):
+        raise TypeError(f"target must be an int, got {type(target).__name__}")
+    if not 0 <= int(target) < d:
+        raise ValueError(f"target must be in [0, {d - 1}], got {target}")
+    k = check_positive_int(k, "k")
+    if k > d - 1:
+        raise ValueError(
+            f"k must be <= the number of other attributes ({d - 1}), got {k}"
+        )
+    others = np.array([j for j in range(d) if j != int(target)], dtype=np.int64)
+    return columns, cards, int(target), k, others
+
+
+def max_relevance_context(
+    X: Any, target: int, k: int = 3, *, cardinalities: Any = None
+) -> np.ndarray:
+    """Non-private MaxRelevance: the ``k`` attributes with the largest I'(X, Y).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features), DataFrame or ``EncodedTable``
+        Categorical codes.
+    target : int
+        The column ``Y`` whose context is chosen.
+    k : int, default=3
+        Context size, in [1, n_features − 1].
+    cardinalities : array-like of int, optional
+        Declared domain sizes (``max + 1`` of the data when omitted).
+
+    Returns
+    -------
+    ndarray of int64 of shape (k,)
+        Column indices, sorted; ties in I' go to the lower index.
+
+    Notes
+    -----
+    ``I'(X, Y) = H(X) − H(X, Y)`` (bits) differs from ``I(X; Y)`` by ``H(Y)`` only,
+    so it ranks the attributes as mutual information does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab.dilca import max_relevance_context
+    >>> X = np.array([[0, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 1, 1]])
+    >>> max_relevance_context(X, 0, 1)
+    array([1])
+    """
+    columns, cards, target, k, others = _context_arrays(X, target, k, cardinalities)
+    tables = _Tables(columns, cards)
+    scores = np.array(
+        [tables.entropies[x] - tables.joint_entropy(target, x) for x in others]
+    )
+    order = np.argsort(-scores, kind="stable")
+    return np.sort(others[order[:k]])
+
+
+def _subset_scores(
+    columns: np.ndarray, cards: np.ndarray, target: int, others: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every size-k subset of ``others`` and its I'(Y, S) = H(S) − H(Y, S)."""
+    subsets, h_s, h_ys = _core.subset_entropies(
+        columns, cards, columns[target], int(cards[target]), others.tolist(), k
+    )
+    return subsets, h_s - h_ys
+
+
+def max_dependency_context(
+    X: Any, target: int, k: int = 3, *, cardinalities: Any = None
+) -> np.ndarray:
+    """Non-private MaxDependency: the size-``k`` subset S maximising I'(Y, S).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features), DataFrame or ``EncodedTable``
+        Categorical codes.
+    target : int
+        The column ``Y`` whose context is chosen.
+    k : int, default=3
+        Context size, in [1, n_features − 1].
+    cardinalities : array-like of int, optional
+        Declared domain sizes (``max + 1`` of the data when omitted).
+
+    Returns
+    -------
+    ndarray of int64 of shape (k,)
+        Column indices, sorted; among tied subsets the first in lexicographic order.
+
+    Notes
+    -----
+    ``I'(Y, S) = H(S) − H(Y, S)`` ranks subsets as ``I(Y; S)`` does. The joint
+    entropies of all ``C(m − 1, k)`` subsets come from one depth-first walk that
+    refines the partition of each prefix once (``privtab._core.subset_entropies``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab.dilca import max_dependency_context
+    >>> X = np.array([[0, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 1, 1]])
+    >>> max_dependency_context(X, 0, 2)
+    array([1, 2])
+    """
+    columns, cards, target, k, others = _context_arrays(X, target, k, cardinalities)
+    subsets, scores = _subset_scores(columns, cards, target, others, k)
+    return np.sort(subsets[int(np.argmax(scores))]).astype(np.int64)
+
+
+class _DistanceMixin:
+    """``distance_matrix`` and ``pairwise_distances`` of a fitted DILCA model."""
+
+    distance_matrices_: list[np.ndarray]
+    cardinalities_: np.ndarray
+
+    def distance_matrix(self, j: int) -> np.ndarray:
+        """Return the |V_j|×|V_j| distances between the values of attribute ``j``.
+
+        Parameters
+        ----------
+        j : int
+            Attribute index, in [0, n_features_in_).
+
+        Returns
+        -------
+        ndarray of shape (cardinalities_[j], cardinalities_[j])
+            Symmetric, zero diagonal, within [0, 1].
+        """
+        check_is_fitted(self, "distance_matrices_")
+        d = len(self.distance_matrices_)
+        if isinstance(j, bool) or not isinstance(j, int | np.integer):
+            raise TypeError(f"j must be an int, got {type(j).__name__}")
+        if not 0 <= int(j) < d:
+            raise ValueError(f"j must be in [0, {d - 1}], got {j}")
+        return self.distance_matrices_[int(j)]
+
+    def _codes(self, X: Any, name: str) -> np.ndarray:
+        if _is_encoded(X):
+            X = X.codes
+        array = to_numpy_2d(X, name)
+        d = self.cardinalities_.shape[0]
+        if array.shape[1] != d:
+            raise ValueError(
+                f"{name} has {array.shape[1]} features, but the model was fitted "
+                f"with {d}"
+            )
+        columns, _ = as_code_columns(array, name, self.cardinalities_)
+        return columns
+
+    def pairwise_distances(self, X: Any, Y: Any = None) -> np.ndarray:
+        """Object distances ``sqrt(Σ_j d_j(x_j, y_j)²)`` between the rows of X and Y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features_in_)
+            Categorical codes within the fitted cardinalities.
+        Y : array-like of shape (n_samples_Y, n_features_in_), optional
+            Defaults to ``X``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples_X, n_samples_Y)
+            With ``Y = None``: symmetric with a zero diagonal, so it can be given to
+            ``KNeighborsClassifier(metric="precomputed")`` or, condensed with
+            ``scipy.spatial.distance.squareform``, to Ward linkage.
+        """
+        check_is_fitted(self, "distance_matrices_")
+        xs = self._codes(X, "X")
+        ys = xs if Y is None else self._codes(Y, "Y")
+        squared = np.zeros((xs.shape[1], ys.shape[1]))
+        for j, matrix in enumerate(self.distance_matrices_):
+            squared += (matrix**2)[np.ix_(xs[j], ys[j])]
+        return np.sqrt(squared)
+
+
+class DILCA(_DistanceMixin, BaseEstimator):
+    """Context-based distances between categorical values (non-private DILCA).
+
+    Parameters
+    ----------
+    context : {"mean_su", "relevance_redundancy"}, default="mean_su"
+        ``"mean_su"`` (DILCA_M): the attributes ``X ≠ Y`` with
+        ``SU(X, Y) >= sigma · mean_{X' ≠ Y} SU(X', Y)``. ``"relevance_redundancy"``
+        (DILCA_RR, FCBF without threshold): order the other attributes by SU with Y,
+        descending (ties by index); take the first, then add each next candidate
+        ``c`` iff ``SU(c, Y) > max_{s ∈ context} SU(c, s)``.
+    sigma : float, default=1.0
+        Multiplier of the mean for ``"mean_su"``; finite and > 0.
+
+    Attributes
+    ----------
+    contexts_ : list of ndarray of int64
+        The context of each attribute (sorted column indices).
+    tables_ : list of list of ndarray
+        For each attribute Y, the |Y|×|X| contingency tables of its context (in the
+        order of ``contexts_``) the distances were computed from.
+    distance_matrices_ : list of ndarray
+        The |V_j|×|V_j| distance matrix of each attribute: symmetric, zero diagonal,
+        within [0, 1].
+    cardinalities_ : ndarray of uint32 of shape (n_features_in_,)
+    n_features_in_ : int
+
+    Notes
+    -----
+    SU(X, Y) = 2(H(X) + H(Y) − H(X, Y)) / (H(X) + H(Y)) in bits, 0 when
+    H(X) + H(Y) = 0. Distances follow :func:`dilca_distance_matrix` with ``|X|`` the
+    declared cardinality. Cardinalities come from an ``EncodedTable``, the
+    ``cardinalities`` argument of :meth:`fit`, or ``max + 1`` of each column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab import DILCA
+    >>> X = np.array([[0, 0, 1], [1, 1, 0], [2, 1, 0], [0, 0, 1], [2, 1, 1]])
+    >>> model = DILCA().fit(X)
+    >>> [c.tolist() for c in model.contexts_]
+    [[1], [0], [0]]
+    >>> model.distance_matrix(1)
+    array([[0., 1.],
+           [1., 0.]])
+    >>> model.pairwise_distances(X[:2]).round(4)
+    array([[0.    , 1.4907],
+           [1.4907, 0.    ]])
+    """
+
+    def __init__(self, context: str = "mean_su", *, sigma: float = 1.0) -> None:
+        self.context = context
+        self.sigma = sigma
+
+    def fit(self, X: Any, y: Any = None, cardinalities: Any = None) -> DILCA:
+        """Choose the context of every attribute and compute its distance matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), pandas or polars DataFrame,
+            or :class:`~privtab.EncodedTable`
+            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes.
+        y : None
+            Ignored.
+        cardinalities : array-like of int, optional
+            Declared domain sizes (from an ``EncodedTable``; else ``max + 1``).
+
+        Returns
+        -------
+        DILCA
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            For an unknown ``context``, ``sigma`` not finite and > 0, or invalid X.
+        """
+        if self.context not in _CONTEXTS:
+            raise ValueError(
+                f"context must be one of {_CONTEXTS}, got {self.context!r}"
+            )
+        sigma = check_positive(self.sigma, "sigma")
+        columns, cards, _ = _prepare(X, cardinalities)
+        d = columns.shape[0]
+        tables = _Tables(columns, cards)
+        su = tables.symmetric_uncertainty_matrix()
+        contexts, matrices, used = [], [], []
+        for target in range(d):
+            others = np.array([j for j in range(d) if j != target], dtype=np.int64)
+            if self.context == "mean_su":
+                ctx = _mean_su_rule(su[target], others, sigma)
+            else:
+                ctx = _relevance_redundancy_rule(su, target)
+            contexts.append(ctx.astype(np.int64))
+            used.append([tables.table(target, int(x)) for x in ctx])
+            matrices.append(dilca_distance_matrix(used[-1]))
+        validate_data(self, X, skip_check_array=True, reset=True)
+        self.n_features_in_ = d
+        self.cardinalities_ = cards
+        self.contexts_ = contexts
+        self.tables_ = used
+        self.distance_matrices_ = matrices
+        return self
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.positive_only = True
+        return tags
+
+
+class DPDILCA(_DistanceMixin, BaseEstimator):
+    """Differentially private DILCA distances (DP-DILCA) for every attribute.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget of the whole metric (all attributes); finite and > 0.
+    method : {"max_relevance", "max_dependency", "mean_su", "baseline"}
+        Private context selection: DP-MaxRelevance, DP-MaxDependency, DP-MeanSU, or
+        the baseline (noisy pairwise tables, then DILCA_RR).
+    context_size : int, default=3
+        ``k`` of MaxRelevance / MaxDependency, in [1, n_features − 1] (ignored by
+        the other methods).
+    h : float, default=0.3
+        Share of each attribute's budget spent on its context, in (0, 1) (ignored by
+        ``"baseline"``).
+    random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
+        ``None`` (operating-system entropy) for real releases. A fixed seed makes
+        the output reproducible and voids its privacy against anyone who knows it.
+    accountant : BudgetAccountant, optional
+        Charged ε once, after success (default: the process-wide accountant).
+
+    Attributes
+    ----------
+    contexts_ : list of ndarray of int64
+        The private context of each attribute (sorted column indices).
+    tables_ : list of list of ndarray
+        For each attribute Y, the noisy (clamped) |Y|×|X| tables of its context, in
+        the order of ``contexts_``: differentially private, like everything else.
+    distance_matrices_ : list of ndarray
+        The private |V_j|×|V_j| distance matrices (symmetric, zero diagonal, [0, 1]).
+    cardinalities_ : ndarray of uint32 of shape (n_features_in_,)
+    n_features_in_ : int
+    epsilon_spent_ : float
+        ε, charged to the accountant.
+    privacy_ledger_ : list of (str, float)
+        Two entries per attribute (its context, then its tables) for the DP-DILCA
+        methods, one per pairwise table for ``"baseline"``; they add up exactly to
+        ``epsilon_spent_``.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`, for invalid parameters or X.
+    BudgetExceededError
+        From :meth:`fit`, before any data is read, when the accountant cannot afford ε.
+
+    Notes
+    -----
+    Neighbouring data sets differ by replacing one record; N (rows) is public, and so
+    are the cardinalities (inferred ones emit a ``PrivacyLeakWarning``).
+
+    DP-DILCA (Algorithm 2 of Battaglia et al. 2021): each of the m attributes Y gets
+    ε_Y = ε/m (sequential composition over the targets). Its context costs ε_Y·h, and
+    its tables ε_Y·(1 − h): Lap(0, 2·|ctx|/(ε_Y(1 − h))) is added to every cell of each
+    |Y|×|X| table (L1 sensitivity 2 per table, |ctx| tables), negative cells become 0
+    (no rounding) and the distance is computed from these noisy tables. The entropy of
+    an attribute set has sensitivity gs = (1/N)(1/ln 2 + log2 N) (Theorem 5), so
+    I'(X, Y) = H(X) − H(X, Y) and I'(Y, S) = H(S) − H(Y, S) have sensitivity 2·gs
+    (Theorems 6, 7).
+
+    - DP-MeanSU (Algorithm 3): ε_H = ε_Y·h/(2m − 1); Lap(gs/ε_H) is added to H(Y),
+      every H(X) and every H(X, Y); SU~ uses all three noisy values (0 when the noisy
+      H(X) + H(Y) is 0); context = {X : SU~ ≥ mean SU~}. Should it be empty (only
+      possible when the noisy values make the mean undefined) the single attribute
+      with the largest SU~ is taken.
+    - DP-MaxRelevance (Algorithm 4): k exponential-mechanism draws without
+      replacement, each ∝ exp(ε_Y·h·I'(X, Y)/(4k·gs)) (ε_Y·h/k each).
+    - DP-MaxDependency (Algorithm 5): one draw over all C(m − 1, k) subsets,
+      ∝ exp(ε_Y·h·I'(Y, S)/(4·gs)); the entropies of every subset come from one
+      depth-first partition walk.
+    - Baseline (Algorithm 1): every one of the C(m, 2) pairwise tables gets
+      Lap(0, 2·C(m, 2)/ε) noise (ε/C(m, 2) each, ε in total for the whole metric);
+      negatives become 0; SU is computed from the noisy tables (marginals included);
+      DILCA_RR picks each context and the distances use the same noisy tables.
+
+    Draws use the Gumbel-max exponential mechanism and Laplace noise of
+    :mod:`privtab.mechanisms` (ChaCha20 in Rust).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab import BudgetAccountant, DPDILCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.integers(0, 3, size=(500, 4))
+    >>> acc = BudgetAccountant(2.0)
+    >>> model = DPDILCA(2.0, context_size=2, random_state=0, accountant=acc)
+    >>> model = model.fit(X, cardinalities=[3, 3, 3, 3])
+    >>> [len(c) for c in model.contexts_], acc.spent
+    ([2, 2, 2, 2], 2.0)
+    >>> sum(part for _, part in model.privacy_ledger_) == model.epsilon_spent_
+    True
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        *,
+        method: str = "max_relevance",
+        context_size: int = 3,
+        h: float = 0.3,
+        random_state: RandomState = None,
+        accountant: BudgetAccountant | None = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.method = method
+        self.context_size = context_size
+        self.h = h
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def fit(self, X: Any, y: Any = None, cardinalities: Any = None) -> DPDILCA:
+        """Learn ε-differentially private distances for every attribute of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), pandas or polars DataFrame,
+            or :class:`~privtab.EncodedTable`
+            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes.
+        y : None
+            Ignored.
+        cardinalities : array-like of int, optional
+            Public domain sizes. Taken from an ``EncodedTable``; otherwise inferred as
+            ``max + 1`` per column, which emits a ``PrivacyLeakWarning``.
+
+        Returns
+        -------
+        DPDILCA
+            ``self``, fitted.
+        """
+        epsilon = check_epsilon(self.epsilon)
+        if self.method not in _DP_METHODS:
+            raise ValueError(
+                f"method must be one of {_DP_METHODS}, got {self.method!r}"
+            )
+        k = check_positive_int(self.context_size, "context_size")
+        h = check_positive(self.h, "h")
+        if not h < 1.0:
+            raise ValueError(f"h must be in (0, 1), got {self.h}")
+        generator = (
+            None if self.random_state is None else check_random_state(self.random_state)
+        )
+        accountant = resolve_accountant(self.accountant)
+        accountant.check(epsilon)
+        if cardinalities is None and not _is_encoded(X):
+            warnings.warn(
+                "DPDILCA: cardinalities were inferred from the data (max + 1 per "
+                "column); pass them (or an EncodedTable) to keep them public",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
+        columns, cards, _ = _prepare(X, cardinalities)
+        d = columns.shape[0]
+        if self.method in ("max_relevance", "max_dependency") and k > d - 1:
+            raise ValueError(
+                f"context_size must be <= the number of other attributes ({d - 1}), "
+                f"got {k}"
+            )
+        tables = _Tables(columns, cards)
+        if self.method == "baseline":
+            contexts, used, ledger = _fit_baseline(tables, epsilon, generator)
+        else:
+            contexts, used, ledger = _fit_dp_dilca(
+                tables, epsilon, self.method, k, h, generator
+            )
+        validate_data(self, X, skip_check_array=True, reset=True)
+        accountant.spend(epsilon, label=f"DPDILCA ({self.method}, {d} attributes)")
+        self.n_features_in_ = d
+        self.cardinalities_ = cards
+        self.contexts_ = contexts
+        self.tables_ = used
+        self.distance_matrices_ = [dilca_distance_matrix(t) for t in used]
+        self.epsilon_spent_ = epsilon
+        self.privacy_ledger_ = ledger
+        return self
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.positive_only = True
+        tags.non_deterministic = True
+        return tags
+
+
+def _noisy(values: np.ndarray, sensitivity: float, epsilon: float, generator) -> Any:
+    """Laplace noise of scale sensitivity/epsilon (budget charged by the caller)."""
+    return laplace_mechanism(
+        values,
+        sensitivity,
+        epsilon,
+        random_state=generator,
+        accountant=BudgetAccountant(),
+    )
+
+
+def _fit_dp_dilca(
+    tables: _Tables,
+    epsilon: float,
+    method: str,
+    k: int,
+    h: float,
+    generator: np.random.Generator | None,
+) -> tuple[list[np.ndarray], list[list[np.ndarray]], list[tuple[str, float]]]:
+    columns, cards = tables.columns, tables.cards
+    d, n = columns.shape
+    gs = (1.0 / math.log(2) + math.log2(n)) / n
+    parts = split_budget(epsilon, [h, 1.0 - h] * d)
+    contexts, used, ledger = [], [], []
+    for target in range(d):
+        eps_context, eps_tables = parts[2 * target], parts[2 * target + 1]
+        others = np.array([j for j in range(d) if j != target], dtype=np.int64)
+        if method == "mean_su":
+            exact = np.array(
+                [tables.entropies[target]]
+                + [tables.entropies[x] for x in others]
+                + [tables.joint_entropy(target, int(x)) for x in others]
+            )
+            noisy = _noisy(exact, gs, eps_context / (2 * d - 1), generator)
+            h_y, h_x, h_xy = noisy[0], noisy[1:d], noisy[d:]
+            su = np.array(
+                [_symmetric_uncertainty(h_x[i], h_y, h_xy[i]) for i in range(d - 1)]
+            )
+            mean = math.fsum(su.tolist()) / su.shape[0]
+            ctx = others[su >= mean]
+            if ctx.size == 0:
+                ctx = others[[int(np.argmax(su))]]
+        elif method == "max_relevance":
+            scores = np.array(
+                [
+                    tables.entropies[x] - tables.joint_entropy(target, int(x))
+                    for x in others
+                ]
+            )
+            chosen = exponential_mechanism(
+                scores,
+                2.0 * gs,
+                eps_context / k,
+                size=k,
+                random_state=generator,
+                accountant=BudgetAccountant(),
+            )
+            ctx = others[chosen]
+        else:
+            subsets, scores = _subset_scores(columns, cards, target, others, k)
+            chosen = exponential_mechanism(
+                scores,
+                2.0 * gs,
+                eps_context,
+                random_state=generator,
+                accountant=BudgetAccountant(),
+            )
+            ctx = subsets[int(chosen[0])]
+        ctx = np.sort(np.asarray(ctx, dtype=np.int64))
+        exact_tables = [tables.table(target, int(x)) for x in ctx]
+        flat = np.concatenate([t.ravel() for t in exact_tables]).astype(np.float64)
+        noisy_flat = np.maximum(
+            _noisy(flat, 2.0 * ctx.size, eps_tables, generator), 0.0
+        )
+        noisy_tables, start = [], 0
+        for table in exact_tables:
+            noisy_tables.append(
+                noisy_flat[start : start + table.size].reshape(table.shape)
+            )
+            start += table.size
+        contexts.append(ctx)
+        used.append(noisy_tables)
+        ledger.append((f"DP-DILCA attribute {target}: context ({method})", eps_context))
+        ledger.append(
+            (
+                f"DP-DILCA attribute {target}: {ctx.size} noisy contingency table(s)",
+                eps_tables,
+            )
+        )
+    return contexts, used, ledger
+
+
+def _fit_baseline(
+    tables: _Tables, epsilon: float, generator: np.random.Generator | None
+) -> tuple[list[np.ndarray], list[list[np.ndarray]], list[tuple[str, float]]]:
+    d = tables.columns.shape[0]
+    pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
+    parts = split_budget(epsilon, [1.0] * len(pairs))
+    noisy: dict[tuple[int, int], np.ndarray] = {}
+    su = np.zeros((d, d))
+    ledger = []
+    for (i, j), part in zip(pairs, parts, strict=True):
+        exact = tables.table(i, j).astype(np.float64)
+        table = np.maximum(_noisy(exact, 2.0, part, generator), 0.0)
+        noisy[(i, j)] = table
+        su[i, j] = su[j, i] = _symmetric_uncertainty(
+            entropy(table.sum(axis=1)), entropy(table.sum(axis=0)), entropy(table)
+        )
+        ledger.append(
+            (f"Baseline DP-DILCA: noisy table of attributes ({i}, {j})", part)
+        )
+    contexts, used = [], []
+    for target in range(d):
+        ctx = _relevance_redundancy_rule(su, target)
+        contexts.append(ctx)
+        used.append(
+            [
+                noisy[(target, x)] if target < x else noisy[(x, target)].T
+                for x in ctx.tolist()
+            ]
+        )
+    return contexts, used, ledger
