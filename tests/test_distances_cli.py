@@ -112,3 +112,19 @@ def test_distances_cli_errors(table_csv, tmp_path):
     )
     assert unwritable.exit_code == 1
     assert "cannot write" in unwritable.output
+
+
+def test_demo_distances_section_spends_its_epsilon():
+    from rich.console import Console
+
+    from privtab.demo import run_demo
+
+    console = Console(record=True, width=120)
+    acc = run_demo(0.5, seed=4, progress=False, sections=["distances"], console=console)
+    text = console.export_text()
+    assert "DILCA_RR context" in text
+    assert "Pearson r" in text
+    assert acc.spent == 0.5
+    assert [label for label, _ in acc.ledger] == [
+        "DPDILCA (max_relevance, 15 attributes)"
+    ]
