@@ -415,3 +415,8 @@ def test_binomial_never_panics(n, p):
         assert not 0 <= p <= 1
         return
     assert all(0 <= int(s) <= n for s in samples)
+
+
+def test_discrete_laplace_tail_at_the_int64_limit_raises_instead_of_panicking():
+    with pytest.raises(ValueError, match="exceeds the int64 range"):
+        _core.discrete_laplace_tail_samples(4, 1.0, 1.0, 2**63 - 1, 5)

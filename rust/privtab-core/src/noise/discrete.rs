@@ -263,7 +263,10 @@ impl DiscreteLaplace {
     pub fn sample_tail(&self, rng: &mut Rng, threshold: i64) -> Result<i64> {
         if threshold >= -1 {
             let excess = i64::try_from(self.geometric(rng)?).map_err(|_| too_large())?;
-            return (threshold + 1).checked_add(excess).ok_or_else(too_large);
+            return threshold
+                .checked_add(1)
+                .and_then(|start| start.checked_add(excess))
+                .ok_or_else(too_large);
         }
         loop {
             let z = self.sample(rng)?;
@@ -330,6 +333,17 @@ pub fn add_discrete_laplace(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tail_above_the_largest_threshold_is_an_error_not_a_panic() {
+        let dist = DiscreteLaplace::new(1.0, 1.0).expect("valid scale");
+        let mut rng = Seed::from_u64(3).stream(0);
+        assert!(matches!(
+            dist.sample_tail(&mut rng, i64::MAX),
+            Err(Error::InvalidData(_))
+        ));
+        assert!(dist.sample_tail(&mut rng, i64::MAX - 1_000_000).is_ok());
+    }
     use crate::noise::test_util::{in_pool, moments, seed};
     use crate::rng::CHUNK;
 
