@@ -84,7 +84,9 @@ def _encode_numeric(values: pd.Series, binning: str) -> tuple[np.ndarray, list[s
     if binning == "uniform":
         lo, hi = float(observed.min()), float(observed.max())
         edges = np.linspace(lo, hi, N_BINS + 1)
-        bins = np.clip(np.searchsorted(edges, observed, side="right") - 1, 0, N_BINS - 1)
+        bins = np.clip(
+            np.searchsorted(edges, observed, side="right") - 1, 0, N_BINS - 1
+        )
         labels = [f"[{edges[b]:g}, {edges[b + 1]:g}]" for b in range(N_BINS)]
     elif binning == "kmeans":
         from sklearn.preprocessing import KBinsDiscretizer

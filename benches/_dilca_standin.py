@@ -165,7 +165,9 @@ class DPDILCA(_Base):
         key = (table_key, subset)
         if key not in _CACHE:
             cols = [codes[:, x] for x in subset]
-            _CACHE[key] = _entropy(np.bincount(_joint(cols, [cards[x] for x in subset])))
+            _CACHE[key] = _entropy(
+                np.bincount(_joint(cols, [cards[x] for x in subset]))
+            )
         return _CACHE[key]
 
     def fit(self, X, cardinalities=None):
@@ -209,7 +211,9 @@ class DPDILCA(_Base):
                 util = np.array(
                     [
                         self._h_subset(codes, cards, s, table_key)
-                        - self._h_subset(codes, cards, tuple(sorted((*s, y))), table_key)
+                        - self._h_subset(
+                            codes, cards, tuple(sorted((*s, y))), table_key
+                        )
                         for s in subsets
                     ]
                 )
@@ -225,4 +229,3 @@ class DPDILCA(_Base):
             self.distance_matrices_.append(_distance(tables, [cards[x] for x in ctx]))
         self.epsilon_spent_ = float(self.epsilon)
         return self
-

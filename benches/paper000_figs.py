@@ -64,9 +64,9 @@ from sklearn.neighbors import KNeighborsClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _dilca_loaders as loaders  # noqa: E402
+import _dilca_loaders as loaders
 
-import privtab as pt  # noqa: E402
+import privtab as pt
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PAPER_EPSILONS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5]
@@ -135,7 +135,9 @@ def ward_ari(model, codes, labels, n_classes):
 def knn_accuracy(model, train, y_train, test, y_test):
     knn = KNeighborsClassifier(n_neighbors=5, metric="precomputed")
     knn.fit(model.pairwise_distances(train), y_train)
-    return float(accuracy_score(y_test, knn.predict(model.pairwise_distances(test, train))))
+    return float(
+        accuracy_score(y_test, knn.predict(model.pairwise_distances(test, train)))
+    )
 
 
 def fig3(data, di, args, DILCA, DPDILCA):
@@ -166,7 +168,9 @@ def fig3(data, di, args, DILCA, DPDILCA):
                     values.append(r)
             means.append(float(np.mean(values)) if values else float("nan"))
         out[name] = means
-        print(f"  fig3 {data.name:12s} {name:17s} " + " ".join(f"{v:.3f}" for v in means))
+        print(
+            f"  fig3 {data.name:12s} {name:17s} " + " ".join(f"{v:.3f}" for v in means)
+        )
     return out
 
 
@@ -176,8 +180,10 @@ def fig4(data, di, args, DILCA, DPDILCA):
     rows = stratified_subsample(labels, args.max_objects, seed_for(args.seed, di, 99))
     sub, sub_labels = np.ascontiguousarray(codes[rows]), labels[rows]
     k = data.n_classes
-    base = ward_ari(DILCA("mean_su").fit(codes, cardinalities=cards), sub, sub_labels, k)
-    out = {"DILCA_M": [base] * len(args.epsilons), "_objects": int(len(rows))}
+    base = ward_ari(
+        DILCA("mean_su").fit(codes, cardinalities=cards), sub, sub_labels, k
+    )
+    out = {"DILCA_M": [base] * len(args.epsilons), "_objects": len(rows)}
     for vi, (name, method) in enumerate(DP_VARIANTS.items()):
         means = []
         for ei, eps in enumerate(args.epsilons):
@@ -188,7 +194,9 @@ def fig4(data, di, args, DILCA, DPDILCA):
                 scores.append(ward_ari(model, sub, sub_labels, k))
             means.append(float(np.mean(scores)))
         out[name] = means
-        print(f"  fig4 {data.name:12s} {name:17s} " + " ".join(f"{v:.3f}" for v in means))
+        print(
+            f"  fig4 {data.name:12s} {name:17s} " + " ".join(f"{v:.3f}" for v in means)
+        )
     print(f"  fig4 {data.name:12s} {'DILCA_M':17s} {base:.3f}")
     return out
 
@@ -202,8 +210,16 @@ def fig5(data, di, args, DILCA, DPDILCA):
     base = []
     for fi, (train, test) in enumerate(splits):
         train_codes = np.ascontiguousarray(codes[train])
-        tr = train[stratified_subsample(labels[train], args.max_objects, seed_for(args.seed, di, 98, fi))]
-        te = test[stratified_subsample(labels[test], args.max_objects, seed_for(args.seed, di, 97, fi))]
+        tr = train[
+            stratified_subsample(
+                labels[train], args.max_objects, seed_for(args.seed, di, 98, fi)
+            )
+        ]
+        te = test[
+            stratified_subsample(
+                labels[test], args.max_objects, seed_for(args.seed, di, 97, fi)
+            )
+        ]
         Xtr, Xte = np.ascontiguousarray(codes[tr]), np.ascontiguousarray(codes[te])
         ref = DILCA("mean_su").fit(train_codes, cardinalities=cards)
         base.append(knn_accuracy(ref, Xtr, labels[tr], Xte, labels[te]))
@@ -267,7 +283,9 @@ def plot(path, title, ylabel, results, epsilons):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 repetitions, 2 data sets")
+    parser.add_argument(
+        "--quick", action="store_true", help="3 repetitions, 2 data sets"
+    )
     parser.add_argument("--reps", type=int, default=None, help="repetitions (30)")
     parser.add_argument("--epsilons", type=float, nargs="+", default=None)
     parser.add_argument("--datasets", nargs="+", default=None)
@@ -286,13 +304,20 @@ def main():
         f"seed={args.seed} reps={args.reps} epsilons={args.epsilons} "
         f"max_objects={args.max_objects} binning={args.binning} datasets={names}"
     )
-    print("per-fit random_state = SeedSequence([seed, dataset, variant, eps, rep, fold])")
+    print(
+        "per-fit random_state = SeedSequence([seed, dataset, variant, eps, rep, fold])"
+    )
     data = {name: loaders.load(name, args.binning) for name in names}
     for d in data.values():
         print(" ", d.summary())
 
     figures = {
-        3: ("Fig. 3: Pearson correlation, DP vs non-private value distances", "Pearson", fig3, FIG3_DATA),
+        3: (
+            "Fig. 3: Pearson correlation, DP vs non-private value distances",
+            "Pearson",
+            fig3,
+            FIG3_DATA,
+        ),
         4: ("Fig. 4: ARI of Ward clustering", "ARI", fig4, OBJECT_DATA),
         5: ("Fig. 5: 5-NN accuracy (4-fold CV)", "accuracy", fig5, OBJECT_DATA),
     }
@@ -311,17 +336,25 @@ def main():
     for number in args.figs:
         title, ylabel, func, allowed = figures[number]
         results, start = {}, time.perf_counter()
-        for di, name in enumerate(names):
+        for name in names:
             if name in allowed:
-                results[name] = func(data[name], FIG3_DATA.index(name), args, DILCA, DPDILCA)
+                results[name] = func(
+                    data[name], FIG3_DATA.index(name), args, DILCA, DPDILCA
+                )
         elapsed = time.perf_counter() - start
         note = (
             f"seed {args.seed}, {args.reps} repetitions, k = 3, h = 0.3, "
             f"binning {args.binning}, max objects {args.max_objects}; {elapsed:.0f} s."
-            + (" **Computed with the test-only stand-in, not privtab.**" if standin else "")
+            + (
+                " **Computed with the test-only stand-in, not privtab.**"
+                if standin
+                else ""
+            )
         )
         stem = args.out / f"paper000_fig{number}{tag}"
-        stem.with_suffix(".md").write_text(markdown(title, results, args.epsilons, note))
+        stem.with_suffix(".md").write_text(
+            markdown(title, results, args.epsilons, note)
+        )
         plot(stem.with_suffix(".png"), title, ylabel, results, args.epsilons)
         summary["figures"][f"fig{number}"] = {"seconds": elapsed, "results": results}
         print(f"fig{number}: {elapsed:.1f} s -> {stem}.{{md,png}}")
