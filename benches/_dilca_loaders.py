@@ -209,11 +209,25 @@ def resolve_dilca():
     return _dilca_standin.DILCA, _dilca_standin.DPDILCA, True
 
 
+#: (rows, predictors, classes) published by UCI (see shared/data/SOURCES.md).
+EXPECTED = {
+    "mushroom": (8124, 22, 2),
+    "adult": (48842, 14, 2),
+    "dermatology": (366, 34, 6),
+    "soybean": (683, 35, 19),
+    "cmc": (1473, 9, 3),
+}
+
+
 def load(name: str, binning: str = "uniform") -> CategoricalData:
-    """Load a data set by name (a key of ``LOADERS``)."""
-    return LOADERS[name](binning)
+    """Load a data set by name (a key of ``LOADERS``), checked against UCI's counts."""
+    data = LOADERS[name](binning)
+    got = (*data.codes.shape, data.n_classes)
+    if got != EXPECTED[name]:
+        raise RuntimeError(f"{name}: expected {EXPECTED[name]}, read {got}")
+    return data
 
 
 if __name__ == "__main__":
-    for loader in LOADERS.values():
-        print(loader().summary())
+    for key in LOADERS:
+        print(load(key).summary())

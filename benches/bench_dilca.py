@@ -229,7 +229,7 @@ def bench(name, codes, cards, args, DILCA, DPDILCA):
             "speedup": t_pd / t_pt,
         }
         check = ""
-        if method == "DILCA_M":
+        if method in ("DILCA_M", "DILCA_RR"):
             diff = max(
                 float(np.abs(model.distance_matrix(j) - pd_mat[j]).max())
                 for j in range(m)
@@ -282,7 +282,7 @@ def main():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         adult = adult_codes()
-    mushroom = loaders.load_mushroom()
+    mushroom = loaders.load("mushroom")
     results = {
         "standin": standin,
         "quick": args.quick,
