@@ -342,8 +342,13 @@ def main():
                     data[name], FIG3_DATA.index(name), args, DILCA, DPDILCA
                 )
         elapsed = time.perf_counter() - start
+        budget = (
+            "ε is the budget of one target attribute (DPDILCA(ε·m) for the metric)"
+            if number == 3
+            else "ε is the total budget of the metric (ε/m per attribute)"
+        )
         note = (
-            f"seed {args.seed}, {args.reps} repetitions, k = 3, h = 0.3, "
+            f"{budget}; seed {args.seed}, {args.reps} repetitions, k = 3, h = 0.3, "
             f"binning {args.binning}, max objects {args.max_objects}; {elapsed:.0f} s."
             + (
                 " **Computed with the test-only stand-in, not privtab.**"
