@@ -87,7 +87,12 @@ def entropy(counts):
 
 def su(hx, hy, hxy):
     s = hx + hy
-    return 0.0 if s <= 0 else 2.0 * (s - hxy) / s
+    gain = s - hxy
+    # Rounding leaves |gain| ~ 1e-16 where it is exactly 0 (a constant attribute);
+    # clearing it keeps constant attributes out of DILCA_RR contexts deterministically.
+    if s <= 0 or abs(gain) < 1e-12:
+        return 0.0
+    return 2.0 * gain / s
 
 
 def full_table(frame, y, x, cards):
