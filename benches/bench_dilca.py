@@ -268,7 +268,7 @@ def bench(name, codes, cards, args, DILCA, DPDILCA):
             )
         extra = " (pandas extrapolated from 2 targets)" if targets is not None else ""
         print(
-            f"  {method:17s} privtab {t_pt * 1e3:9.1f} ms   pandas {t_pd:8.2f} s   "
+            f"  {method:17s} {args.impl} {t_pt * 1e3:9.1f} ms   pandas {t_pd:8.2f} s   "
             f"x{t_pd / t_pt:8.1f}{flag}{extra}{check}"
         )
         out["methods"][method] = row
@@ -283,6 +283,7 @@ def main():
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     DILCA, DPDILCA, standin = loaders.resolve_dilca()
+    args.impl = "STAND-IN" if standin else "privtab"
     print(f"seed={args.seed} epsilon={EPSILON} k={K} h={H} repeats={args.repeats}")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
