@@ -194,19 +194,10 @@ LOADERS = {
 
 
 def resolve_dilca():
-    """``(DILCA, DPDILCA, standin)``: privtab's classes, or the test-only stand-in.
-
-    The stand-in module is imported only when ``privtab`` lacks ``DILCA``/``DPDILCA``,
-    and then a loud notice is printed.
-    """
+    """``(DILCA, DPDILCA, False)``: privtab's classes (the flag marks no stand-in)."""
     import privtab
 
-    if hasattr(privtab, "DILCA") and hasattr(privtab, "DPDILCA"):
-        return privtab.DILCA, privtab.DPDILCA, False
-    import _dilca_standin
-
-    print(_dilca_standin.NOTICE, flush=True)
-    return _dilca_standin.DILCA, _dilca_standin.DPDILCA, True
+    return privtab.DILCA, privtab.DPDILCA, False
 
 
 #: (rows, predictors, classes) published by UCI (see shared/data/SOURCES.md).
