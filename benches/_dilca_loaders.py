@@ -193,13 +193,6 @@ LOADERS = {
 }
 
 
-def resolve_dilca():
-    """``(DILCA, DPDILCA, False)``: privtab's classes (the flag marks no stand-in)."""
-    import privtab
-
-    return privtab.DILCA, privtab.DPDILCA, False
-
-
 #: (rows, predictors, classes) published by UCI (see shared/data/SOURCES.md).
 EXPECTED = {
     "mushroom": (8124, 22, 2),

@@ -282,15 +282,14 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    DILCA, DPDILCA, standin = loaders.resolve_dilca()
-    args.impl = "STAND-IN" if standin else "privtab"
+    DILCA, DPDILCA = pt.DILCA, pt.DPDILCA
+    args.impl = "privtab"
     print(f"seed={args.seed} epsilon={EPSILON} k={K} h={H} repeats={args.repeats}")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         adult = adult_codes()
     mushroom = loaders.load("mushroom")
     results = {
-        "standin": standin,
         "quick": args.quick,
         "python": platform.python_version(),
         "machine": platform.machine(),
@@ -300,7 +299,7 @@ def main():
         ),
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / ("dilca_standin.json" if standin else "dilca.json")
+    path = args.out / "dilca.json"
     path.write_text(json.dumps(results, indent=1))
     print(f"\nwrote {path}")
 

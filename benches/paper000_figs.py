@@ -299,7 +299,7 @@ def main():
     args.epsilons = args.epsilons or (QUICK_EPSILONS if args.quick else PAPER_EPSILONS)
     names = args.datasets or (QUICK_DATA if args.quick else FIG3_DATA)
 
-    DILCA, DPDILCA, standin = loaders.resolve_dilca()
+    DILCA, DPDILCA = pt.DILCA, pt.DPDILCA
     print(
         f"seed={args.seed} reps={args.reps} epsilons={args.epsilons} "
         f"max_objects={args.max_objects} binning={args.binning} datasets={names}"
@@ -322,14 +322,12 @@ def main():
         5: ("Fig. 5: 5-NN accuracy (4-fold CV)", "accuracy", fig5, OBJECT_DATA),
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    tag = "_standin" if standin else ""
     summary = {
         "seed": args.seed,
         "reps": args.reps,
         "epsilons": args.epsilons,
         "max_objects": args.max_objects,
         "binning": args.binning,
-        "standin": standin,
         "python": platform.python_version(),
         "figures": {},
     }
@@ -350,20 +348,15 @@ def main():
         note = (
             f"{budget}; seed {args.seed}, {args.reps} repetitions, k = 3, h = 0.3, "
             f"binning {args.binning}, max objects {args.max_objects}; {elapsed:.0f} s."
-            + (
-                " **Computed with the test-only stand-in, not privtab.**"
-                if standin
-                else ""
-            )
         )
-        stem = args.out / f"paper000_fig{number}{tag}"
+        stem = args.out / f"paper000_fig{number}"
         stem.with_suffix(".md").write_text(
             markdown(title, results, args.epsilons, note)
         )
         plot(stem.with_suffix(".png"), title, ylabel, results, args.epsilons)
         summary["figures"][f"fig{number}"] = {"seconds": elapsed, "results": results}
         print(f"fig{number}: {elapsed:.1f} s -> {stem}.{{md,png}}")
-    (args.out / f"paper000{tag}.json").write_text(json.dumps(summary, indent=1))
+    (args.out / "paper000.json").write_text(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":
