@@ -8,10 +8,11 @@ read their input with :func:`privtab._io.read_table`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -58,6 +59,51 @@ def seed_option(help: str | None = None) -> Callable[[F], F]:
         or "Seed the noise for a reproducible run. A known seed voids the privacy "
         "of the output; omit it (operating-system entropy) for real releases.",
     )
+
+
+def output_option(metavar: str, help: str) -> Callable[[F], F]:
+    """Add the shared required ``--output/-o`` file option."""
+    return click.option(
+        "--output",
+        "-o",
+        "output_path",
+        required=True,
+        metavar=metavar,
+        type=click.Path(dir_okay=False),
+        help=help,
+    )
+
+
+def _read_input(input_path: str, target: str | None = None) -> Any:
+    """Read IN as a DataFrame; with ``target``, check that it is one of its columns."""
+    from privtab import _io
+
+    try:
+        frame = _io.read_table(input_path)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot read {input_path}: {exc}") from exc
+    if target is not None and target not in frame.columns:
+        raise click.BadParameter(
+            f"{target!r} is not a column of {input_path}; columns: "
+            f"{', '.join(map(str, frame.columns))}",
+            param_hint="--target",
+        )
+    return frame
+
+
+@contextlib.contextmanager
+def _warnings_to_stderr() -> Iterator[list[str]]:
+    """Collect the warnings of a release and print each once to stderr afterwards.
+
+    Yields the list the distinct messages are put in (sorted), for JSON outputs.
+    """
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield notes
+    notes.extend(sorted({str(w.message) for w in caught}))
+    for note in notes:
+        click.echo(f"warning: {note}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -143,15 +189,7 @@ def demo(
     "                        the target, with their original values"
 )
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
-@click.option(
-    "--output",
-    "-o",
-    "output_path",
-    required=True,
-    metavar="OUT",
-    type=click.Path(dir_okay=False),
-    help="Where to write the result (.json, .csv, .tsv or .parquet).",
-)
+@output_option("OUT", "Where to write the result (.json, .csv, .tsv or .parquet).")
 @click.option(
     "--method",
     type=click.Choice(["privatekd", "greedy"]),
@@ -192,16 +230,7 @@ def select(
     from privtab.discernibility import PrivateKD, greedy_discernibility
     from privtab.table import TableEncoder
 
-    try:
-        frame = _io.read_table(input_path)
-    except (OSError, ValueError) as exc:
-        raise click.ClickException(f"cannot read {input_path}: {exc}") from exc
-    if target not in frame.columns:
-        raise click.BadParameter(
-            f"{target!r} is not a column of {input_path}; columns: "
-            f"{', '.join(map(str, frame.columns))}",
-            param_hint="--target",
-        )
+    frame = _read_input(input_path, target)
     predictors = [c for c in frame.columns if c != target]
     if not 1 <= k <= len(predictors):
         raise click.BadParameter(
@@ -211,8 +240,7 @@ def select(
         )
     out = Path(output_path)
     as_json = out.suffix.lower() == ".json"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _warnings_to_stderr() as notes:
         try:
             encoder = TableEncoder(missing="category")
             table = encoder.fit_transform(frame[predictors])
@@ -226,9 +254,6 @@ def select(
                 ledger = []
         except (PrivtabError, ValueError, TypeError) as exc:
             raise click.ClickException(str(exc)) from exc
-    notes = sorted({str(w.message) for w in caught})
-    for note in notes:
-        click.echo(f"warning: {note}", err=True)
     chosen = [predictors[int(j)] for j in order]
     try:
         if as_json:
@@ -277,15 +302,7 @@ def _parse_bounds(
     "(k, γ, the selection, kept cells and the privacy ledger) goes to stderr."
 )
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
-@click.option(
-    "--output",
-    "-o",
-    "output_path",
-    required=True,
-    metavar="OUT",
-    type=click.Path(dir_okay=False),
-    help="Where to write the synthetic data (.csv, .tsv or .parquet).",
-)
+@output_option("OUT", "Where to write the synthetic data (.csv, .tsv or .parquet).")
 @click.option(
     "--target", required=True, help="Name of the label column (the class to predict)."
 )
@@ -354,16 +371,7 @@ def histogram(
     from privtab.projected import ProjectedHistogram
     from privtab.table import TableEncoder, lei_bins
 
-    try:
-        frame = _io.read_table(input_path)
-    except (OSError, ValueError) as exc:
-        raise click.ClickException(f"cannot read {input_path}: {exc}") from exc
-    if target not in frame.columns:
-        raise click.BadParameter(
-            f"{target!r} is not a column of {input_path}; columns: "
-            f"{', '.join(map(str, frame.columns))}",
-            param_hint="--target",
-        )
+    frame = _read_input(input_path, target)
     predictors = [c for c in frame.columns if c != target]
     if not predictors or len(frame) < 2:
         raise click.ClickException(
@@ -381,8 +389,7 @@ def histogram(
             param_hint="--bounds",
         )
     n_bins = bins if bins is not None else lei_bins(len(frame), len(predictors))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _warnings_to_stderr():
         try:
             encoder = TableEncoder(
                 bounds={c: bounds[str(c)] for c in predictors if str(c) in bounds},
@@ -397,8 +404,6 @@ def histogram(
             X_syn, y_syn = model.synthetic()
         except (PrivtabError, ValueError, TypeError, MemoryError) as exc:
             raise click.ClickException(str(exc)) from exc
-    for note in sorted({str(w.message) for w in caught}):
-        click.echo(f"warning: {note}", err=True)
     chosen = [predictors[int(j)] for j in model.selection_order_]
     synthetic = pd.DataFrame(X_syn, columns=chosen)
     synthetic[target] = y_syn
@@ -417,25 +422,13 @@ def histogram(
     )
 
 
-if __name__ == "__main__":
-    main()
-
-
 @main.command(
     epilog="\b\nOutput (JSON): for every column, its context (the columns whose\n"
     "values explain it), its categories and the matrix of distances between them,\n"
     "plus the method, ε and the privacy ledger."
 )
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
-@click.option(
-    "--output",
-    "-o",
-    "output_path",
-    required=True,
-    metavar="OUT.json",
-    type=click.Path(dir_okay=False),
-    help="Where to write the distances (JSON).",
-)
+@output_option("OUT.json", "Where to write the distances (JSON).")
 @click.option(
     "--method",
     type=click.Choice(
@@ -487,16 +480,11 @@ def distances(
     come from the data, which a warning repeats: declare them through the Python
     API (TableEncoder) for a guarantee that covers them too.
     """
-    from privtab import _io
     from privtab.dilca import DILCA, DPDILCA
     from privtab.table import TableEncoder
 
-    try:
-        frame = _io.read_table(input_path)
-    except (OSError, ValueError) as exc:
-        raise click.ClickException(f"cannot read {input_path}: {exc}") from exc
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    frame = _read_input(input_path)
+    with _warnings_to_stderr() as notes:
         try:
             table = TableEncoder(missing="category", bins=bins).fit_transform(frame)
             if method in ("dilca_m", "dilca_rr"):
@@ -512,9 +500,6 @@ def distances(
                 spent = model.epsilon_spent_
         except (PrivtabError, ValueError, TypeError) as exc:
             raise click.ClickException(str(exc)) from exc
-    notes = sorted({str(w.message) for w in caught})
-    for note in notes:
-        click.echo(f"warning: {note}", err=True)
     columns = [str(c) for c in table.columns]
     result = {
         "method": method,
@@ -548,3 +533,7 @@ def _json_value(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     return str(value)
+
+
+if __name__ == "__main__":
+    main()
