@@ -9,9 +9,12 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
+
+from privtab.exceptions import PrivacyLeakWarning
 
 __all__ = [
     "CORE_CODE_DTYPES",
@@ -24,6 +27,7 @@ __all__ = [
     "check_epsilon",
     "check_positive",
     "check_positive_int",
+    "infer_code_columns",
     "to_numpy_2d",
 ]
 
@@ -266,6 +270,34 @@ def as_code_columns(
         )
     columns = np.ascontiguousarray(array.T, dtype=np.uint32)
     return columns, cards
+
+
+def infer_code_columns(
+    X: Any, name: str = "X", *, stacklevel: int = 2
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate codes whose cardinalities were not declared, and infer them.
+
+    Like :func:`as_code_columns`, with each cardinality taken as the largest code
+    + 1. The domain then comes from the private data, so a
+    :class:`~privtab.exceptions.PrivacyLeakWarning` says so (``stacklevel`` is
+    counted from the caller of this function).
+    """
+    array = to_numpy_2d(X, name)
+    limit = int(np.iinfo(np.uint32).max)
+    columns, _ = as_code_columns(
+        array, name, cardinalities=np.full(array.shape[1], limit, dtype=np.int64)
+    )
+    cards = columns.max(axis=1).astype(np.int64) + 1
+    if cards.max() > limit:
+        raise ValueError(f"{name} has a code above 2**32 - 2: {int(cards.max()) - 1}")
+    warnings.warn(
+        f"cardinalities of {name} were inferred from the data (largest code + 1 per "
+        "column), so the domain is not covered by the privacy guarantee; declare "
+        "them or pass an EncodedTable",
+        PrivacyLeakWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return columns, cards.astype(np.uint32)
 
 
 def as_code_matrix(

@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-import warnings
 from typing import Any
 
 import numpy as np
@@ -30,17 +29,15 @@ from privtab._validation import (
     check_cardinalities,
     check_epsilon,
     check_positive_int,
-    to_numpy_2d,
+    infer_code_columns,
 )
 from privtab.accountant import BudgetAccountant, resolve_accountant
 from privtab.encode import mixed_radix_decode
-from privtab.exceptions import PrivacyLeakWarning
 
 __all__ = ["SparseHistogram", "thresholded_histogram"]
 
 _NOISES = ("laplace", "discrete")
 _MAX_THRESHOLD = 2.0**53
-_U32_MAX = int(np.iinfo(np.uint32).max)
 
 
 class SparseHistogram:
@@ -185,23 +182,6 @@ class SparseHistogram:
                 f"codes, more than the limit of {limit}"
             )
         return np.repeat(self.to_codes(), counts, axis=0)
-
-
-def _infer_cardinalities(codes: Any) -> tuple[np.ndarray, np.ndarray]:
-    array = to_numpy_2d(codes, "codes")
-    placeholder = np.full(array.shape[1], _U32_MAX, dtype=np.int64)
-    columns, _ = as_code_columns(array, "codes", placeholder)
-    cards = columns.max(axis=1).astype(np.int64) + 1
-    if cards.max() > _U32_MAX:
-        raise ValueError(f"codes has a code above 2**32 - 2: {int(cards.max()) - 1}")
-    warnings.warn(
-        "cardinalities were inferred from the data (largest code + 1 per column); "
-        "the domain then depends on the data and is not covered by the privacy "
-        "guarantee. Pass the public cardinalities.",
-        PrivacyLeakWarning,
-        stacklevel=3,
-    )
-    return columns, cards.astype(np.uint32)
 
 
 def _check_real(value: Any, name: str) -> float:
@@ -357,7 +337,7 @@ def thresholded_histogram(
         columns = np.ascontiguousarray(raw.T)
         cards = check_cardinalities(cardinalities, raw.shape[1])
     elif cardinalities is None:
-        columns, cards = _infer_cardinalities(codes)
+        columns, cards = infer_code_columns(codes, "codes", stacklevel=2)
     else:
         columns, cards = as_code_columns(raw, "codes", cardinalities)
     n_rows = int(columns.shape[1])

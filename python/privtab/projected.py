@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,7 @@ from privtab._validation import (
     check_epsilon,
     check_positive,
     check_positive_int,
-    to_numpy_2d,
+    infer_code_columns,
 )
 from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
 from privtab.discernibility import (
@@ -34,7 +33,6 @@ from privtab.discernibility import (
     _check_sigma,
     minimum_discerning_attributes,
 )
-from privtab.exceptions import PrivacyLeakWarning
 from privtab.histogram import SparseHistogram, thresholded_histogram
 from privtab.table import lei_bins
 
@@ -424,7 +422,10 @@ class ProjectedHistogram(BaseEstimator):
         accountant.check(epsilon)
 
         categories = getattr(X, "categories", None)
-        columns, cards = _columns_and_cardinalities(X, cardinalities)
+        if cardinalities is None and not hasattr(X, "cardinalities"):
+            columns, cards = infer_code_columns(X, "X", stacklevel=2)
+        else:
+            columns, cards = as_code_columns(X, "X", cardinalities=cardinalities)
         n_predictors, n = columns.shape
         classes, label_codes = _label_codes(y, n)
 
@@ -578,25 +579,3 @@ def _label_codes(y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     if len(classes) < 2:
         raise ValueError(f"y must have at least 2 classes, got {len(classes)}")
     return classes, np.ascontiguousarray(inverse.ravel(), dtype=np.uint32)
-
-
-def _columns_and_cardinalities(
-    X: Any, cardinalities: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """Column-major codes and public cardinalities; inferring them warns."""
-    if cardinalities is not None or hasattr(X, "cardinalities"):
-        return as_code_columns(X, "X", cardinalities=cardinalities)
-    array = to_numpy_2d(X, "X")
-    columns, _ = as_code_columns(
-        array, "X", cardinalities=np.full(array.shape[1], 2**32 - 1, dtype=np.int64)
-    )
-    cards = columns.max(axis=1).astype(np.int64) + 1
-    if cards.max() > 2**32 - 1:
-        raise ValueError(f"X has a code above 2**32 - 2: {int(cards.max()) - 1}")
-    warnings.warn(
-        "cardinalities of X were inferred from the data (max code + 1); declare them "
-        "or pass an EncodedTable so that the domain stays public",
-        PrivacyLeakWarning,
-        stacklevel=3,
-    )
-    return columns, cards.astype(np.uint32)

@@ -686,14 +686,6 @@ mod tests {
         ));
     }
 
-    fn with_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("pool")
-            .install(f)
-    }
-
     macro_rules! generic_pair_tests {
         ($($name:ident: $t:ty),*) => {$(
             #[test]
@@ -710,7 +702,7 @@ mod tests {
                 let x: Vec<$t> = x32.iter().map(|&c| c as $t).collect();
                 let y: Vec<$t> = y32.iter().map(|&c| c as $t).collect();
                 for threads in [1, 3] {
-                    let (dense, sparse) = with_pool(threads, || {
+                    let (dense, sparse) = crate::resources::with_pool(threads, || {
                         (
                             contingency_dense(&x, kx, &y, ky).expect("dense"),
                             contingency_sparse(&x, kx, &y, ky).expect("sparse"),
@@ -723,7 +715,7 @@ mod tests {
                 bad[CHUNK + 3] = 7 as $t;
                 bad[2 * CHUNK] = 9 as $t;
                 for threads in [1, 3] {
-                    let err = with_pool(threads, || contingency_dense(&bad, kx, &y, ky))
+                    let err = crate::resources::with_pool(threads, || contingency_dense(&bad, kx, &y, ky))
                         .unwrap_err();
                     assert_eq!(err.to_string(), format!("x[{}] = 7 is >= kx = 7", CHUNK + 3));
                     let err = contingency_sparse(&y, ky, &bad, kx).unwrap_err();
@@ -757,7 +749,8 @@ mod tests {
         let n = 4 * CHUNK + 1;
         let x: Vec<i64> = lcg_codes(n, 3000, 21).into_iter().map(i64::from).collect();
         let y: Vec<u32> = lcg_codes(n, 40, 22);
-        let dense = with_pool(2, || contingency_dense(&x, 3000, &y, 40)).expect("dense");
+        let dense =
+            crate::resources::with_pool(2, || contingency_dense(&x, 3000, &y, 40)).expect("dense");
         let x32: Vec<u32> = x.iter().map(|&c| c as u32).collect();
         assert_eq!(dense, contingency_dense(&x32, 3000, &y, 40).expect("u32"));
         let mut bad = x.clone();

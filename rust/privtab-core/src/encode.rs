@@ -424,14 +424,6 @@ mod tests {
         }
     }
 
-    fn with_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("pool")
-            .install(f)
-    }
-
     macro_rules! generic_encode_tests {
         ($($name:ident: $t:ty),*) => {$(
             #[test]
@@ -448,7 +440,7 @@ mod tests {
                     .map(|i| (0..d).fold(0, |key, j| key * u64::from(cards[j]) + code(i, j) as u64))
                     .collect();
                 for threads in [1, 3] {
-                    let (cols, rows) = with_pool(threads, || {
+                    let (cols, rows) = crate::resources::with_pool(threads, || {
                         (
                             mixed_radix_encode_columns(&column_major, n, &cards, "codes"),
                             mixed_radix_encode_rows(&row_major, n, &cards, "codes"),
@@ -469,7 +461,7 @@ mod tests {
                     "codes[{bad_row}, 2] = 100 is >= cardinality 100 of column 2"
                 );
                 for threads in [1, 3] {
-                    let (c, r) = with_pool(threads, || {
+                    let (c, r) = crate::resources::with_pool(threads, || {
                         (
                             mixed_radix_encode_columns(&cols, n, &cards, "codes"),
                             mixed_radix_encode_rows(&rows, n, &cards, "codes"),

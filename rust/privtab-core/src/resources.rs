@@ -71,6 +71,16 @@ pub fn zeroed(len: usize, what: &str) -> Result<Vec<u64>> {
     Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
+/// Runs `f` on a fresh pool of `threads` threads (tests comparing thread counts).
+#[cfg(test)]
+pub(crate) fn with_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("pool")
+        .install(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
