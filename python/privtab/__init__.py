@@ -35,6 +35,12 @@ from privtab.exceptions import (
     PrivtabError,
 )
 from privtab.histogram import SparseHistogram, thresholded_histogram
+from privtab.kac_release import (
+    ExponentialDPRelease,
+    FlippingResult,
+    LaplaceDPRelease,
+    randomization_flipping,
+)
 from privtab.linear_model import (
     DPLinearSVC,
     DPLogisticRegression,
@@ -59,6 +65,9 @@ __all__ = [
     "DPLogisticRegression",
     "DomainError",
     "EncodedTable",
+    "ExponentialDPRelease",
+    "FlippingResult",
+    "LaplaceDPRelease",
     "LedgerEntry",
     "PrivacyLeakWarning",
     "PrivateKD",
@@ -89,6 +98,7 @@ __all__ = [
     "objective_perturbation_parameters",
     "output_perturbation_l1_sensitivity",
     "output_perturbation_l2_sensitivity",
+    "randomization_flipping",
     "symmetric_uncertainty",
     "thresholded_histogram",
 ]

@@ -262,3 +262,14 @@ def private_kd(
     n_threads: int | None = None,
     layout: str = "auto",
 ) -> npt.NDArray[np.int64]: ...
+
+# --- clustering (rust/privtab-py/src/clustering.rs) ---
+
+def randomization_flipping(
+    indptr: npt.NDArray[np.int64],
+    indices: npt.NDArray[np.uint32],
+    n_features: int,
+    k: int,
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint32], int, int]: ...

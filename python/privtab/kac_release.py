@@ -1,0 +1,535 @@
+"""Baselines of the k-anonymity-by-containment paper: RF, Laplace-DP and Exponential-DP.
+
+Paper 004 (Zhang, Mohammed, Dave and Al Hasan), section 5.2, compares its k-AC feature
+selectors with three data-release baselines on binary data:
+
+- :func:`randomization_flipping` (RF): k-member clustering of the rows, then every
+  cluster's bits are flipped to the cluster's majority so that each released row is
+  shared by at least ``k`` rows (k-anonymity, hence k-AC). Not differentially private.
+- :class:`LaplaceDPRelease` and :class:`ExponentialDPRelease`: select ``n_features``
+  features by their per-feature Ham utility with half of ε (report-noisy-max with Laplace
+  noise, or the exponential mechanism), then release a synthetic data set from a
+  full-domain noisy histogram over the selected features and the label with the other
+  half.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from privtab import _core
+from privtab._binary import as_binary_labels, as_binary_matrix, ham_scores
+from privtab._random import RandomState, check_random_state, core_seed
+from privtab._validation import check_epsilon, check_positive_int
+from privtab.accountant import (
+    BudgetAccountant,
+    resolve_accountant,
+    split_budget,
+)
+from privtab.mechanisms import (
+    discrete_laplace_mechanism,
+    exponential_mechanism,
+    laplace_mechanism,
+)
+
+__all__ = [
+    "ExponentialDPRelease",
+    "FlippingResult",
+    "LaplaceDPRelease",
+    "randomization_flipping",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class FlippingResult:
+    """The output of :func:`randomization_flipping`.
+
+    Attributes
+    ----------
+    data : ndarray of uint8, shape (n_rows, n_features)
+        The released 0/1 matrix; rows of the same cluster are identical.
+    flipped_fraction : float
+        Flipped cells divided by all ``n_rows * n_features`` cells.
+    clusters : ndarray of int64, shape (n_rows,)
+        Cluster id of every row, ``0 .. n_clusters - 1``; every cluster has ``>= k``
+        rows.
+    n_clusters : int
+        Number of clusters.
+    k : int
+        The anonymity parameter used.
+    """
+
+    data: np.ndarray
+    flipped_fraction: float
+    clusters: np.ndarray
+    n_clusters: int
+    k: int
+
+
+def randomization_flipping(
+    B: Any,
+    k: int,
+    *,
+    random_state: RandomState = None,
+    n_threads: int | None = None,
+) -> FlippingResult:
+    """Make a binary matrix k-anonymous by k-member clustering and bit flipping (RF).
+
+    Parameters
+    ----------
+    B : array-like, DataFrame or sparse matrix of shape (n_rows, n_features)
+        0/1 data (see :func:`privtab._binary.as_binary_matrix`).
+    k : int
+        Minimum cluster size, ``1 <= k <= n_rows``.
+    random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
+        Draws the row the clustering starts from. ``None`` uses operating-system
+        entropy.
+    n_threads : int, optional
+        Threads of the distance scans (the global pool by default); the result does
+        not depend on it.
+
+    Returns
+    -------
+    FlippingResult
+
+    Raises
+    ------
+    ValueError
+        If ``B`` is not a non-empty 0/1 matrix, or ``k`` is not in ``1 .. n_rows``.
+    TypeError
+        If ``B`` is not numeric or ``k`` not an int.
+
+    Notes
+    -----
+    Clustering (greedy k-member clustering, Byun, Kamra, Bertino and Li 2007, with
+    Hamming distance between rows). Identical rows are merged first; a row pattern that
+    occurs ``>= k`` times is a cluster by itself (it needs no flips). Over the remaining
+    rows: draw a starting row uniformly at random; take the row furthest from it as the
+    seed of a new cluster and add the seed's ``k - 1`` nearest rows (its identical
+    copies first); repeat, starting from the row furthest from the previous seed, while
+    at least ``k`` rows remain. The fewer than ``k`` rows left over join the cluster
+    whose seed is nearest. Ties are broken by a fixed order of the distinct rows, so a
+    seed determines the output, for any number of threads.
+
+    Flipping: inside each cluster every feature is set to the cluster's majority value
+    (ties, possible in clusters of even size, go to 0, which keeps the data as sparse
+    as possible and the release deterministic). All rows of a cluster become
+    identical, so every released row occurs at least ``k`` times: the release is
+    k-anonymous and therefore k-anonymous by containment. ``flipped_fraction`` is the
+    percentage the paper reports for RF (Table 5).
+
+    Privacy: this is a k-anonymity baseline, not differential privacy; it takes no
+    ``epsilon`` and charges no accountant. A fixed seed only makes the run
+    reproducible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab.kac_release import randomization_flipping
+    >>> B = np.array([[1, 0, 1], [1, 0, 1], [1, 1, 1], [0, 0, 0], [0, 0, 1], [0, 1, 0]])
+    >>> result = randomization_flipping(B, 3, random_state=0)
+    >>> bool(np.bincount(result.clusters).min() >= 3)
+    True
+    >>> 0.0 <= result.flipped_fraction <= 1.0
+    True
+    """
+    k = check_positive_int(k, "k")
+    if n_threads is not None:
+        n_threads = check_positive_int(n_threads, "n_threads")
+    matrix = as_binary_matrix(B)
+    if k > matrix.n_rows:
+        raise ValueError(f"k must be <= the number of rows ({matrix.n_rows}), got {k}")
+    seed = core_seed(random_state)
+    flat, clusters, n_clusters, flipped = _core.randomization_flipping(
+        matrix.indptr, matrix.indices, matrix.n_features, k, seed, n_threads
+    )
+    cells = matrix.n_rows * matrix.n_features
+    return FlippingResult(
+        data=flat.reshape(matrix.n_rows, matrix.n_features),
+        flipped_fraction=flipped / cells,
+        clusters=clusters.astype(np.int64),
+        n_clusters=int(n_clusters),
+        k=k,
+    )
+
+
+def _labels_array(y: Any) -> np.ndarray:
+    module = type(y).__module__.split(".")[0]
+    if module in ("pandas", "polars"):
+        return np.asarray(y.to_numpy())
+    return np.asarray(y)
+
+
+class _DPRelease(SelectorMixin, BaseEstimator):
+    """Shared fit of the two DP baselines; subclasses pick the selection mechanism."""
+
+    _mechanism = ""
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        n_features: int = 8,
+        *,
+        max_cells: int = 2**24,
+        random_state: RandomState = None,
+        accountant: BudgetAccountant | None = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.n_features = n_features
+        self.max_cells = max_cells
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _select(
+        self,
+        scores: np.ndarray,
+        sensitivity: float,
+        steps: list[float],
+        generator: np.random.Generator | None,
+        scratch: BudgetAccountant,
+    ) -> np.ndarray:
+        raise NotImplementedError
+
+    def fit(self, B: Any, y: Any) -> _DPRelease:
+        """Select features and release a synthetic data set.
+
+        Parameters
+        ----------
+        B : array-like, DataFrame or sparse matrix of shape (n_rows, n_features_in)
+            0/1 data.
+        y : array-like of shape (n_rows,)
+            Binary labels (two distinct values; the larger is the positive class).
+
+        Returns
+        -------
+        self
+        """
+        epsilon = check_epsilon(self.epsilon)
+        t = check_positive_int(self.n_features, "n_features")
+        max_cells = check_positive_int(self.max_cells, "max_cells")
+        if t + 1 >= 64 or 2 ** (t + 1) > max_cells:
+            raise ValueError(
+                f"n_features = {t} needs a histogram of 2^{t + 1} cells, more than "
+                f"max_cells = {max_cells}"
+            )
+        accountant = resolve_accountant(self.accountant)
+        accountant.check(epsilon)
+        matrix = as_binary_matrix(B)
+        positive = as_binary_labels(y, matrix.n_rows)
+        classes = np.unique(_labels_array(y))
+        m = matrix.n_features
+        if t > m:
+            raise ValueError(
+                f"n_features must be <= the number of features ({m}), got {t}"
+            )
+        n_positive = int(positive.sum())
+        sensitivity = 1.0 / min(n_positive, matrix.n_rows - n_positive)
+        parts = split_budget(epsilon, [1.0] * t + [float(t)])
+        steps, release = parts[:t], parts[t]
+        generator = (
+            None if self.random_state is None else check_random_state(self.random_state)
+        )
+        scratch = BudgetAccountant()
+        order = self._select(
+            ham_scores(matrix, positive), sensitivity, steps, generator, scratch
+        )
+        support = np.zeros(m, dtype=bool)
+        support[order] = True
+        selected = np.flatnonzero(support)
+        bits = matrix.dense(selected).astype(np.int64)
+        keys = (bits << np.arange(t, dtype=np.int64)).sum(axis=1)
+        keys += positive.astype(np.int64) << t
+        counts = np.bincount(keys, minlength=2 ** (t + 1))
+        noisy = discrete_laplace_mechanism(
+            counts,
+            2.0,
+            release,
+            random_state=generator,
+            accountant=scratch,
+        )
+        cells = np.repeat(np.arange(2 ** (t + 1), dtype=np.int64), np.maximum(noisy, 0))
+        self.synthetic_X_ = (
+            (cells[:, None] >> np.arange(t, dtype=np.int64)) & 1
+        ).astype(np.uint8)
+        self.synthetic_y_ = classes[(cells >> t) & 1]
+        accountant.spend(epsilon, label=f"{type(self).__name__}: {t} picks + release")
+        self.n_features_in_ = m
+        if matrix.feature_names is not None:
+            self.feature_names_in_ = matrix.feature_names
+        self.classes_ = classes
+        self.support_ = support
+        self.selection_order_ = np.asarray(order, dtype=np.int64)
+        self.ham_sensitivity_ = sensitivity
+        self.noisy_counts_ = np.asarray(noisy, dtype=np.int64)
+        self.epsilon_spent_ = epsilon
+        self.privacy_ledger_ = [
+            (f"pick {r + 1} of {t} ({self._mechanism})", part)
+            for r, part in enumerate(steps)
+        ]
+        self.privacy_ledger_.append(
+            (f"noisy histogram of 2^{t + 1} cells (discrete Laplace)", release)
+        )
+        return self
+
+    def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self, "support_")
+        return self.support_
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.non_deterministic = True
+        return tags
+
+
+class LaplaceDPRelease(_DPRelease):
+    """Laplace-DP baseline: report-noisy-max feature selection, noisy histogram release.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget, finite and > 0.
+    n_features : int, default=8
+        Number ``t`` of features to select (the paper uses the count Greedy-DistCnt
+        selects).
+    max_cells : int, default=2**24
+        Largest histogram (``2^(n_features + 1)`` cells) the release may build.
+    random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
+        ``None`` (the secure default) uses operating-system entropy.
+    accountant : BudgetAccountant, optional
+        Checked for ``epsilon`` before reading data, charged once after success (the
+        default accountant when ``None``).
+
+    Attributes
+    ----------
+    support_ : ndarray of bool, shape (n_features_in_,)
+    selection_order_ : ndarray of int64, shape (n_features,)
+        Selected features in the order picked.
+    synthetic_X_ : ndarray of uint8, shape (n_synthetic, n_features)
+        The released records (selected features in ascending feature order).
+    synthetic_y_ : ndarray, shape (n_synthetic,)
+        Their labels, in the values of ``y``.
+    noisy_counts_ : ndarray of int64, shape (2^(n_features + 1),)
+        The noisy histogram before negative counts are set to 0; cell
+        ``Σ_j x_j 2^j + y 2^t`` (``x`` in ascending feature order, ``y`` 1 for the
+        positive class).
+    ham_sensitivity_ : float
+        Δ = 1 / min(n+, n−).
+    classes_ : ndarray, shape (2,)
+    epsilon_spent_ : float
+        Equal to ``epsilon``.
+    privacy_ledger_ : list of (str, float)
+        One entry per pick and one for the release; sums to ``epsilon``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only for DataFrame input.
+
+    Raises
+    ------
+    BudgetExceededError
+        If ``accountant`` cannot afford ``epsilon`` (before reading any data).
+    ValueError
+        For invalid parameters (``epsilon``, ``n_features`` larger than the number of
+        features, a histogram above ``max_cells``), non-binary ``B`` or ``y`` without
+        exactly two classes.
+
+    Notes
+    -----
+    Selection: ``t`` rounds of report-noisy-max among the features not yet chosen:
+    each round adds fresh Laplace noise of scale ``2Δ / (epsilon / (2t))`` to every
+    remaining feature's Ham({f}) and picks the largest. One round is
+    ``epsilon / (2t)``-DP; the factor 2 in the scale (rather than the ``Δ / ε`` of the
+    monotone counting-query case) is needed because replacing a record can raise some
+    scores and lower others (McKenna and Sheldon 2020).
+
+    Budget (paper 004, section 5.2): half of ``epsilon`` selects the features, split
+    equally over the ``t = n_features`` picks (``epsilon / (2t)`` each); the other half
+    releases the data. The ledger lists the ``t`` picks and the release, and sums to
+    ``epsilon`` exactly.
+
+    Sensitivity of Ham({f}). Ham({f}) = Σ_{u ∈ E+, v ∈ E−} |u_f − v_f| / (n+ n−).
+    Neighbouring data sets differ by *replacing* one record with another of the same
+    class: the class sizes n+ and n− are public, as the paper's normalisation needs.
+    Replacing a positive record changes the n− terms of its row, each by at most 1, so
+    Ham({f}) moves by at most n− / (n+ n−) = 1 / n+; a negative record, by 1 / n−.
+    Hence Δ = 1 / min(n+, n−), for every feature at once.
+
+    Release: the full-domain histogram over the ``t`` selected features and the label
+    (``2^(t+1)`` cells; a record changes two cells by one, L1 sensitivity 2) gets exact
+    discrete Laplace noise of scale ``2 / (epsilon / 2)`` in every cell (also the empty
+    ones, so the domain leaks nothing); negative counts become 0, and the synthetic
+    data holds that many copies of each cell's record ("add instances to match the
+    count", Dwork et al. 2006). Its columns are the selected features in ascending
+    order, the order of :meth:`transform`. The histogram is refused (before any
+    spending) when ``2^(t+1)`` exceeds ``max_cells``. Post-processing keeps the
+    guarantee: ``epsilon``-DP overall by sequential composition, given public class
+    sizes. A fixed ``random_state`` is for reproducibility and voids privacy against
+    anyone who knows it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab import BudgetAccountant
+    >>> from privtab.kac_release import LaplaceDPRelease
+    >>> rng = np.random.default_rng(0)
+    >>> B = rng.integers(0, 2, size=(200, 6))
+    >>> y = B[:, 0] | B[:, 1]
+    >>> model = LaplaceDPRelease(1.0, 2, random_state=0, accountant=BudgetAccountant())
+    >>> model.fit(B, y).transform(B).shape
+    (200, 2)
+    >>> model.synthetic_X_.shape[1], sum(e for _, e in model.privacy_ledger_)
+    (2, 1.0)
+    """
+
+    _mechanism = "Laplace report-noisy-max"
+
+    def _select(
+        self,
+        scores: np.ndarray,
+        sensitivity: float,
+        steps: list[float],
+        generator: np.random.Generator | None,
+        scratch: BudgetAccountant,
+    ) -> np.ndarray:
+        remaining = np.arange(scores.shape[0])
+        order = []
+        for step in steps:
+            noisy = laplace_mechanism(
+                scores[remaining],
+                2.0 * sensitivity,
+                step,
+                random_state=generator,
+                accountant=scratch,
+            )
+            best = int(np.argmax(noisy))
+            order.append(int(remaining[best]))
+            remaining = np.delete(remaining, best)
+        return np.asarray(order, dtype=np.int64)
+
+
+class ExponentialDPRelease(_DPRelease):
+    """Exponential-DP baseline: exponential-mechanism selection, noisy histogram release.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget, finite and > 0.
+    n_features : int, default=8
+        Number ``t`` of features to select (the paper uses the count Greedy-DistCnt
+        selects).
+    max_cells : int, default=2**24
+        Largest histogram (``2^(n_features + 1)`` cells) the release may build.
+    random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
+        ``None`` (the secure default) uses operating-system entropy.
+    accountant : BudgetAccountant, optional
+        Checked for ``epsilon`` before reading data, charged once after success (the
+        default accountant when ``None``).
+
+    Attributes
+    ----------
+    support_ : ndarray of bool, shape (n_features_in_,)
+    selection_order_ : ndarray of int64, shape (n_features,)
+        Selected features in the order picked.
+    synthetic_X_ : ndarray of uint8, shape (n_synthetic, n_features)
+        The released records (selected features in ascending feature order).
+    synthetic_y_ : ndarray, shape (n_synthetic,)
+        Their labels, in the values of ``y``.
+    noisy_counts_ : ndarray of int64, shape (2^(n_features + 1),)
+        The noisy histogram before negative counts are set to 0; cell
+        ``Σ_j x_j 2^j + y 2^t`` (``x`` in ascending feature order, ``y`` 1 for the
+        positive class).
+    ham_sensitivity_ : float
+        Δ = 1 / min(n+, n−).
+    classes_ : ndarray, shape (2,)
+    epsilon_spent_ : float
+        Equal to ``epsilon``.
+    privacy_ledger_ : list of (str, float)
+        One entry per pick and one for the release; sums to ``epsilon``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only for DataFrame input.
+
+    Raises
+    ------
+    BudgetExceededError
+        If ``accountant`` cannot afford ``epsilon`` (before reading any data).
+    ValueError
+        For invalid parameters (``epsilon``, ``n_features`` larger than the number of
+        features, a histogram above ``max_cells``), non-binary ``B`` or ``y`` without
+        exactly two classes.
+
+    Notes
+    -----
+    Selection: ``t`` successive draws of the exponential mechanism without
+    replacement, each choosing a remaining feature with probability
+    ∝ ``exp(epsilon_pick · Ham({f}) / (2Δ))``, ``epsilon_pick = epsilon / (2t)``
+    (McSherry and Talwar 2007); each draw is ``epsilon_pick``-DP.
+
+    Budget (paper 004, section 5.2): half of ``epsilon`` selects the features, split
+    equally over the ``t = n_features`` picks (``epsilon / (2t)`` each); the other half
+    releases the data. The ledger lists the ``t`` picks and the release, and sums to
+    ``epsilon`` exactly.
+
+    Sensitivity of Ham({f}). Ham({f}) = Σ_{u ∈ E+, v ∈ E−} |u_f − v_f| / (n+ n−).
+    Neighbouring data sets differ by *replacing* one record with another of the same
+    class: the class sizes n+ and n− are public, as the paper's normalisation needs.
+    Replacing a positive record changes the n− terms of its row, each by at most 1, so
+    Ham({f}) moves by at most n− / (n+ n−) = 1 / n+; a negative record, by 1 / n−.
+    Hence Δ = 1 / min(n+, n−), for every feature at once.
+
+    Release: the full-domain histogram over the ``t`` selected features and the label
+    (``2^(t+1)`` cells; a record changes two cells by one, L1 sensitivity 2) gets exact
+    discrete Laplace noise of scale ``2 / (epsilon / 2)`` in every cell (also the empty
+    ones, so the domain leaks nothing); negative counts become 0, and the synthetic
+    data holds that many copies of each cell's record ("add instances to match the
+    count", Dwork et al. 2006). Its columns are the selected features in ascending
+    order, the order of :meth:`transform`. The histogram is refused (before any
+    spending) when ``2^(t+1)`` exceeds ``max_cells``. Post-processing keeps the
+    guarantee: ``epsilon``-DP overall by sequential composition, given public class
+    sizes. A fixed ``random_state`` is for reproducibility and voids privacy against
+    anyone who knows it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab import BudgetAccountant
+    >>> from privtab.kac_release import ExponentialDPRelease
+    >>> rng = np.random.default_rng(0)
+    >>> B = rng.integers(0, 2, size=(200, 6))
+    >>> y = B[:, 0] | B[:, 1]
+    >>> model = ExponentialDPRelease(1.0, 3, random_state=0,
+    ...                              accountant=BudgetAccountant())
+    >>> model.fit(B, y).selection_order_.shape
+    (3,)
+    """
+
+    _mechanism = "exponential mechanism"
+
+    def _select(
+        self,
+        scores: np.ndarray,
+        sensitivity: float,
+        steps: list[float],
+        generator: np.random.Generator | None,
+        scratch: BudgetAccountant,
+    ) -> np.ndarray:
+        remaining = np.arange(scores.shape[0])
+        order = []
+        for step in steps:
+            chosen = exponential_mechanism(
+                scores[remaining],
+                sensitivity,
+                step,
+                random_state=generator,
+                accountant=scratch,
+            )
+            best = int(chosen[0])
+            order.append(int(remaining[best]))
+            remaining = np.delete(remaining, best)
+        return np.asarray(order, dtype=np.int64)
