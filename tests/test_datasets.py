@@ -162,3 +162,53 @@ def test_licence_file_is_bundled():
     assert "Becker" in text
     assert "Kohavi" in text
     assert "10.24432/C5XW20" in text
+
+
+# --- Adult binarised for paper 004 -----------------------------------------------
+
+
+def test_adult_binary_features_follow_their_rules(adult):
+    from privtab.datasets import load_adult_binary
+
+    binary = load_adult_binary()
+    data, raw = binary.data, adult.frame
+    assert data.shape == (48_842, 19)
+    assert list(data.columns) == binary.feature_names
+    assert set(binary.description) == set(binary.feature_names)
+    assert all(dtype == np.uint8 for dtype in data.dtypes)
+    assert set(np.unique(data.to_numpy())) == {0, 1}
+    for group, features in binary.groups.items():
+        if len(features) > 1:
+            assert (data[features].sum(axis=1) == 1).all(), group
+    assert sorted(sum(binary.groups.values(), [])) == sorted(binary.feature_names)
+    age, hours, edu = raw["age"], raw["hours-per-week"], raw["education-num"]
+    expected = {
+        "age_17_25": age <= 25,
+        "age_26_35": (age > 25) & (age <= 35),
+        "age_36_45": (age > 35) & (age <= 45),
+        "age_46_55": (age > 45) & (age <= 55),
+        "age_56_90": age > 55,
+        "sex_male": raw["sex"] == "Male",
+        "never_married": raw["marital-status"] == "Never-married",
+        "race_white": raw["race"] == "White",
+        "education_below_hs": edu < 9,
+        "education_hs_to_assoc": (edu >= 9) & (edu < 13),
+        "education_bachelors_plus": edu >= 13,
+        "hours_part_time": hours < 35,
+        "hours_full_time": (hours >= 35) & (hours <= 45),
+        "hours_overtime": hours > 45,
+        "workclass_private": raw["workclass"] == "Private",
+        "workclass_self_employed": raw["workclass"]
+        .astype(str)
+        .str.startswith("Self-emp"),
+        "occupation_white_collar": raw["occupation"].isin(
+            ["Exec-managerial", "Prof-specialty", "Tech-support", "Sales"]
+            + ["Adm-clerical"]
+        ),
+    }
+    for name, mask in expected.items():
+        np.testing.assert_array_equal(data[name].to_numpy(), mask.to_numpy(), name)
+    np.testing.assert_array_equal(
+        binary.target.to_numpy(), (raw["income"] == ">50K").to_numpy()
+    )
+    assert int(binary.target.sum()) == 11_687
