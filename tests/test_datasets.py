@@ -180,7 +180,9 @@ def test_adult_binary_features_follow_their_rules(adult):
     for group, features in binary.groups.items():
         if len(features) > 1:
             assert (data[features].sum(axis=1) == 1).all(), group
-    assert sorted(sum(binary.groups.values(), [])) == sorted(binary.feature_names)
+    assert sorted(f for fs in binary.groups.values() for f in fs) == sorted(
+        binary.feature_names
+    )
     age, hours, edu = raw["age"], raw["hours-per-week"], raw["education-num"]
     expected = {
         "age_17_25": age <= 25,
@@ -202,8 +204,13 @@ def test_adult_binary_features_follow_their_rules(adult):
         .astype(str)
         .str.startswith("Self-emp"),
         "occupation_white_collar": raw["occupation"].isin(
-            ["Exec-managerial", "Prof-specialty", "Tech-support", "Sales"]
-            + ["Adm-clerical"]
+            [
+                "Exec-managerial",
+                "Prof-specialty",
+                "Tech-support",
+                "Sales",
+                "Adm-clerical",
+            ]
         ),
     }
     for name, mask in expected.items():
