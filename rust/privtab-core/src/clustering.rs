@@ -319,14 +319,14 @@ mod tests {
             }
             assert!(sizes.iter().all(|&s| s >= k), "{sizes:?}");
             let mut flips = 0u64;
-            for u in 0..n {
+            for (u, row) in rows.iter().enumerate() {
                 let c = out.clusters[u] as usize;
                 let first = out.clusters.iter().position(|&x| x as usize == c).unwrap();
                 assert_eq!(
                     out.data[u * m..(u + 1) * m],
                     out.data[first * m..(first + 1) * m]
                 );
-                flips += rows[u]
+                flips += row
                     .iter()
                     .zip(&out.data[u * m..(u + 1) * m])
                     .filter(|(a, b)| a != b)
