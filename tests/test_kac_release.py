@@ -59,6 +59,75 @@ def test_flipping_is_k_anonymous_majority_release(B, k, seed):
     assert result.data.dtype == np.uint8
 
 
+def reference_clusterings(B, k):
+    """Every clustering the greedy k-member algorithm can return, one per start row.
+
+    A plain-Python transcription of the documented rule: distinct rows in ascending
+    order of ``Σ_f B[u, f] 2^f`` (the core's order for up to 64 features), patterns with
+    ``>= k`` copies as their own clusters, then furthest-seed / nearest-rows growth
+    with ties to the lowest index, leftovers to the nearest seed.
+    """
+    n, m = B.shape
+    keys = (B.astype(np.int64) << np.arange(m)).sum(axis=1)
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    rows = (distinct[:, None] >> np.arange(m)) & 1
+    dist = (rows[:, None, :] != rows[None, :, :]).sum(axis=2)
+    counts = np.bincount(inverse, minlength=len(distinct))
+    own = [(g, [(g, int(c))]) for g, c in enumerate(counts) if c >= k]
+    left0 = np.where(counts >= k, 0, counts)
+    alive0 = [g for g in range(len(distinct)) if left0[g] > 0]
+    starts = alive0 if left0.sum() >= k else [None]
+    out = []
+    for start in starts:
+        left = left0.copy()
+        clusters = [(seed, list(parts)) for seed, parts in own]
+        alive, reference, total = list(alive0), start, int(left.sum())
+        while total >= k:
+            far = max(alive, key=lambda g, r=reference: (dist[r, g], -g))
+            parts, need = [(far, int(left[far]))], k - int(left[far])
+            left[far] = 0
+            for _, g in sorted((dist[far, g], g) for g in alive if left[g] > 0):
+                if need == 0:
+                    break
+                take = min(int(left[g]), need)
+                parts.append((g, take))
+                left[g] -= take
+                need -= take
+            total -= k
+            clusters.append((far, parts))
+            alive = [g for g in alive if left[g] > 0]
+            reference = far
+        for g in alive:
+            nearest = min(
+                range(len(clusters)), key=lambda c, g=g: (dist[clusters[c][0], g], c)
+            )
+            clusters[nearest][1].append((g, int(left[g])))
+        labels = np.empty(n, dtype=np.int64)
+        members = {g: list(np.flatnonzero(inverse == g)) for g in range(len(distinct))}
+        for c, (_, parts) in enumerate(clusters):
+            for g, take in parts:
+                for _ in range(take):
+                    labels[members[g].pop(0)] = c
+        out.append(labels)
+    return out
+
+
+@given(
+    hnp.arrays(
+        np.uint8,
+        st.tuples(st.integers(1, 30), st.integers(1, 8)),
+        elements=st.integers(0, 1),
+    ),
+    st.integers(1, 5),
+    st.integers(0, 2**32),
+)
+def test_clustering_matches_the_greedy_reference(B, k, seed):
+    k = min(k, B.shape[0])
+    labels = randomization_flipping(B, k, random_state=seed).clusters
+    candidates = reference_clusterings(B, k)
+    assert any(np.array_equal(labels, c) for c in candidates)
+
+
 def test_identical_rows_are_not_flipped():
     B = np.repeat(np.array([[1, 0, 1, 1], [0, 1, 0, 0]], dtype=np.uint8), 5, axis=0)
     result = randomization_flipping(B, 5, random_state=0)
@@ -312,3 +381,18 @@ def test_dp_release_keeps_label_values_and_feature_names():
     ).fit(frame, labels)
     assert set(np.unique(model.synthetic_y_)) <= {"yes", "no"}
     assert list(model.get_feature_names_out()) == ["a", "b"]
+
+
+@pytest.mark.parametrize("cls", [LaplaceDPRelease, ExponentialDPRelease])
+@given(
+    B=hnp.arrays(
+        st.sampled_from([np.float64, np.int64, np.uint8]),
+        hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6),
+    ),
+    y=hnp.arrays(np.float64, st.integers(0, 7)),
+    t=st.integers(1, 4),
+)
+def test_dp_release_never_panics(cls, B, y, t):
+    model = cls(1.0, t, random_state=0, accountant=BudgetAccountant())
+    with contextlib.suppress(ValueError, TypeError):
+        model.fit(B, y)
