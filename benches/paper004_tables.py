@@ -22,11 +22,17 @@ Protocol (paper section 5.2, PAPERS.md §004 "Evaluation"):
 - Laplace-DP / Exponential-DP at ε ∈ {0.1, 0.5, 1.0} select ``t`` features, ``t`` the
   number Greedy-DistCnt (``KACSelector(k, method="greedy_distcnt")``) selects on the
   same training fold at that k; when it is not available, ``t = --t`` (default 8).
+  ``t`` is capped at 23 (a full-domain histogram of ``2^(t+1)`` cells must stay within
+  the estimators' default ``max_cells = 2^24``); the json records the ``t`` of every
+  fold before the cap.
 
 Methods are a registry (``METHODS``): name → callable ``(B_train, y_train, k, rng,
 t=...) -> (X_release, y_release, selected)``. The k-AC selectors and the k-anonymity /
 CM greedy baselines are looked up in ``privtab`` by name; if one is missing, its rows are
 skipped with a printed note.
+
+``--methods`` keeps only the methods whose name contains one of the given
+comma-separated substrings (e.g. ``--methods RF,DP``).
 
 Run from the repository root::
 
@@ -63,6 +69,7 @@ import privtab as pt
 
 KS = (5, 8, 11)
 EPSILONS = (0.1, 0.5, 1.0)
+MAX_DP_T = 23
 Release = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
@@ -95,7 +102,7 @@ def _dp(cls: Any, epsilon: float) -> Callable[..., Release]:
     def run(B: np.ndarray, y: np.ndarray, k: int, rng: Any, *, t: int) -> Release:
         model = cls(
             epsilon,
-            min(t, B.shape[1]),
+            min(t, B.shape[1], MAX_DP_T),
             random_state=rng,
             accountant=pt.BudgetAccountant(),
         ).fit(B, y)
@@ -175,6 +182,8 @@ def run_table(
     for k in KS:
         ts[k] = [greedy_t(B[train], y[train], k, args.t) for train, _ in folds]
     for index, (name, (method, randomized)) in enumerate(METHODS.items()):
+        if args.methods and not any(part in name for part in args.methods):
+            continue
         if method is None:
             print(f"  {name}: not available in this build, skipped")
             continue
@@ -242,6 +251,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--methods",
+        type=lambda text: [part for part in text.split(",") if part],
+        default=[],
+        help="comma-separated substrings of the method names to run (default all)",
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "results"
     )
     args = parser.parse_args(argv)
@@ -268,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{int(y.sum())} positive. Linear SVM (C = 1), 5-fold stratified CV AUC; "
             f"randomized methods: mean ± std over {args.repetitions} repetitions. SFC: "
             "selected features (RF: % of flipped cells). DP methods select t = the "
-            "Greedy-DistCnt count at k when available, else "
+            "Greedy-DistCnt count at k when available (at most 23), else "
             f"t = {args.t}. Missing rows: methods not in this build."
         )
         (args.out / f"{stem}.md").write_text(markdown(results, label, notes))
