@@ -262,3 +262,19 @@ def private_kd(
     n_threads: int | None = None,
     layout: str = "auto",
 ) -> npt.NDArray[np.int64]: ...
+
+# --- anonymity (rust/privtab-py/src/anonymity.rs) ---
+def containment_anonymity(
+    indptr: npt.NDArray[np.int64],
+    indices: npt.NDArray[np.uint32],
+    n_features: int,
+    features: list[int],
+    n_threads: int | None = None,
+) -> npt.NDArray[np.int64]: ...
+def class_sizes(
+    indptr: npt.NDArray[np.int64],
+    indices: npt.NDArray[np.uint32],
+    n_features: int,
+    features: list[int],
+    n_threads: int | None = None,
+) -> npt.NDArray[np.int64]: ...

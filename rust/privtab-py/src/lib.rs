@@ -5,6 +5,7 @@
 //! the result back as a numpy array. Validation that needs Python types lives in
 //! `python/privtab`; validation of values lives in the core.
 
+mod anonymity;
 mod counts;
 mod encode;
 mod errors;
@@ -22,5 +23,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     counts::register(m)?;
     partition::register(m)?;
     histogram::register(m)?;
+    anonymity::register(m)?;
     Ok(())
 }
