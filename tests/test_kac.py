@@ -413,3 +413,24 @@ def test_no_input_panics(B, dtype, S, k):
     ):
         with contextlib.suppress(ValueError, TypeError):
             call()
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [KACSelector(3), KAnonymityGreedy(2, utility="distcnt"), CMGreedy(2)],
+    ids=repr,
+)
+def test_selectors_clone_pickle_and_refit_on_binary_data(estimator):
+    import pickle
+
+    from sklearn.base import clone
+
+    rng = np.random.default_rng(4)
+    B = (rng.random((80, 7)) < 0.4).astype(np.uint8)
+    y = rng.integers(0, 2, 80)
+    params = estimator.get_params()
+    first = clone(estimator).fit(B, y)
+    assert estimator.get_params() == params
+    again = pickle.loads(pickle.dumps(first)).fit(B, y)
+    np.testing.assert_array_equal(first.selection_order_, again.selection_order_)
+    np.testing.assert_array_equal(first.transform(B), B[:, first.support_])
