@@ -96,3 +96,10 @@ def test_kac_help_explains_options():
     assert result.exit_code == 0
     for option in ("--k", "--method", "--target", "--skip-infeasible", "--output"):
         assert option in result.output
+
+
+def test_demo_kac_section_reports_selection_ac_and_auc():
+    result = CliRunner().invoke(main, ["demo", "--only", "kac", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    for text in ("greedy_distcnt", "greedy_ham", "all features", "AUC"):
+        assert text in result.output
