@@ -314,7 +314,12 @@ mod tests {
     fn matches_brute_force_on_random_matrices() {
         for seed in 0..40 {
             let m = 1 + (seed % 9) as u32;
-            let rows = random_rows(seed, 1 + (seed as usize * 7) % 60, m, 0.2 + 0.015 * seed as f64);
+            let rows = random_rows(
+                seed,
+                1 + (seed as usize * 7) % 60,
+                m,
+                0.2 + 0.015 * seed as f64,
+            );
             let (indptr, indices) = to_csr(&rows);
             let csr = BinaryCsr::new(&indptr, &indices, m as usize).unwrap();
             let all: Vec<usize> = (0..m as usize).collect();
