@@ -434,3 +434,19 @@ def test_selectors_clone_pickle_and_refit_on_binary_data(estimator):
     again = pickle.loads(pickle.dumps(first)).fit(B, y)
     np.testing.assert_array_equal(first.selection_order_, again.selection_order_)
     np.testing.assert_array_equal(first.transform(B), B[:, first.support_])
+
+
+@FAST
+@given(data=labelled(max_rows=30, max_features=8), k=st.integers(1, 4))
+def test_sparse_distcnt_scoring_matches_reference(data, k):
+    import privtab.kac
+
+    B, y = data
+    saved, privtab.kac._DENSE_CELLS = privtab.kac._DENSE_CELLS, 0
+    try:
+        sel = KACSelector(k, skip_infeasible=True).fit(sp.csr_matrix(B), y)
+    finally:
+        privtab.kac._DENSE_CELLS = saved
+    assert sel.selection_order_.tolist() == ref_distcnt_greedy(
+        B, y, k, ref_kac(B, k), True
+    )
