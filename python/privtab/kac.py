@@ -409,10 +409,48 @@ class _Data:
         return out
 
     def k_ac(self, k: int) -> Callable[[list[int]], bool]:
-        return lambda S: int(_anonymity(self.matrix, S, self.n_threads).min()) >= k
+        # The rows with the new feature f only contain each other's patterns if f has
+        # at least k of them: a cheap necessary condition checked first.
+        # The greedy loop only asks about S ∪ {f} with S feasible. Rows without f keep
+        # their pattern and its supersets, so only the rows with f are rechecked, among
+        # themselves (a superset of a pattern with f has f).
+        M = self.matrix
+        support = M.feature_counts()
+        by_feature = np.argsort(M.indices, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(support)])
+        row_of = M.row_ids()
+        lengths = np.diff(M.indptr)
+
+        def feasible(S: list[int]) -> bool:
+            f = S[-1]
+            if support[f] == 0:
+                return True
+            if support[f] < k:
+                return False
+            rows = row_of[by_feature[starts[f] : starts[f + 1]]]
+            sub_lengths = lengths[rows]
+            indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+            np.cumsum(sub_lengths, out=indptr[1:])
+            offsets = np.repeat(M.indptr[rows] - indptr[:-1], sub_lengths)
+            indices = M.indices[np.arange(indptr[-1]) + offsets]
+            ac = _core.containment_anonymity(
+                indptr, indices, M.n_features, [int(j) for j in S], self.n_threads
+            )
+            return int(ac.min()) >= k
+
+        return feasible
 
     def k_anonymous(self, k: int) -> Callable[[list[int]], bool]:
-        return lambda S: int(_class_sizes(self.matrix, S, self.n_threads).min()) >= k
+        # Both sides of the split by the new feature are unions of classes.
+        support = self.matrix.feature_counts()
+        n = self.matrix.n_rows
+
+        def feasible(S: list[int]) -> bool:
+            if 0 < support[S[-1]] < k or 0 < n - support[S[-1]] < k:
+                return False
+            return int(_class_sizes(self.matrix, S, self.n_threads).min()) >= k
+
+        return feasible
 
 
 # Above this many cells (n·m) Greedy-DistCnt scores candidates from the stored ones
