@@ -309,6 +309,13 @@ def test_selector_dataframe_and_sparse_inputs():
         f"f{j}" for j in np.flatnonzero(dense.support_)
     ]
     assert named.transform(frame).shape == (60, dense.support_.sum())
+    polars = pytest.importorskip("polars")
+    from_polars = KACSelector(3, utility="ham").fit(polars.from_pandas(frame), y)
+    np.testing.assert_array_equal(from_polars.support_, dense.support_)
+    assert list(from_polars.feature_names_in_) == list(frame.columns)
+    assert from_polars.utility_ == pytest.approx(
+        ham_utility(B, y, dense.selection_order_)
+    )
 
 
 # --- validation -----------------------------------------------------------------------
