@@ -273,3 +273,19 @@ def randomization_flipping(
     seed: int | None = None,
     n_threads: int | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint32], int, int]: ...
+
+# --- anonymity (rust/privtab-py/src/anonymity.rs) ---
+def containment_anonymity(
+    indptr: npt.NDArray[np.int64],
+    indices: npt.NDArray[np.uint32],
+    n_features: int,
+    features: list[int],
+    n_threads: int | None = None,
+) -> npt.NDArray[np.int64]: ...
+def class_sizes(
+    indptr: npt.NDArray[np.int64],
+    indices: npt.NDArray[np.uint32],
+    n_features: int,
+    features: list[int],
+    n_threads: int | None = None,
+) -> npt.NDArray[np.int64]: ...

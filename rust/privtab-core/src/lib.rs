@@ -7,6 +7,7 @@
 //! Randomised kernels take an [`rng::Seed`] and split their work into fixed-size chunks, each
 //! with its own ChaCha20 stream, so a given seed gives the same output for any thread count.
 
+pub mod anonymity;
 pub mod clustering;
 pub mod counts;
 pub mod encode;

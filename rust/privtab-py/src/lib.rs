@@ -5,6 +5,7 @@
 //! the result back as a numpy array. Validation that needs Python types lives in
 //! `python/privtab`; validation of values lives in the core.
 
+mod anonymity;
 mod clustering;
 mod counts;
 mod encode;
@@ -24,5 +25,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     partition::register(m)?;
     histogram::register(m)?;
     clustering::register(m)?;
+    anonymity::register(m)?;
     Ok(())
 }

@@ -1,0 +1,765 @@
+"""Feature selection under k-anonymity by containment (paper 004).
+
+Zhang, Mohammed, Dave & Al Hasan select a subset S of the binary features of a
+two-class data set so that the projection D_S is *k-anonymous by containment* (k-AC):
+every row's set of 1-features within S is contained in the 1-features of at least k
+rows (itself included). Among such subsets they look for one that separates the
+classes well, measured by Ham (modular) or DistCnt (monotone submodular).
+
+This module holds the measures (:func:`containment_anonymity`, :func:`ham_utility`,
+:func:`distcnt_utility`, :func:`classification_metric`), the k-AC selector
+:class:`KACSelector` and the greedy baselines of the paper's section 5.2
+(:class:`KAnonymityGreedy`, :class:`CMGreedy`). All selectors run one greedy loop
+(:func:`_greedy`) with a feasibility predicate and a scoring function. None of this is
+differential privacy: k-AC is a syntactic guarantee on the released columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from privtab import _core
+from privtab._binary import BinaryMatrix, as_binary_labels, as_binary_matrix, ham_scores
+from privtab._validation import check_positive_int
+
+__all__ = [
+    "CMGreedy",
+    "KACSelector",
+    "KAnonymityGreedy",
+    "classification_metric",
+    "containment_anonymity",
+    "distcnt_utility",
+    "ham_utility",
+]
+
+
+def _check_threads(n_threads: Any) -> int | None:
+    if n_threads is None:
+        return None
+    return check_positive_int(n_threads, "n_threads")
+
+
+def _as_features(S: Any, n_features: int, name: str = "S") -> np.ndarray:
+    """Return the feature subset S as sorted distinct int64 indices.
+
+    S is an iterable of column indices or a boolean mask of length ``n_features``.
+    """
+    if isinstance(S, (str, bytes)):
+        raise TypeError(f"{name} must be column indices or a boolean mask, got {S!r}")
+    array = np.asarray(list(S) if isinstance(S, Iterable) else S)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {array.shape}")
+    if array.dtype == bool:
+        if len(array) != n_features:
+            raise ValueError(
+                f"{name} is a boolean mask of length {len(array)}, expected "
+                f"{n_features} (the number of features)"
+            )
+        return np.flatnonzero(array).astype(np.int64)
+    if array.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if array.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name} must hold integer column indices, got dtype {array.dtype}"
+        )
+    bad = (array < 0) | (array >= n_features)
+    if bad.any():
+        raise ValueError(
+            f"{name} has the column index {array[bad][0].item()}, out of range for "
+            f"{n_features} features"
+        )
+    return np.unique(array.astype(np.int64))
+
+
+def _anonymity(
+    M: BinaryMatrix, features: Any, n_threads: int | None = None
+) -> np.ndarray:
+    return _core.containment_anonymity(
+        M.indptr, M.indices, M.n_features, [int(f) for f in features], n_threads
+    )
+
+
+def _class_sizes(
+    M: BinaryMatrix, features: Any, n_threads: int | None = None
+) -> np.ndarray:
+    return _core.class_sizes(
+        M.indptr, M.indices, M.n_features, [int(f) for f in features], n_threads
+    )
+
+
+def containment_anonymity(
+    B: Any, features: Any = None, *, n_threads: int | None = None
+) -> np.ndarray:
+    """Return the anonymity by containment AC(u) of every row of B projected on S.
+
+    AC(u) = |{v : C_S(u) ⊆ C_S(v)}|, where C_S(u) is the set of features of S equal to 1
+    in row u; u counts itself, so AC(u) ≥ 1. ``.min()`` of the result is AC(D_S), and
+    D_S is k-anonymous by containment iff that minimum is ≥ k.
+
+    Parameters
+    ----------
+    B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
+        Binary (0/1) matrix; sparse input is never densified.
+    features : iterable of int or boolean mask of length m, optional
+        The subset S (default: all features). Empty S gives AC(u) = n for every row.
+    n_threads : int, optional
+        Threads to use (default: all). The result does not depend on it.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        If B is not a non-empty 0/1 matrix or a feature index is out of range.
+    TypeError
+        If B is not numeric or ``features`` does not hold integers.
+
+    Notes
+    -----
+    Rows are grouped by their projected pattern; for each distinct pattern the rows
+    whose pattern contains it are counted by intersecting per-feature lists of
+    patterns, shortest first, in parallel over patterns. The cost depends on the
+    number of distinct patterns and their lengths, never on n² row pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.array([[1, 0], [1, 1], [1, 1], [0, 1]])
+    >>> containment_anonymity(B)
+    array([3, 2, 2, 3])
+    >>> containment_anonymity(B, [1]).min()
+    np.int64(3)
+    """
+    M = as_binary_matrix(B)
+    S = (
+        np.arange(M.n_features)
+        if features is None
+        else _as_features(features, M.n_features, "features")
+    )
+    return _anonymity(M, S, _check_threads(n_threads))
+
+
+def _prepare(B: Any, y: Any, S: Any) -> tuple[BinaryMatrix, np.ndarray, np.ndarray]:
+    M = as_binary_matrix(B)
+    positive = as_binary_labels(y, M.n_rows)
+    return M, positive, _as_features(S, M.n_features)
+
+
+def _labels(positive: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(positive, dtype=np.uint32)
+
+
+def _partition(M: BinaryMatrix, S: np.ndarray) -> Any:
+    if len(S) == 0:
+        return _core.Partition(M.n_rows)
+    codes = M.column_codes(S)
+    cards = np.full(len(S), 2, dtype=np.uint32)
+    return _core.Partition.from_columns(codes, cards, list(range(len(S))))
+
+
+def ham_utility(B: Any, y: Any, S: Any) -> float:
+    """Return Ham(S): the mean Hamming distance on S over (positive, negative) pairs.
+
+    Ham(S) = Σ_{u∈E+, v∈E−} Hamming(u_S, v_S) / (|E+|·|E−|) = Σ_{f∈S} Ham({f}).
+
+    Parameters
+    ----------
+    B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
+        Binary (0/1) matrix.
+    y : array-like of shape (n,)
+        Two classes; the larger value is the positive class.
+    S : iterable of int or boolean mask of length m
+        Feature subset (may be empty: Ham = 0).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For a non-binary B, y without exactly two classes, or an index out of range.
+
+    Examples
+    --------
+    >>> ham_utility([[1, 0], [0, 0], [1, 1]], [1, 0, 0], [0, 1])
+    1.0
+    """
+    M, positive, S = _prepare(B, y, S)
+    return float(ham_scores(M, positive)[S].sum())
+
+
+def _undiscerned(M: BinaryMatrix, positive: np.ndarray, S: np.ndarray) -> int:
+    """(positive, negative) pairs that agree on S (unordered: u positive, v negative)."""
+    _, pairs, *_ = _partition(M, S).score(_labels(positive), 2)
+    return int(pairs) // 2
+
+
+def distcnt_utility(B: Any, y: Any, S: Any) -> float:
+    """Return DistCnt(S): the fraction of (positive, negative) pairs that differ on S.
+
+    DistCnt(S) = |{(u, v) ∈ E+ × E− : u_S ≠ v_S}| / (|E+|·|E−|), computed on the
+    partition-refinement kernel as 1 − Σ_c n_{c,+}·n_{c,−} / (|E+|·|E−|) over the
+    equivalence classes c of D_S.
+
+    Parameters
+    ----------
+    B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
+        Binary (0/1) matrix.
+    y : array-like of shape (n,)
+        Two classes; the larger value is the positive class.
+    S : iterable of int or boolean mask of length m
+        Feature subset (may be empty: DistCnt = 0).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For a non-binary B, y without exactly two classes, or an index out of range.
+
+    Examples
+    --------
+    >>> distcnt_utility([[1, 0], [0, 0], [1, 1]], [1, 0, 0], [0])
+    0.5
+    """
+    M, positive, S = _prepare(B, y, S)
+    total = int(positive.sum()) * int((~positive).sum())
+    return (total - _undiscerned(M, positive, S)) / total
+
+
+def _minority(classes: np.ndarray, positive: np.ndarray, n_classes: int) -> int:
+    counts = np.bincount(
+        classes.astype(np.int64) * 2 + positive, minlength=2 * n_classes
+    ).reshape(-1, 2)
+    return int(counts.min(axis=1).sum())
+
+
+def classification_metric(B: Any, y: Any, S: Any) -> float:
+    """Return Iyengar's classification metric CM(S) of the projection D_S.
+
+    CM(S) is the fraction of rows whose label is not the majority label of their
+    equivalence class under S (rows equal on every feature of S). Lower is better.
+
+    Parameters
+    ----------
+    B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
+        Binary (0/1) matrix.
+    y : array-like of shape (n,)
+        Two classes.
+    S : iterable of int or boolean mask of length m
+        Feature subset (may be empty: CM is the minority-class fraction).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For a non-binary B, y without exactly two classes, or an index out of range.
+
+    Notes
+    -----
+    A class penalises its minority rows: min(n_{c,+}, n_{c,−}). In a tie either label
+    may be called the majority, and either way n_c/2 rows carry the other one, so a
+    tied class contributes n_c/2.
+
+    Examples
+    --------
+    >>> classification_metric([[1], [1], [0], [0]], [1, 0, 0, 0], [0])
+    0.25
+    """
+    M, positive, S = _prepare(B, y, S)
+    partition = _partition(M, S)
+    return _minority(partition.classes(), positive, partition.n_classes) / M.n_rows
+
+
+def _greedy(
+    n_features: int,
+    gains: Callable[[list[int], np.ndarray], np.ndarray],
+    feasible: Callable[[list[int]], bool],
+    *,
+    skip_infeasible: bool,
+    positive_gain: bool,
+) -> list[int]:
+    """Run the greedy loop shared by every selector here.
+
+    Each round scores the remaining candidates (``gains(selected, candidates)``,
+    higher is better, ties to the lowest index) and takes the best. If adding it
+    breaks ``feasible``, the loop stops, or with ``skip_infeasible`` drops that
+    candidate and tries the next best with the same scores (they do not depend on the
+    dropped feature). With ``positive_gain`` the loop also stops when the best gain
+    is ≤ 0.
+    """
+    selected: list[int] = []
+    candidates = np.arange(n_features)
+    scores = gains(selected, candidates) if n_features else candidates
+    while len(candidates):
+        best = int(np.argmax(scores))
+        if positive_gain and scores[best] <= 0:
+            break
+        feature = int(candidates[best])
+        keep = np.arange(len(candidates)) != best
+        if feasible([*selected, feature]):
+            selected.append(feature)
+            candidates = candidates[keep]
+            if len(candidates):
+                scores = gains(selected, candidates)
+        elif skip_infeasible:
+            candidates, scores = candidates[keep], scores[keep]
+        else:
+            break
+    return selected
+
+
+@dataclass
+class _Data:
+    """A validated fit input and the cached column codes of the scoring kernel."""
+
+    matrix: BinaryMatrix
+    positive: np.ndarray
+    n_threads: int | None
+    _codes: np.ndarray | None = None
+
+    @property
+    def codes(self) -> np.ndarray:
+        if self._codes is None:
+            self._codes = self.matrix.column_codes(np.arange(self.matrix.n_features))
+        return self._codes
+
+    def ham_gains(self, selected: list[int], candidates: np.ndarray) -> np.ndarray:
+        # Pair counts as integers (not Ham's floats) so that ties are exact.
+        pos = self.matrix.feature_counts(self.positive)
+        neg = self.matrix.feature_counts(~self.positive)
+        n_pos = int(self.positive.sum())
+        n_neg = len(self.positive) - n_pos
+        pairs = pos * (n_neg - neg) + (n_pos - pos) * neg
+        return pairs[candidates]
+
+    def _base(self, selected: list[int]) -> Any:
+        cards = np.full(self.matrix.n_features, 2, dtype=np.uint32)
+        return _core.Partition.from_columns(
+            self.codes, cards, selected, n_threads=self.n_threads
+        )
+
+    def distcnt_gains(self, selected: list[int], candidates: np.ndarray) -> np.ndarray:
+        """Newly separated (positive, negative) pairs, ×2 (ordered pairs)."""
+        if self.matrix.n_rows * self.matrix.n_features > _DENSE_CELLS:
+            return self._sparse_distcnt_gains(selected, candidates)
+        base = self._base(selected)
+        labels = _labels(self.positive)
+        _, now, *_ = base.score(labels, 2)
+        cards = np.full(self.matrix.n_features, 2, dtype=np.uint32)
+        _, after, *_ = base.score_candidates(
+            self.codes,
+            cards,
+            labels,
+            2,
+            [int(c) for c in candidates],
+            n_threads=self.n_threads,
+        )
+        return int(now) - after.astype(np.int64)
+
+    def _sparse_distcnt_gains(
+        self, selected: list[int], candidates: np.ndarray
+    ) -> np.ndarray:
+        # Wide sparse data: the classes of S come from the partition kernel, and the
+        # split of each class by a candidate f only involves the rows with f = 1, so
+        # the gains are summed over the stored ones instead of n rows per candidate.
+        M = self.matrix
+        base = _partition(M, np.asarray(selected, dtype=np.int64))
+        classes = base.classes().astype(np.int64)
+        n_classes = base.n_classes
+        pos = self.positive.astype(np.int64)
+        class_pos = np.bincount(classes, weights=pos, minlength=n_classes)
+        class_neg = np.bincount(classes, minlength=n_classes) - class_pos
+        rows = M.row_ids()
+        keys = M.indices.astype(np.int64) * n_classes + classes[rows]
+        groups, inverse = np.unique(keys, return_inverse=True)
+        a_pos = np.bincount(inverse, weights=pos[rows], minlength=len(groups))
+        a_neg = np.bincount(inverse, minlength=len(groups)) - a_pos
+        c = groups % n_classes
+        split = a_pos * (class_neg[c] - a_neg) + a_neg * (class_pos[c] - a_pos)
+        gains = np.bincount(
+            groups // n_classes, weights=split, minlength=M.n_features
+        ).round()
+        return 2 * gains.astype(np.int64)[candidates]
+
+    def cm_gains(self, selected: list[int], candidates: np.ndarray) -> np.ndarray:
+        """Decrease of the number of minority rows (CM·n) when adding each candidate."""
+        base = self._base(selected)
+        classes = base.classes().astype(np.int64)
+        now = _minority(classes, self.positive, base.n_classes)
+        out = np.empty(len(candidates), dtype=np.int64)
+        for i, f in enumerate(candidates):
+            refined = classes * 2 + self.codes[f]
+            out[i] = now - _minority(refined, self.positive, 2 * base.n_classes)
+        return out
+
+    def k_ac(self, k: int) -> Callable[[list[int]], bool]:
+        # The rows with the new feature f only contain each other's patterns if f has
+        # at least k of them: a cheap necessary condition checked first.
+        # The greedy loop only asks about S ∪ {f} with S feasible. Rows without f keep
+        # their pattern and its supersets, so only the rows with f are rechecked, among
+        # themselves (a superset of a pattern with f has f).
+        M = self.matrix
+        support = M.feature_counts()
+        by_feature = np.argsort(M.indices, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(support)])
+        row_of = M.row_ids()
+        lengths = np.diff(M.indptr)
+
+        def feasible(S: list[int]) -> bool:
+            f = S[-1]
+            if support[f] == 0:
+                return True
+            if support[f] < k:
+                return False
+            rows = row_of[by_feature[starts[f] : starts[f + 1]]]
+            sub_lengths = lengths[rows]
+            indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+            np.cumsum(sub_lengths, out=indptr[1:])
+            offsets = np.repeat(M.indptr[rows] - indptr[:-1], sub_lengths)
+            indices = M.indices[np.arange(indptr[-1]) + offsets]
+            ac = _core.containment_anonymity(
+                indptr, indices, M.n_features, [int(j) for j in S], self.n_threads
+            )
+            return int(ac.min()) >= k
+
+        return feasible
+
+    def k_anonymous(self, k: int) -> Callable[[list[int]], bool]:
+        # Both sides of the split by the new feature are unions of classes.
+        support = self.matrix.feature_counts()
+        n = self.matrix.n_rows
+
+        def feasible(S: list[int]) -> bool:
+            if 0 < support[S[-1]] < k or 0 < n - support[S[-1]] < k:
+                return False
+            return int(_class_sizes(self.matrix, S, self.n_threads).min()) >= k
+
+        return feasible
+
+
+# Above this many cells (n·m) Greedy-DistCnt scores candidates from the stored ones
+# rather than from dense columns of codes.
+_DENSE_CELLS = 1 << 25
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(
+            f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
+        )
+    return value
+
+
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+_UTILITIES: dict[str, Callable[[BinaryMatrix, np.ndarray, np.ndarray], float]] = {
+    "ham": lambda M, p, S: ham_utility(M, p, S),
+    "distcnt": lambda M, p, S: distcnt_utility(M, p, S),
+}
+
+
+class _BinarySelector(SelectorMixin, BaseEstimator):
+    """Shared fit plumbing of the selectors on binary data (not public)."""
+
+    def _fit_data(self, B: Any, y: Any, k: int) -> _Data:
+        M = as_binary_matrix(B)
+        positive = as_binary_labels(y, M.n_rows)
+        if M.n_rows < k:
+            raise ValueError(
+                f"k = {k} exceeds the number of rows ({M.n_rows}): not even the empty "
+                "feature set is k-anonymous"
+            )
+        return _Data(M, positive, _check_threads(getattr(self, "n_threads", None)))
+
+    def _finish(self, B: Any, data: _Data, order: list[int]) -> None:
+        validate_data(self, B, skip_check_array=True, reset=True)
+        self.n_features_in_ = data.matrix.n_features
+        self.selection_order_ = np.asarray(order, dtype=np.int64)
+        support = np.zeros(data.matrix.n_features, dtype=bool)
+        support[self.selection_order_] = True
+        self.support_ = support
+        self.anonymity_ = int(_anonymity(data.matrix, order, data.n_threads).min())
+        self.k_anonymity_ = int(_class_sizes(data.matrix, order, data.n_threads).min())
+
+    def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self, "support_")
+        return self.support_
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        return tags
+
+
+def _greedy_ham(data: _Data, feasible: Any, skip: bool) -> list[int]:
+    return _greedy(
+        data.matrix.n_features,
+        data.ham_gains,
+        feasible,
+        skip_infeasible=skip,
+        positive_gain=False,
+    )
+
+
+def _greedy_distcnt(data: _Data, feasible: Any, skip: bool) -> list[int]:
+    return _greedy(
+        data.matrix.n_features,
+        data.distcnt_gains,
+        feasible,
+        skip_infeasible=skip,
+        positive_gain=True,
+    )
+
+
+# KACSelector's methods: each maps (data, selector) to the selected features in the order
+# added. A method that searches candidate sets (maximal k-AC sets) fits the same slot.
+def _kac_greedy_ham(data: _Data, est: KACSelector) -> list[int]:
+    return _greedy_ham(data, data.k_ac(est.k), est.skip_infeasible)
+
+
+def _kac_greedy_distcnt(data: _Data, est: KACSelector) -> list[int]:
+    return _greedy_distcnt(data, data.k_ac(est.k), est.skip_infeasible)
+
+
+_KAC_METHODS: dict[str, Callable[[_Data, KACSelector], list[int]]] = {
+    "greedy_distcnt": _kac_greedy_distcnt,
+    "greedy_ham": _kac_greedy_ham,
+}
+
+
+class KACSelector(_BinarySelector):
+    """Select binary features so that the projection is k-anonymous by containment.
+
+    Parameters
+    ----------
+    k : int
+        The anonymity parameter: every row's projected 1-features must be contained in
+        those of at least k rows (itself included).
+    method : {"greedy_distcnt", "greedy_ham"}
+        ``"greedy_ham"`` (the paper's Greedy-Ham): sort the features by Ham({f})
+        descending (ties by lowest index) and add them in that order.
+        ``"greedy_distcnt"`` (Greedy-DistCnt): each round add the feature with the
+        largest marginal DistCnt gain (ties by lowest index).
+    utility : {"distcnt", "ham"}
+        The utility reported in ``utility_``.
+    top_t : int
+        Number of largest maximal sets compared by the maximal-set methods (not used by
+        the greedy methods; validated all the same).
+    skip_infeasible : bool
+        When the next feature would break k-AC, skip it and continue with the next
+        best (True) instead of stopping (False, the paper's rule).
+    n_threads : int, optional
+        Threads of the kernels (default: all); the result does not depend on it.
+
+    Attributes
+    ----------
+    support_ : ndarray of bool, shape (n_features_in_,)
+        Mask of the selected features.
+    selection_order_ : ndarray of int64
+        The selected features in the order added.
+    anonymity_ : int
+        AC of the projection on the selection (≥ k).
+    k_anonymity_ : int
+        The smallest equivalence class of the projection (plain k-anonymity).
+    utility_ : float
+        ``utility`` of the selection.
+    n_features_in_ : int
+        Number of columns of B.
+    feature_names_in_ : ndarray of str
+        Column names, when B was a DataFrame with string column names.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`, for an invalid parameter, non-binary input, or n < k.
+
+    Notes
+    -----
+    k-AC (Zhang, Mohammed, Dave & Al Hasan) is downward closed in S, so both greedy
+    methods only ever hold a feasible set. Greedy-DistCnt also stops when the best
+    marginal gain is 0: DistCnt is monotone, and a feature that separates no further
+    (positive, negative) pair adds no utility while it can only lower anonymity.
+    Greedy-Ham has no such rule (the paper adds features in Ham order until k-AC
+    breaks). This is a syntactic guarantee, not differential privacy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.array([[1, 1, 0], [1, 1, 0], [1, 0, 1], [0, 0, 1], [1, 1, 1], [0, 1, 0]])
+    >>> y = np.array([1, 1, 1, 0, 0, 0])
+    >>> sel = KACSelector(2, method="greedy_ham").fit(B, y)
+    >>> sel.selection_order_, sel.anonymity_
+    (array([0, 2]), 2)
+    """
+
+    def __init__(
+        self,
+        k: int = 2,
+        *,
+        method: str = "greedy_distcnt",
+        utility: str = "distcnt",
+        top_t: int = 10,
+        skip_infeasible: bool = False,
+        n_threads: int | None = None,
+    ) -> None:
+        self.k = k
+        self.method = method
+        self.utility = utility
+        self.top_t = top_t
+        self.skip_infeasible = skip_infeasible
+        self.n_threads = n_threads
+
+    def fit(self, B: Any, y: Any) -> KACSelector:
+        """Select the features of B.
+
+        Parameters
+        ----------
+        B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
+            Binary (0/1) matrix.
+        y : array-like of shape (n,)
+            Two classes; the larger value is the positive class.
+
+        Returns
+        -------
+        KACSelector
+            ``self``, fitted.
+        """
+        k = check_positive_int(self.k, "k")
+        method = _check_choice(self.method, "method", tuple(_KAC_METHODS))
+        utility = _check_choice(self.utility, "utility", tuple(_UTILITIES))
+        check_positive_int(self.top_t, "top_t")
+        _check_bool(self.skip_infeasible, "skip_infeasible")
+        data = self._fit_data(B, y, k)
+        order = _KAC_METHODS[method](data, self)
+        self._finish(B, data, order)
+        self.utility_ = _UTILITIES[utility](data.matrix, data.positive, order)
+        return self
+
+
+class KAnonymityGreedy(_BinarySelector):
+    """The greedy selectors of :class:`KACSelector` under plain k-anonymity.
+
+    Every equivalence class of the projection (rows equal on all selected features)
+    must hold at least k rows. The paper's "k-anonymity Ham" and "k-anonymity
+    DistCnt" baselines (section 5.2).
+
+    Parameters
+    ----------
+    k : int
+        Minimum equivalence-class size.
+    utility : {"ham", "distcnt"}
+        Greedy-Ham order or Greedy-DistCnt rounds, with the stop rules of
+        :class:`KACSelector`.
+    skip_infeasible : bool
+        Skip a feature that breaks k-anonymity instead of stopping.
+    n_threads : int, optional
+        Threads of the kernels (default: all).
+
+    Attributes
+    ----------
+    support_, selection_order_, anonymity_, k_anonymity_, utility_, n_features_in_
+        As in :class:`KACSelector`; ``k_anonymity_`` ≥ k.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.array([[1, 1], [1, 1], [1, 0], [0, 0], [0, 1], [0, 1]])
+    >>> KAnonymityGreedy(2, utility="ham").fit(B, [1, 1, 1, 0, 0, 0]).selection_order_
+    array([0])
+    """
+
+    def __init__(
+        self,
+        k: int = 2,
+        *,
+        utility: str = "ham",
+        skip_infeasible: bool = False,
+        n_threads: int | None = None,
+    ) -> None:
+        self.k = k
+        self.utility = utility
+        self.skip_infeasible = skip_infeasible
+        self.n_threads = n_threads
+
+    def fit(self, B: Any, y: Any) -> KAnonymityGreedy:
+        """Select the features of B (see :meth:`KACSelector.fit`)."""
+        k = check_positive_int(self.k, "k")
+        utility = _check_choice(self.utility, "utility", tuple(_UTILITIES))
+        skip = _check_bool(self.skip_infeasible, "skip_infeasible")
+        data = self._fit_data(B, y, k)
+        search = _greedy_ham if utility == "ham" else _greedy_distcnt
+        order = search(data, data.k_anonymous(k), skip)
+        self._finish(B, data, order)
+        self.utility_ = _UTILITIES[utility](data.matrix, data.positive, order)
+        return self
+
+
+class CMGreedy(_BinarySelector):
+    """Greedy selection by Iyengar's classification metric under k-anonymity.
+
+    Each round adds the feature that lowers CM most (ties by lowest index); the loop
+    stops when no feature lowers CM strictly or when the best one breaks
+    k-anonymity (paper 004, section 5.2 "CM Greedy").
+
+    Parameters
+    ----------
+    k : int
+        Minimum equivalence-class size.
+    n_threads : int, optional
+        Threads of the kernels (default: all).
+
+    Attributes
+    ----------
+    support_, selection_order_, anonymity_, k_anonymity_, n_features_in_
+        As in :class:`KACSelector`; ``k_anonymity_`` ≥ k.
+    utility_ : float
+        CM of the selection (see :func:`classification_metric`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> B = np.array([[1, 1], [1, 1], [1, 0], [0, 0], [0, 1], [0, 1]])
+    >>> CMGreedy(2).fit(B, [1, 1, 1, 0, 0, 0]).selection_order_
+    array([0])
+    """
+
+    def __init__(self, k: int = 2, *, n_threads: int | None = None) -> None:
+        self.k = k
+        self.n_threads = n_threads
+
+    def fit(self, B: Any, y: Any) -> CMGreedy:
+        """Select the features of B (see :meth:`KACSelector.fit`)."""
+        k = check_positive_int(self.k, "k")
+        data = self._fit_data(B, y, k)
+        order = _greedy(
+            data.matrix.n_features,
+            data.cm_gains,
+            data.k_anonymous(k),
+            skip_infeasible=False,
+            positive_gain=True,
+        )
+        self._finish(B, data, order)
+        self.utility_ = classification_metric(data.matrix, data.positive, order)
+        return self

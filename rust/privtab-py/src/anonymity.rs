@@ -1,0 +1,62 @@
+//! Bindings of `privtab_core::anonymity`: containment anonymity and class sizes of a binary
+//! matrix in CSR form, projected onto a feature subset.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use privtab_core::anonymity::{self, BinaryCsr};
+use privtab_core::resources::with_threads;
+use pyo3::prelude::*;
+
+use crate::errors::{contiguous, detached};
+
+/// Per-row AC(u) of the projection onto `features` (int64).
+#[pyfunction]
+#[pyo3(signature = (indptr, indices, n_features, features, n_threads=None))]
+fn containment_anonymity<'py>(
+    py: Python<'py>,
+    indptr: PyReadonlyArray1<'py, i64>,
+    indices: PyReadonlyArray1<'py, u32>,
+    n_features: usize,
+    features: Vec<usize>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let indptr = contiguous(&indptr, "indptr")?;
+    let indices = contiguous(&indices, "indices")?;
+    let counts = detached(py, || {
+        with_threads(n_threads, || {
+            let matrix = BinaryCsr::new(indptr, indices, n_features)?;
+            anonymity::containment_anonymity(matrix, &features)
+        })
+    })?;
+    // Counts are at most the number of rows, below 2^32.
+    let out: Vec<i64> = counts.into_iter().map(|c| c as i64).collect();
+    Ok(out.into_pyarray(py))
+}
+
+/// Per-row size of the equivalence class of the projection onto `features` (int64).
+#[pyfunction]
+#[pyo3(signature = (indptr, indices, n_features, features, n_threads=None))]
+fn class_sizes<'py>(
+    py: Python<'py>,
+    indptr: PyReadonlyArray1<'py, i64>,
+    indices: PyReadonlyArray1<'py, u32>,
+    n_features: usize,
+    features: Vec<usize>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let indptr = contiguous(&indptr, "indptr")?;
+    let indices = contiguous(&indices, "indices")?;
+    let counts = detached(py, || {
+        with_threads(n_threads, || {
+            let matrix = BinaryCsr::new(indptr, indices, n_features)?;
+            anonymity::class_sizes(matrix, &features)
+        })
+    })?;
+    let out: Vec<i64> = counts.into_iter().map(|c| c as i64).collect();
+    Ok(out.into_pyarray(py))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(containment_anonymity, m)?)?;
+    m.add_function(wrap_pyfunction!(class_sizes, m)?)?;
+    Ok(())
+}

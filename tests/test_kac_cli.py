@@ -1,0 +1,105 @@
+"""`privtab kac`: k-AC feature selection from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from privtab import KACSelector, containment_anonymity
+from privtab.cli import main
+
+
+@pytest.fixture
+def binary_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 300
+    B = (rng.random((n, 7)) < 0.35).astype(int)
+    frame = pd.DataFrame(B, columns=[f"f{j}" for j in range(7)])
+    frame["label"] = np.where(B[:, 0] + B[:, 3] + rng.random(n) > 1.2, "yes", "no")
+    path = tmp_path / "in.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def run(args):
+    return CliRunner().invoke(main, ["kac", *map(str, args)])
+
+
+@pytest.mark.parametrize("method", ["greedy_distcnt", "greedy_ham"])
+def test_kac_writes_selected_columns_and_target(binary_csv, tmp_path, method):
+    path, frame = binary_csv
+    out = tmp_path / "out.csv"
+    result = run(["--k", 6, "--method", method, "--target", "label", path, "-o", out])
+    assert result.exit_code == 0, result.output
+    features = frame.drop(columns="label")
+    expected = KACSelector(6, method=method).fit(features, frame["label"].to_numpy())
+    chosen = [f"f{j}" for j in expected.selection_order_]
+    written = pd.read_csv(out)
+    assert list(written.columns) == [*chosen, "label"]
+    pd.testing.assert_frame_equal(written, frame[[*chosen, "label"]])
+    assert containment_anonymity(written[chosen]).min() >= 6
+    assert f"selected ({method}, k = 6): {', '.join(chosen)}" in result.output
+    assert f"anonymity by containment: {expected.anonymity_}" in result.output
+    assert f"DistCnt utility: {expected.utility_:.4f}" in result.output
+
+
+def test_kac_json_and_skip_infeasible(binary_csv, tmp_path):
+    path, frame = binary_csv
+    out = tmp_path / "out.json"
+    args = ["--k", 40, "--skip-infeasible", "--target", "label", path, "-o", out]
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(out.read_text())
+    expected = KACSelector(40, skip_infeasible=True).fit(
+        frame.drop(columns="label"), frame["label"].to_numpy()
+    )
+    assert summary["selection_order"] == expected.selection_order_.tolist()
+    assert summary["anonymity"] == expected.anonymity_ >= 40
+    assert summary["selected"] == [f"f{j}" for j in expected.selection_order_]
+
+
+def test_kac_rejects_non_binary_columns(tmp_path):
+    path = tmp_path / "bad.csv"
+    pd.DataFrame({"a": [0, 1, 2, 1], "label": [0, 1, 0, 1]}).to_csv(path, index=False)
+    result = run(["--k", 2, "--target", "label", path, "-o", tmp_path / "o.csv"])
+    assert result.exit_code != 0
+    assert "must be binary (0/1)" in result.output
+
+
+def test_kac_rejects_unknown_target_and_bad_k(binary_csv, tmp_path):
+    path, _ = binary_csv
+    result = run(["--k", 2, "--target", "nope", path, "-o", tmp_path / "o.csv"])
+    assert result.exit_code != 0
+    assert "'nope' is not a column" in result.output
+    result = run(["--k", 0, "--target", "label", path, "-o", tmp_path / "o.csv"])
+    assert result.exit_code != 0
+    assert "--k" in result.output
+    result = run(["--k", 1000, "--target", "label", path, "-o", tmp_path / "o.csv"])
+    assert result.exit_code != 0
+    assert "exceeds the number of rows" in result.output
+
+
+def test_kac_rejects_a_target_with_one_class(tmp_path):
+    path = tmp_path / "one.csv"
+    pd.DataFrame({"a": [0, 1, 1, 1], "label": [1, 1, 1, 1]}).to_csv(path, index=False)
+    result = run(["--k", 2, "--target", "label", path, "-o", tmp_path / "o.csv"])
+    assert result.exit_code != 0
+    assert "exactly two classes" in result.output
+
+
+def test_kac_help_explains_options():
+    result = CliRunner().invoke(main, ["kac", "--help"])
+    assert result.exit_code == 0
+    for option in ("--k", "--method", "--target", "--skip-infeasible", "--output"):
+        assert option in result.output
+
+
+def test_demo_kac_section_reports_selection_ac_and_auc():
+    result = CliRunner().invoke(main, ["demo", "--only", "kac", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    for text in ("greedy_distcnt", "greedy_ham", "all features", "AUC"):
+        assert text in result.output
