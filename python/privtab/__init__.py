@@ -35,6 +35,12 @@ from privtab.exceptions import (
     PrivtabError,
 )
 from privtab.histogram import SparseHistogram, thresholded_histogram
+from privtab.itemsets import (
+    Itemsets,
+    maximal_itemsets,
+    maximal_kac_sets,
+    read_transactions,
+)
 from privtab.linear_model import (
     DPLinearSVC,
     DPLogisticRegression,
@@ -59,6 +65,7 @@ __all__ = [
     "DPLogisticRegression",
     "DomainError",
     "EncodedTable",
+    "Itemsets",
     "LedgerEntry",
     "PrivacyLeakWarning",
     "PrivateKD",
@@ -82,6 +89,8 @@ __all__ = [
     "laplace_mechanism",
     "lei_bandwidth",
     "lei_bins",
+    "maximal_itemsets",
+    "maximal_kac_sets",
     "minimum_discerning_attributes",
     "mixed_radix_decode",
     "mixed_radix_encode",
@@ -89,6 +98,7 @@ __all__ = [
     "objective_perturbation_parameters",
     "output_perturbation_l1_sensitivity",
     "output_perturbation_l2_sensitivity",
+    "read_transactions",
     "symmetric_uncertainty",
     "thresholded_histogram",
 ]

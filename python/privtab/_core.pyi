@@ -262,3 +262,23 @@ def private_kd(
     n_threads: int | None = None,
     layout: str = "auto",
 ) -> npt.NDArray[np.int64]: ...
+
+# --- mining (rust/privtab-py/src/mining.rs) ---
+
+from os import PathLike  # noqa: E402
+
+def read_transactions(
+    path: str | PathLike[str],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], int]: ...
+def maximal_sets(
+    indptr: npt.NDArray[np.int64],
+    indices: npt.NDArray[np.uint32],
+    n_items: int,
+    predicate: str,
+    threshold: int,
+    max_sets: int | None = None,
+    time_limit: float | None = None,
+    n_threads: int | None = None,
+) -> tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.uint64], bool
+]: ...

@@ -9,6 +9,7 @@ mod counts;
 mod encode;
 mod errors;
 mod histogram;
+mod mining;
 mod noise;
 mod partition;
 
@@ -22,5 +23,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     counts::register(m)?;
     partition::register(m)?;
     histogram::register(m)?;
+    mining::register(m)?;
     Ok(())
 }
