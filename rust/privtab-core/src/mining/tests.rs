@@ -117,3 +117,4 @@ fn edge_cases_and_errors() {
     assert!(Rows::new(&[0, 2, 1], &[0, 1], 3).is_err());
     assert!(Rows::new(&[], &[], 3).is_err());
 }
+
