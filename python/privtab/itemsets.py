@@ -59,7 +59,7 @@ class Itemsets(list):  # type: ignore[type-arg]
 
 
 def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
-    """Read a FIMI transaction file (``.dat``) into a boolean CSR array.
+    r"""Read a FIMI transaction file (``.dat``) into a boolean CSR array.
 
     Parameters
     ----------
@@ -86,7 +86,7 @@ def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
     >>> import tempfile, pathlib
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     file = pathlib.Path(tmp) / "toy.dat"
-    ...     _ = file.write_text("1 3\\n\\n0 1\\n")
+    ...     _ = file.write_text("1 3\n\n0 1\n")
     ...     B = read_transactions(file)
     >>> B.shape
     (3, 4)
@@ -98,7 +98,11 @@ def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
     indptr, indices, n_items = _core.read_transactions(os.fspath(path))
     data = np.ones(len(indices), dtype=bool)
     return scipy.sparse.csr_array(
-        (data, indices.astype(np.int32, copy=False) if n_items < 2**31 else indices, indptr),
+        (
+            data,
+            indices.astype(np.int32, copy=False) if n_items < 2**31 else indices,
+            indptr,
+        ),
         shape=(len(indptr) - 1, n_items),
     )
 
@@ -108,7 +112,9 @@ def _check_limits(max_sets: Any, time_limit: Any) -> None:
         isinstance(max_sets, bool | np.bool_)
         or not isinstance(max_sets, numbers.Integral)
     ):
-        raise TypeError(f"max_sets must be an int or None, got {type(max_sets).__name__}")
+        raise TypeError(
+            f"max_sets must be an int or None, got {type(max_sets).__name__}"
+        )
     if max_sets is not None and max_sets < 1:
         raise ValueError(f"max_sets must be >= 1, got {max_sets}")
     if time_limit is not None and (
