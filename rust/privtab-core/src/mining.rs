@@ -75,7 +75,9 @@ impl<'a> Rows<'a> {
                 return Err(Error::InvalidData(format!("indptr decreases at row {row}")));
             }
             let items = &indices[w[0] as usize..w[1] as usize];
-            if !items.is_sorted_by(|a, b| a < b) || items.last().is_some_and(|&i| i as usize >= n_items) {
+            if !items.is_sorted_by(|a, b| a < b)
+                || items.last().is_some_and(|&i| i as usize >= n_items)
+            {
                 return Err(Error::InvalidData(format!(
                     "row {row} must hold strictly increasing item ids below {n_items}"
                 )));
@@ -140,8 +142,15 @@ pub trait Oracle: Sync {
         scratch: &mut Self::Scratch,
         out: &mut Vec<Eval>,
     );
-    /// Restricts the node to the items in `keep` (everything the subtree can still use).
-    fn reduce(&self, node: &mut Self::Node, keep: &[u32], scratch: &mut Self::Scratch);
+    /// Restricts the node to the items in `keep` (everything the subtree can still use);
+    /// the first `n_tail` of them are the tail, the only items [`Oracle::child`] gets.
+    fn reduce(
+        &self,
+        node: &mut Self::Node,
+        keep: &[u32],
+        n_tail: usize,
+        scratch: &mut Self::Scratch,
+    );
     /// The node of `S ∪ {item}`, for a feasible, non-perfect `item` kept by [`Oracle::reduce`].
     fn child(&self, node: &Self::Node, item: u32, scratch: &mut Self::Scratch) -> Self::Node;
     /// Look-ahead: if `S ∪ tail` is feasible, `Some((measure, maximal))` where `maximal` says
@@ -250,7 +259,7 @@ fn prepare<O: Oracle>(
     next_tail.sort_unstable();
     let next_tail: Vec<u32> = next_tail.into_iter().map(|(_, item)| item).collect();
     let keep: Vec<u32> = next_tail.iter().chain(&next_excluded).copied().collect();
-    oracle.reduce(&mut node, &keep, scratch);
+    oracle.reduce(&mut node, &keep, next_tail.len(), scratch);
     if next_tail.len() > 1
         && let Some((measure, maximal)) =
             oracle.look_ahead(&node, &next_tail, &next_excluded, scratch)

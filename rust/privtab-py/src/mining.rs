@@ -23,7 +23,11 @@ type Found<'py> = (
 #[pyfunction]
 fn read_transactions(py: Python<'_>, path: PathBuf) -> PyResult<Csr<'_>> {
     let t = detached(py, || mining::read_transactions(&path))?;
-    Ok((t.indptr.into_pyarray(py), t.indices.into_pyarray(py), t.n_items))
+    Ok((
+        t.indptr.into_pyarray(py),
+        t.indices.into_pyarray(py),
+        t.n_items,
+    ))
 }
 
 fn limits(max_sets: Option<usize>, time_limit: Option<f64>) -> PyResult<Limits> {

@@ -175,7 +175,7 @@ impl Oracle for ContainmentAnonymity {
         out.extend(candidates.iter().map(|&c| self.eval(node, c, s)));
     }
 
-    fn reduce(&self, _: &mut Classes, _: &[u32], _: &mut Scratch) {}
+    fn reduce(&self, _: &mut Classes, _: &[u32], _: usize, _: &mut Scratch) {}
 
     fn child(&self, node: &Classes, item: u32, _: &mut Scratch) -> Classes {
         let a = self.item_bits(item);

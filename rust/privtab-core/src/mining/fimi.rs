@@ -122,7 +122,10 @@ mod tests {
         let err = parse_transactions(b"1 2\n3 x4\n", "f.dat").unwrap_err();
         assert!(err.to_string().contains("f.dat, line 2: \"x4\""), "{err}");
         let err = parse_transactions(b"1 2 1\n", "f.dat").unwrap_err();
-        assert!(err.to_string().contains("line 1: item 1 is repeated"), "{err}");
+        assert!(
+            err.to_string().contains("line 1: item 1 is repeated"),
+            "{err}"
+        );
         assert!(parse_transactions(b"-1\n", "f").is_err());
         assert!(parse_transactions(b"4294967295\n", "f").is_err());
         assert!(parse_transactions(b"99999999999999\n", "f").is_err());

@@ -199,7 +199,7 @@ impl Oracle for Frequency {
         }));
     }
 
-    fn reduce(&self, node: &mut Db, keep: &[u32], s: &mut Scratch) {
+    fn reduce(&self, node: &mut Db, keep: &[u32], n_tail: usize, s: &mut Scratch) {
         for &i in keep {
             s.mark[i as usize] = 1;
         }
@@ -225,26 +225,32 @@ impl Oracle for Frequency {
         for &i in keep {
             s.mark[i as usize] = 0;
         }
-        // Occurrence deliver: one pass fills the transaction list of every kept item.
-        let mut sorted_keep = keep.to_vec();
+        // Occurrence deliver: one pass fills the transaction list of every tail item.
+        // Counts hold position + 1 of tail items, 0 for the others.
+        let mut sorted_keep = keep[..n_tail].to_vec();
         sorted_keep.sort_unstable();
         for (j, &i) in sorted_keep.iter().enumerate() {
-            s.counts[i as usize] = j as u64;
+            s.counts[i as usize] = j as u64 + 1;
         }
         let mut sizes = vec![0u32; sorted_keep.len() + 1];
         for &i in &out.items {
-            sizes[s.counts[i as usize] as usize + 1] += 1;
+            let j = s.counts[i as usize] as usize;
+            if j > 0 {
+                sizes[j] += 1;
+            }
         }
         for j in 1..sizes.len() {
             sizes[j] += sizes[j - 1];
         }
         let mut fill = sizes.clone();
-        let mut occ = vec![0; out.items.len()];
+        let mut occ = vec![0; sizes[sorted_keep.len()] as usize];
         for t in 0..out.len() {
             for &i in out.transaction(t) {
                 let j = s.counts[i as usize] as usize;
-                occ[fill[j] as usize] = t as u32;
-                fill[j] += 1;
+                if j > 0 {
+                    occ[fill[j - 1] as usize] = t as u32;
+                    fill[j - 1] += 1;
+                }
             }
         }
         out.occ = occ;

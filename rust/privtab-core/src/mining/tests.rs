@@ -14,7 +14,8 @@ fn csr(rows: &[Vec<u32>]) -> (Vec<i64>, Vec<u32>) {
 fn sets(found: &MaximalSets) -> Vec<(Vec<u32>, u64)> {
     (0..found.measures.len())
         .map(|s| {
-            let items = found.items[found.offsets[s] as usize..found.offsets[s + 1] as usize].to_vec();
+            let items =
+                found.items[found.offsets[s] as usize..found.offsets[s + 1] as usize].to_vec();
             (items, found.measures[s])
         })
         .collect()
@@ -72,9 +73,17 @@ fn matches_brute_force_on_random_tables() {
         for threshold in [1, 2, 3, 5] {
             let got = maximal_itemsets(view, threshold, Limits::default()).unwrap();
             assert!(got.complete);
-            assert_eq!(sets(&got), brute(m, |s| support(&rows, s), threshold), "seed {seed}");
+            assert_eq!(
+                sets(&got),
+                brute(m, |s| support(&rows, s), threshold),
+                "seed {seed}"
+            );
             let got = maximal_kac_sets(view, threshold, Limits::default()).unwrap();
-            assert_eq!(sets(&got), brute(m, |s| anonymity(&rows, s), threshold), "seed {seed} kac");
+            assert_eq!(
+                sets(&got),
+                brute(m, |s| anonymity(&rows, s), threshold),
+                "seed {seed} kac"
+            );
         }
     }
 }
@@ -85,7 +94,10 @@ fn same_result_for_any_thread_count_and_deterministic_truncation() {
     let (indptr, indices) = csr(&rows);
     let view = Rows::new(&indptr, &indices, 14).unwrap();
     for max_sets in [None, Some(3)] {
-        let limits = Limits { max_sets, time_limit: None };
+        let limits = Limits {
+            max_sets,
+            time_limit: None,
+        };
         let one = with_pool(1, || maximal_itemsets(view, 20, limits).unwrap());
         let two = with_pool(2, || maximal_itemsets(view, 20, limits).unwrap());
         assert_eq!(one, two);
@@ -94,7 +106,15 @@ fn same_result_for_any_thread_count_and_deterministic_truncation() {
         assert_eq!(one, two);
     }
     let all = maximal_itemsets(view, 20, Limits::default()).unwrap();
-    let some = maximal_itemsets(view, 20, Limits { max_sets: Some(3), time_limit: None }).unwrap();
+    let some = maximal_itemsets(
+        view,
+        20,
+        Limits {
+            max_sets: Some(3),
+            time_limit: None,
+        },
+    )
+    .unwrap();
     assert!(all.complete && !some.complete);
     assert_eq!(some.measures.len(), 3);
     let all = sets(&all);
@@ -105,16 +125,34 @@ fn same_result_for_any_thread_count_and_deterministic_truncation() {
 fn edge_cases_and_errors() {
     let (indptr, indices) = csr(&[vec![0, 1], vec![1]]);
     let view = Rows::new(&indptr, &indices, 3).unwrap();
-    assert_eq!(sets(&maximal_itemsets(view, 3, Limits::default()).unwrap()), vec![]);
-    assert_eq!(sets(&maximal_itemsets(view, 2, Limits::default()).unwrap()), vec![(vec![1], 2)]);
-    assert_eq!(sets(&maximal_kac_sets(view, 2, Limits::default()).unwrap()), vec![(vec![1, 2], 2)]);
+    assert_eq!(
+        sets(&maximal_itemsets(view, 3, Limits::default()).unwrap()),
+        vec![]
+    );
+    assert_eq!(
+        sets(&maximal_itemsets(view, 2, Limits::default()).unwrap()),
+        vec![(vec![1], 2)]
+    );
+    assert_eq!(
+        sets(&maximal_kac_sets(view, 2, Limits::default()).unwrap()),
+        vec![(vec![1, 2], 2)]
+    );
     assert!(maximal_itemsets(view, 0, Limits::default()).is_err());
     assert!(maximal_kac_sets(view, 0, Limits::default()).is_err());
-    assert!(maximal_itemsets(view, 1, Limits { max_sets: Some(0), time_limit: None }).is_err());
+    assert!(
+        maximal_itemsets(
+            view,
+            1,
+            Limits {
+                max_sets: Some(0),
+                time_limit: None
+            }
+        )
+        .is_err()
+    );
     assert!(Rows::new(&[0, 2], &[1, 1], 3).is_err());
     assert!(Rows::new(&[0, 1], &[3], 3).is_err());
     assert!(Rows::new(&[1, 1], &[3], 3).is_err());
     assert!(Rows::new(&[0, 2, 1], &[0, 1], 3).is_err());
     assert!(Rows::new(&[], &[], 3).is_err());
 }
-
