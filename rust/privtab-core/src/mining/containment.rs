@@ -60,7 +60,7 @@ impl ContainmentAnonymity {
             ))
         })?;
         let mut bits: Vec<u64> = alloc_output(size, "row bitsets of the features")?;
-        let mut col_ptr = vec![0usize; rows.n_items() + 1];
+        let mut col_ptr: Vec<usize> = alloc_output(rows.n_items() + 1, "feature columns")?;
         for &i in rows.indices {
             col_ptr[i as usize + 1] += 1;
         }

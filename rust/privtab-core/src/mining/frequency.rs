@@ -1,6 +1,7 @@
 //! The frequency oracle: weighted transactions reduced at every node.
 
 use super::{Eval, Oracle, Rows};
+use crate::resources::alloc_output;
 use crate::{Error, Result};
 
 /// `S` is feasible iff at least `min_support` rows contain it.
@@ -90,7 +91,8 @@ impl Frequency {
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] when `min_support` is 0; [`Error::OutputTooLarge`] when
-    /// the database has 2^32 or more item occurrences.
+    /// the database has 2^32 or more item occurrences or the per-item tables cannot be
+    /// allocated.
     pub fn new(rows: Rows<'_>, min_support: u64) -> Result<Self> {
         if min_support == 0 {
             return Err(Error::parameter("min_support", 0, "must be >= 1"));
@@ -102,7 +104,7 @@ impl Frequency {
             )));
         }
         let n = rows.n_rows() as u64;
-        let mut support = vec![0u64; rows.n_items()];
+        let mut support: Vec<u64> = alloc_output(rows.n_items(), "item supports")?;
         for &i in rows.indices {
             support[i as usize] += 1;
         }
@@ -110,7 +112,8 @@ impl Frequency {
             .filter(|&i| support[i as usize] >= min_support)
             .collect();
         frequent.sort_by_key(|&i| (std::cmp::Reverse(support[i as usize]), i));
-        let mut rank = vec![u32::MAX; rows.n_items()];
+        let mut rank: Vec<u32> = alloc_output(rows.n_items(), "item ranks")?;
+        rank.fill(u32::MAX);
         for (r, &i) in frequent.iter().enumerate() {
             rank[i as usize] = r as u32;
         }
