@@ -347,4 +347,3 @@ def test_fimi_file_matches_a_python_parse(shared_data):
     for row in (0, 1, 500, len(lines) - 1):
         expected = sorted(int(x) for x in lines[row].split())
         assert B.indices[B.indptr[row] : B.indptr[row + 1]].tolist() == expected
-
