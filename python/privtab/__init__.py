@@ -35,6 +35,12 @@ from privtab.exceptions import (
     PrivtabError,
 )
 from privtab.histogram import SparseHistogram, thresholded_histogram
+from privtab.itemsets import (
+    Itemsets,
+    maximal_itemsets,
+    maximal_kac_sets,
+    read_transactions,
+)
 from privtab.kac import (
     CMGreedy,
     KACSelector,
@@ -77,6 +83,7 @@ __all__ = [
     "EncodedTable",
     "ExponentialDPRelease",
     "FlippingResult",
+    "Itemsets",
     "KACSelector",
     "KAnonymityGreedy",
     "LaplaceDPRelease",
@@ -107,6 +114,8 @@ __all__ = [
     "laplace_mechanism",
     "lei_bandwidth",
     "lei_bins",
+    "maximal_itemsets",
+    "maximal_kac_sets",
     "minimum_discerning_attributes",
     "mixed_radix_decode",
     "mixed_radix_encode",
@@ -115,6 +124,7 @@ __all__ = [
     "output_perturbation_l1_sensitivity",
     "output_perturbation_l2_sensitivity",
     "randomization_flipping",
+    "read_transactions",
     "symmetric_uncertainty",
     "thresholded_histogram",
 ]

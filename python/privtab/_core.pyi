@@ -1,6 +1,7 @@
 # Type stubs of the Rust extension module privtab._core (checked by mypy.stubtest).
 # Arrays are numpy arrays; see the Python wrappers for the documented public API.
 
+from os import PathLike
 from typing import final
 
 import numpy as np
@@ -289,3 +290,21 @@ def class_sizes(
     features: list[int],
     n_threads: int | None = None,
 ) -> npt.NDArray[np.int64]: ...
+
+# --- mining (rust/privtab-py/src/mining.rs) ---
+
+def read_transactions(
+    path: str | PathLike[str],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], int]: ...
+def maximal_sets(
+    indptr: npt.NDArray[np.int64],
+    indices: npt.NDArray[np.uint32],
+    n_items: int,
+    predicate: str,
+    threshold: int,
+    max_sets: int | None = None,
+    time_limit: float | None = None,
+    n_threads: int | None = None,
+) -> tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.uint64], bool
+]: ...

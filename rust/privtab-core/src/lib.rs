@@ -13,6 +13,7 @@ pub mod counts;
 pub mod encode;
 pub mod error;
 pub mod histogram;
+pub mod mining;
 pub mod noise;
 pub mod partition;
 pub mod resources;

@@ -11,6 +11,7 @@ mod counts;
 mod encode;
 mod errors;
 mod histogram;
+mod mining;
 mod noise;
 mod partition;
 
@@ -26,5 +27,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     histogram::register(m)?;
     clustering::register(m)?;
     anonymity::register(m)?;
+    mining::register(m)?;
     Ok(())
 }

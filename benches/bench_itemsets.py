@@ -1,0 +1,136 @@
+"""Time maximal frequent itemset mining against pyfim and mlxtend on the FIMI data sets.
+
+Run on purpose (not in the test suite)::
+
+    python benches/bench_itemsets.py [--quick]
+
+Side by side in one process, on each (data set, absolute minimum support) case:
+
+- privtab ``maximal_itemsets(B, min_support)``, the call only (the file is parsed
+  before the clock starts), median of 3;
+- pyfim ``fim.fpgrowth(transactions, target="m", supp=-min_support)``, the call only
+  (the transactions are Python lists built beforehand), median of 3;
+- mlxtend ``fpmax`` on a pandas boolean DataFrame (sparse for retail, whose 16,470
+  columns do not fit densely), one run, only where the reference table gives mlxtend
+  less than 60 s; the other cases are recorded as skipped.
+
+The counts of maximal itemsets must agree with pyfim's (asserted). Writes
+``benches/results/bench_itemsets.md`` and ``benches/results/bench_itemsets.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import fim
+import numpy as np
+import pandas as pd
+from mlxtend.frequent_patterns import fpmax
+
+from privtab import maximal_itemsets, read_transactions
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fimi"
+RESULTS = Path(__file__).resolve().parent / "results"
+
+#: (data set, absolute minimum support, mlxtend time in the reference table, seconds)
+CASES = [
+    ("chess", 2000, 2.5),
+    ("chess", 1500, 46.8),
+    ("chess", 1000, None),
+    ("mushroom", 800, 1.8),
+    ("mushroom", 300, 3.0),
+    ("mushroom", 100, 7.2),
+    ("connect", 50000, 3.4),
+    ("connect", 40000, 4.2),
+    ("retail", 100, 10.7),
+    ("retail", 50, 11.6),
+    ("T10I4D100K", 50, 15.9),
+    ("T10I4D100K", 10, 61.8),
+]
+MLXTEND_LIMIT = 60.0
+
+
+def timed(function, repeats):
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def main(quick: bool) -> None:
+    rows = []
+    for name, min_support, mlxtend_reference in CASES:
+        B = read_transactions(DATA / f"{name}.dat")
+        transactions = [t.tolist() for t in np.split(B.indices, B.indptr[1:-1])]
+        t_privtab, sets = timed(lambda B=B, s=min_support: maximal_itemsets(B, s), 3)
+        t_pyfim, expected = timed(
+            lambda t=transactions, s=min_support: fim.fpgrowth(t, target="m", supp=-s),
+            3,
+        )
+        assert len(sets) == len(expected), (name, min_support, len(sets), len(expected))
+        row = {
+            "data": name,
+            "min_support": min_support,
+            "n_maximal": len(sets),
+            "privtab_s": t_privtab,
+            "pyfim_s": t_pyfim,
+            "mlxtend_s": None,
+        }
+        if quick or mlxtend_reference is None or mlxtend_reference >= MLXTEND_LIMIT:
+            row["mlxtend_note"] = (
+                "skipped (> 60 s in MINING.md)" if not quick else "skipped (--quick)"
+            )
+        else:
+            if name == "retail":
+                frame = pd.DataFrame.sparse.from_spmatrix(B.astype(bool))
+            else:
+                frame = pd.DataFrame(B.toarray())
+            frame.columns = [str(c) for c in frame.columns]
+            start = time.perf_counter()
+            found = fpmax(frame, min_support=min_support / B.shape[0])
+            row["mlxtend_s"] = time.perf_counter() - start
+            row["mlxtend_n_maximal"] = len(found)
+        rows.append(row)
+        print(row, flush=True)
+    write(rows)
+
+
+def write(rows) -> None:
+    lines = [
+        "# Maximal frequent itemsets: privtab vs pyfim vs mlxtend",
+        "",
+        f"Seconds (privtab and pyfim: median of 3 calls; mlxtend: one call). "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}.",
+        "",
+        "| data | min support | # maximal | privtab | pyfim | mlxtend | privtab / pyfim | mlxtend / privtab |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        mlx = (
+            f"{r['mlxtend_s']:.2f}" if r["mlxtend_s"] is not None else r["mlxtend_note"]
+        )
+        speedup = (
+            f"{r['mlxtend_s'] / r['privtab_s']:.0f}×"
+            if r["mlxtend_s"] is not None
+            else "–"
+        )
+        lines.append(
+            f"| {r['data']} | {r['min_support']} | {r['n_maximal']:,} | "
+            f"{r['privtab_s']:.3f} | {r['pyfim_s']:.3f} | {mlx} | "
+            f"{r['privtab_s'] / r['pyfim_s']:.2f} | {speedup} |"
+        )
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "bench_itemsets.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / "bench_itemsets.json").write_text(json.dumps(rows, indent=2) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main("--quick" in sys.argv[1:])

@@ -1,0 +1,450 @@
+//! Maximal sets of a downward-closed predicate on binary data (paper 004): maximal
+//! frequent itemsets and maximal feature sets that are k-anonymous by containment.
+//!
+//! One depth-first enumerator ([`maximal_sets`]) serves every predicate given as an
+//! [`Oracle`]. It extends a set only with items later in the node's candidate order (no
+//! duplicates, no store of the results), and decides maximality by the single-item
+//! extension test: at every node the oracle evaluates `S ∪ {i}` for the later items (the
+//! *tail*) and for the earlier items not in `S` that are still feasible with `S` (the
+//! *excluded* items). `S` is maximal iff neither list has a feasible item, which holds for
+//! any downward-closed predicate. On top of that:
+//! - an excluded item that is a perfect extension of `S` (see [`Eval::perfect`]) proves
+//!   that nothing in the subtree is maximal, and a perfect tail item joins `S` for free;
+//! - look-ahead: when `S` plus its whole tail is feasible, only that set can be maximal in
+//!   the subtree;
+//! - the tail is re-sorted by increasing conditional support at every node;
+//! - the top-level branches run on rayon; each branch is sequential and the results are
+//!   sorted at the end, so the output does not depend on the thread count.
+//!
+//! [`Frequency`] works on weighted transactions (duplicates merged) reduced to the
+//! candidate items at every node, with occurrence lists built in one pass for all
+//! children. [`ContainmentAnonymity`] keeps the partition of the rows by their pattern on
+//! `S` and the bitset of rows containing each pattern.
+
+mod containment;
+pub mod fimi;
+mod frequency;
+
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+pub use containment::ContainmentAnonymity;
+pub use fimi::{Transactions, parse_transactions, read_transactions};
+pub use frequency::Frequency;
+
+use crate::{Error, Result};
+
+/// A validated binary matrix in CSR form: row `u` holds the items
+/// `indices[indptr[u]..indptr[u + 1]]`, strictly increasing and below `n_items`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rows<'a> {
+    indptr: &'a [i64],
+    indices: &'a [u32],
+    n_items: usize,
+}
+
+impl<'a> Rows<'a> {
+    /// Checks the CSR structure.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `indptr` is empty, does not start at 0, decreases or
+    /// does not end at `indices.len()`, or a row's items are not strictly increasing and
+    /// below `n_items`; [`Error::InvalidParameter`] when `n_items` ≥ 2^32.
+    pub fn new(indptr: &'a [i64], indices: &'a [u32], n_items: usize) -> Result<Self> {
+        if u32::try_from(n_items).is_err() {
+            return Err(Error::parameter("n_items", n_items, "must be < 2^32"));
+        }
+        if indptr.first() != Some(&0) {
+            return Err(Error::InvalidData("indptr must start with 0".into()));
+        }
+        if indptr.last().copied() != i64::try_from(indices.len()).ok() {
+            return Err(Error::InvalidData(format!(
+                "indptr must end at the number of indices {}",
+                indices.len()
+            )));
+        }
+        if u32::try_from(indptr.len() - 1).is_err() {
+            return Err(Error::InvalidData(format!(
+                "{} rows exceed the limit of 2^32 - 1",
+                indptr.len() - 1
+            )));
+        }
+        for (row, w) in indptr.windows(2).enumerate() {
+            if w[1] < w[0] {
+                return Err(Error::InvalidData(format!("indptr decreases at row {row}")));
+            }
+            let items = &indices[w[0] as usize..w[1] as usize];
+            if !items.is_sorted_by(|a, b| a < b)
+                || items.last().is_some_and(|&i| i as usize >= n_items)
+            {
+                return Err(Error::InvalidData(format!(
+                    "row {row} must hold strictly increasing item ids below {n_items}"
+                )));
+            }
+        }
+        Ok(Rows {
+            indptr,
+            indices,
+            n_items,
+        })
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.indptr.len() - 1
+    }
+
+    /// Number of items (columns).
+    pub fn n_items(&self) -> usize {
+        self.n_items
+    }
+
+    /// The items of row `u`.
+    pub fn row(&self, u: usize) -> &'a [u32] {
+        &self.indices[self.indptr[u] as usize..self.indptr[u + 1] as usize]
+    }
+}
+
+/// What an oracle says about `S ∪ {item}` for a node of set `S`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Eval {
+    /// `S ∪ {item}` satisfies the predicate.
+    pub feasible: bool,
+    /// Perfect extension: every superset `T ⊇ S` satisfies the predicate iff `T ∪ {item}`
+    /// does, and the node of `S ∪ {item}` is the node of `S` (so the item can join `S`
+    /// without building a child).
+    pub perfect: bool,
+    /// Order key: tail items are explored by increasing key (the support for frequency).
+    pub key: u64,
+}
+
+/// A downward-closed predicate on item sets, evaluated incrementally along the search.
+pub trait Oracle: Sync {
+    /// The state of the search at a set `S`.
+    type Node: Send + Sync;
+    /// Per-thread working memory.
+    type Scratch: Send;
+
+    /// Fresh working memory.
+    fn scratch(&self) -> Self::Scratch;
+    /// Number of items; item ids are below it.
+    fn n_items(&self) -> usize;
+    /// The node of the empty set, or `None` when the empty set is infeasible.
+    fn root(&self) -> Option<Self::Node>;
+    /// The measure reported with a maximal set (support, or AC of the projection).
+    fn measure(&self, node: &Self::Node, scratch: &mut Self::Scratch) -> u64;
+    /// Evaluates `S ∪ {c}` for every candidate `c`, into `out` (cleared first).
+    fn evaluate(
+        &self,
+        node: &Self::Node,
+        candidates: &[u32],
+        scratch: &mut Self::Scratch,
+        out: &mut Vec<Eval>,
+    );
+    /// Restricts the node to the items in `keep` (everything the subtree can still use);
+    /// the first `n_tail` of them are the tail, the only items [`Oracle::child`] gets.
+    fn reduce(
+        &self,
+        node: &mut Self::Node,
+        keep: &[u32],
+        n_tail: usize,
+        scratch: &mut Self::Scratch,
+    );
+    /// The node of `S ∪ {item}`, for a feasible, non-perfect `item` kept by [`Oracle::reduce`].
+    fn child(&self, node: &Self::Node, item: u32, scratch: &mut Self::Scratch) -> Self::Node;
+    /// Look-ahead: if `S ∪ tail` is feasible, `Some((measure, maximal))` where `maximal` says
+    /// that no item of `excluded` extends it feasibly.
+    fn look_ahead(
+        &self,
+        node: &Self::Node,
+        tail: &[u32],
+        excluded: &[u32],
+        scratch: &mut Self::Scratch,
+    ) -> Option<(u64, bool)>;
+}
+
+/// Limits of a search; both make the result incomplete when they stop it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limits {
+    /// Stop after this many maximal sets. Each top-level branch keeps at most this many,
+    /// the branches are concatenated in branch order and the first `max_sets` are kept,
+    /// so the truncated result is the same for any thread count.
+    pub max_sets: Option<usize>,
+    /// Stop after this much wall-clock time; what is found by then depends on timing.
+    pub time_limit: Option<Duration>,
+}
+
+/// Maximal sets found by [`maximal_sets`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaximalSets {
+    /// Set `s` is `items[offsets[s]..offsets[s + 1]]`, increasing item ids. Sets are
+    /// ordered by decreasing size, then lexicographically.
+    pub offsets: Vec<i64>,
+    /// Item ids of all sets, concatenated.
+    pub items: Vec<u32>,
+    /// The oracle's measure of each set.
+    pub measures: Vec<u64>,
+    /// `false` when a limit stopped the search.
+    pub complete: bool,
+}
+
+struct Found {
+    sets: Vec<(Vec<u32>, u64)>,
+    cap: usize,
+    deadline: Option<Instant>,
+    stopped: bool,
+}
+
+impl Found {
+    fn full(&mut self) -> bool {
+        if self.stopped {
+            return true;
+        }
+        if self.sets.len() >= self.cap || self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.stopped = true;
+        }
+        self.stopped
+    }
+}
+
+/// A node whose candidates are known: the feasible tail (in exploration order) and the
+/// feasible excluded items. Perfect tail items are already in `set`.
+enum Prepared<N> {
+    Done,
+    Branch {
+        node: N,
+        tail: Vec<u32>,
+        excluded: Vec<u32>,
+    },
+}
+
+fn prepare<O: Oracle>(
+    oracle: &O,
+    mut node: O::Node,
+    set: &mut Vec<u32>,
+    tail: &[u32],
+    excluded: &[u32],
+    scratch: &mut O::Scratch,
+    found: &mut Found,
+) -> Prepared<O::Node> {
+    let mut evals = Vec::new();
+    let candidates: Vec<u32> = tail.iter().chain(excluded).copied().collect();
+    oracle.evaluate(&node, &candidates, scratch, &mut evals);
+    let (tail_evals, excluded_evals) = evals.split_at(tail.len());
+    let mut next_excluded = Vec::new();
+    for (&item, e) in excluded.iter().zip(excluded_evals) {
+        if e.perfect {
+            return Prepared::Done;
+        }
+        if e.feasible {
+            next_excluded.push(item);
+        }
+    }
+    let mut next_tail: Vec<(u64, u32)> = Vec::new();
+    for (&item, e) in tail.iter().zip(tail_evals) {
+        if e.perfect {
+            set.push(item);
+        } else if e.feasible {
+            next_tail.push((e.key, item));
+        }
+    }
+    if next_tail.is_empty() {
+        if next_excluded.is_empty() {
+            let measure = oracle.measure(&node, scratch);
+            found.sets.push((set.clone(), measure));
+        }
+        return Prepared::Done;
+    }
+    next_tail.sort_unstable();
+    let next_tail: Vec<u32> = next_tail.into_iter().map(|(_, item)| item).collect();
+    let keep: Vec<u32> = next_tail.iter().chain(&next_excluded).copied().collect();
+    oracle.reduce(&mut node, &keep, next_tail.len(), scratch);
+    if next_tail.len() > 1
+        && let Some((measure, maximal)) =
+            oracle.look_ahead(&node, &next_tail, &next_excluded, scratch)
+    {
+        if maximal {
+            let mut full = set.clone();
+            full.extend_from_slice(&next_tail);
+            found.sets.push((full, measure));
+        }
+        return Prepared::Done;
+    }
+    Prepared::Branch {
+        node,
+        tail: next_tail,
+        excluded: next_excluded,
+    }
+}
+
+fn explore<O: Oracle>(
+    oracle: &O,
+    node: O::Node,
+    set: &mut Vec<u32>,
+    tail: &[u32],
+    excluded: &[u32],
+    scratch: &mut O::Scratch,
+    found: &mut Found,
+) {
+    if found.full() {
+        return;
+    }
+    let depth = set.len();
+    if let Prepared::Branch {
+        node,
+        tail,
+        excluded,
+    } = prepare(oracle, node, set, tail, excluded, scratch, found)
+    {
+        let mut child_excluded = excluded.clone();
+        for (index, &item) in tail.iter().enumerate() {
+            if found.full() {
+                break;
+            }
+            let child = oracle.child(&node, item, scratch);
+            set.push(item);
+            explore(
+                oracle,
+                child,
+                set,
+                &tail[index + 1..],
+                &child_excluded,
+                scratch,
+                found,
+            );
+            set.pop();
+            child_excluded.push(item);
+        }
+    }
+    set.truncate(depth);
+}
+
+/// Enumerates the maximal sets of a downward-closed predicate.
+///
+/// Item ids in the result are the oracle's; `original[i]` maps id `i` back to the caller's
+/// item index before sorting (pass the identity when there is no renumbering).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `max_sets` is `Some(0)`; [`Error::OutputTooLarge`] when
+/// the result cannot be allocated.
+pub fn maximal_sets<O: Oracle>(
+    oracle: &O,
+    original: &[u32],
+    limits: Limits,
+) -> Result<MaximalSets> {
+    if limits.max_sets == Some(0) {
+        return Err(Error::parameter("max_sets", 0, "must be >= 1"));
+    }
+    let cap = limits.max_sets.unwrap_or(usize::MAX);
+    let deadline = limits.time_limit.map(|d| Instant::now() + d);
+    let new_found = || Found {
+        sets: Vec::new(),
+        cap,
+        deadline,
+        stopped: false,
+    };
+    let mut found = new_found();
+    let mut branches: Vec<Found> = Vec::new();
+    if let Some(root) = oracle.root() {
+        let mut scratch = oracle.scratch();
+        let all: Vec<u32> = (0..oracle.n_items() as u32).collect();
+        let mut set = Vec::new();
+        if let Prepared::Branch {
+            node,
+            tail,
+            excluded,
+        } = prepare(oracle, root, &mut set, &all, &[], &mut scratch, &mut found)
+        {
+            let node = &node;
+            let (tail, excluded, set) = (&tail, &excluded, &set);
+            branches = (0..tail.len())
+                .into_par_iter()
+                .map_init(
+                    || oracle.scratch(),
+                    |scratch, index| {
+                        let mut found = new_found();
+                        let item = tail[index];
+                        let mut child_excluded = excluded.clone();
+                        child_excluded.extend_from_slice(&tail[..index]);
+                        let child = oracle.child(node, item, scratch);
+                        let mut branch_set = set.clone();
+                        branch_set.push(item);
+                        explore(
+                            oracle,
+                            child,
+                            &mut branch_set,
+                            &tail[index + 1..],
+                            &child_excluded,
+                            scratch,
+                            &mut found,
+                        );
+                        found
+                    },
+                )
+                .collect();
+        }
+    }
+    let mut complete = !found.stopped;
+    let mut sets = found.sets;
+    for branch in branches {
+        complete &= !branch.stopped;
+        sets.extend(branch.sets);
+    }
+    if sets.len() > cap {
+        sets.truncate(cap);
+        complete = false;
+    }
+    let mut sets: Vec<(Vec<u32>, u64)> = sets
+        .into_iter()
+        .map(|(items, measure)| {
+            let mut items: Vec<u32> = items.iter().map(|&i| original[i as usize]).collect();
+            items.sort_unstable();
+            (items, measure)
+        })
+        .collect();
+    sets.sort_unstable_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+    let total: usize = sets.iter().map(|s| s.0.len()).sum();
+    let mut items = Vec::new();
+    items.try_reserve_exact(total).map_err(|_| {
+        Error::OutputTooLarge(format!("{total} items of maximal sets cannot be allocated"))
+    })?;
+    let mut offsets = Vec::with_capacity(sets.len() + 1);
+    let mut measures = Vec::with_capacity(sets.len());
+    offsets.push(0i64);
+    for (set, measure) in sets {
+        items.extend_from_slice(&set);
+        offsets.push(items.len() as i64);
+        measures.push(measure);
+    }
+    Ok(MaximalSets {
+        offsets,
+        items,
+        measures,
+        complete,
+    })
+}
+
+/// Maximal frequent itemsets of `rows` with absolute minimum support `min_support` (rows).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `min_support` is 0 or `max_sets` is `Some(0)`, and
+/// [`Error::OutputTooLarge`] when memory runs out.
+pub fn maximal_itemsets(rows: Rows<'_>, min_support: u64, limits: Limits) -> Result<MaximalSets> {
+    let oracle = Frequency::new(rows, min_support)?;
+    maximal_sets(&oracle, oracle.original(), limits)
+}
+
+/// Maximal feature sets `S` whose projection is k-anonymous by containment (AC(D_S) ≥ k).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `k` is 0 or `max_sets` is `Some(0)`, and
+/// [`Error::OutputTooLarge`] when the row bitsets cannot be allocated.
+pub fn maximal_kac_sets(rows: Rows<'_>, k: u64, limits: Limits) -> Result<MaximalSets> {
+    let oracle = ContainmentAnonymity::new(rows, k)?;
+    let identity: Vec<u32> = (0..rows.n_items() as u32).collect();
+    maximal_sets(&oracle, &identity, limits)
+}
+
+#[cfg(test)]
+mod tests;

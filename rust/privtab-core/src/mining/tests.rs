@@ -1,0 +1,158 @@
+use super::*;
+use crate::resources::with_pool;
+
+fn csr(rows: &[Vec<u32>]) -> (Vec<i64>, Vec<u32>) {
+    let mut indptr = vec![0i64];
+    let mut indices = Vec::new();
+    for r in rows {
+        indices.extend_from_slice(r);
+        indptr.push(indices.len() as i64);
+    }
+    (indptr, indices)
+}
+
+fn sets(found: &MaximalSets) -> Vec<(Vec<u32>, u64)> {
+    (0..found.measures.len())
+        .map(|s| {
+            let items =
+                found.items[found.offsets[s] as usize..found.offsets[s + 1] as usize].to_vec();
+            (items, found.measures[s])
+        })
+        .collect()
+}
+
+fn support(rows: &[Vec<u32>], set: u32) -> u64 {
+    rows.iter()
+        .filter(|r| r.iter().fold(0u32, |m, &i| m | 1 << i) & set == set)
+        .count() as u64
+}
+
+fn anonymity(rows: &[Vec<u32>], set: u32) -> u64 {
+    let masks: Vec<u32> = rows
+        .iter()
+        .map(|r| r.iter().fold(0u32, |m, &i| m | 1 << i) & set)
+        .collect();
+    masks
+        .iter()
+        .map(|&p| masks.iter().filter(|&&q| q & p == p).count() as u64)
+        .min()
+        .unwrap_or(0)
+}
+
+fn brute(m: u32, measure: impl Fn(u32) -> u64, threshold: u64) -> Vec<(Vec<u32>, u64)> {
+    let feasible = |s: u32| measure(s) >= threshold;
+    let mut out: Vec<(Vec<u32>, u64)> = (0..1u32 << m)
+        .filter(|&s| feasible(s) && (0..m).all(|i| s & 1 << i != 0 || !feasible(s | 1 << i)))
+        .map(|s| ((0..m).filter(|&i| s & 1 << i != 0).collect(), measure(s)))
+        .collect();
+    out.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
+fn random_rows(seed: u64, n: usize, m: u32, density: u64) -> Vec<Vec<u32>> {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..n)
+        .map(|_| (0..m).filter(|_| next() % 100 < density).collect())
+        .collect()
+}
+
+#[test]
+fn matches_brute_force_on_random_tables() {
+    for seed in 0..150u64 {
+        let n = 1 + (seed as usize * 7) % 30;
+        let m = 1 + (seed as u32) % 9;
+        let rows = random_rows(seed, n, m, 20 + seed % 70);
+        let (indptr, indices) = csr(&rows);
+        let view = Rows::new(&indptr, &indices, m as usize).unwrap();
+        for threshold in [1, 2, 3, 5] {
+            let got = maximal_itemsets(view, threshold, Limits::default()).unwrap();
+            assert!(got.complete);
+            assert_eq!(
+                sets(&got),
+                brute(m, |s| support(&rows, s), threshold),
+                "seed {seed}"
+            );
+            let got = maximal_kac_sets(view, threshold, Limits::default()).unwrap();
+            assert_eq!(
+                sets(&got),
+                brute(m, |s| anonymity(&rows, s), threshold),
+                "seed {seed} kac"
+            );
+        }
+    }
+}
+
+#[test]
+fn same_result_for_any_thread_count_and_deterministic_truncation() {
+    let rows = random_rows(7, 200, 14, 55);
+    let (indptr, indices) = csr(&rows);
+    let view = Rows::new(&indptr, &indices, 14).unwrap();
+    for max_sets in [None, Some(3)] {
+        let limits = Limits {
+            max_sets,
+            time_limit: None,
+        };
+        let one = with_pool(1, || maximal_itemsets(view, 20, limits).unwrap());
+        let two = with_pool(2, || maximal_itemsets(view, 20, limits).unwrap());
+        assert_eq!(one, two);
+        let one = with_pool(1, || maximal_kac_sets(view, 4, limits).unwrap());
+        let two = with_pool(2, || maximal_kac_sets(view, 4, limits).unwrap());
+        assert_eq!(one, two);
+    }
+    let all = maximal_itemsets(view, 20, Limits::default()).unwrap();
+    let some = maximal_itemsets(
+        view,
+        20,
+        Limits {
+            max_sets: Some(3),
+            time_limit: None,
+        },
+    )
+    .unwrap();
+    assert!(all.complete && !some.complete);
+    assert_eq!(some.measures.len(), 3);
+    let all = sets(&all);
+    assert!(sets(&some).iter().all(|s| all.contains(s)));
+}
+
+#[test]
+fn edge_cases_and_errors() {
+    let (indptr, indices) = csr(&[vec![0, 1], vec![1]]);
+    let view = Rows::new(&indptr, &indices, 3).unwrap();
+    assert_eq!(
+        sets(&maximal_itemsets(view, 3, Limits::default()).unwrap()),
+        vec![]
+    );
+    assert_eq!(
+        sets(&maximal_itemsets(view, 2, Limits::default()).unwrap()),
+        vec![(vec![1], 2)]
+    );
+    assert_eq!(
+        sets(&maximal_kac_sets(view, 2, Limits::default()).unwrap()),
+        vec![(vec![1, 2], 2)]
+    );
+    assert!(maximal_itemsets(view, 0, Limits::default()).is_err());
+    assert!(maximal_kac_sets(view, 0, Limits::default()).is_err());
+    assert!(
+        maximal_itemsets(
+            view,
+            1,
+            Limits {
+                max_sets: Some(0),
+                time_limit: None
+            }
+        )
+        .is_err()
+    );
+    assert!(Rows::new(&[0, 2], &[1, 1], 3).is_err());
+    assert!(Rows::new(&[0, 1], &[3], 3).is_err());
+    assert!(Rows::new(&[1, 1], &[3], 3).is_err());
+    assert!(Rows::new(&[0, 2, 1], &[0, 1], 3).is_err());
+    assert!(Rows::new(&[], &[], 3).is_err());
+}
