@@ -262,3 +262,14 @@ def private_kd(
     n_threads: int | None = None,
     layout: str = "auto",
 ) -> npt.NDArray[np.int64]: ...
+
+# --- pairwise (rust/privtab-py/src/pairwise.rs) ---
+
+def pairwise_tables(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    with_tables: bool = True,
+    n_threads: int | None = None,
+) -> tuple[
+    npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.float64]
+]: ...

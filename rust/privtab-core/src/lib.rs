@@ -12,6 +12,7 @@ pub mod encode;
 pub mod error;
 pub mod histogram;
 pub mod noise;
+pub mod pairwise;
 pub mod partition;
 pub mod resources;
 pub mod rng;

@@ -10,6 +10,7 @@ mod encode;
 mod errors;
 mod histogram;
 mod noise;
+mod pairwise;
 mod partition;
 
 use pyo3::prelude::*;
@@ -22,5 +23,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     counts::register(m)?;
     partition::register(m)?;
     histogram::register(m)?;
+    pairwise::register(m)?;
     Ok(())
 }
