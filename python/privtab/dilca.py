@@ -26,8 +26,13 @@ import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_feature_names_in,
+    check_is_fitted,
+    validate_data,
+)
 
 from privtab import _core
 from privtab._random import RandomState, check_random_state
@@ -64,6 +69,8 @@ def _is_encoded(X: Any) -> bool:
 
 def _prepare(X: Any, cardinalities: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     """Column-major codes, cardinalities, and whether these were inferred."""
+    if not _is_encoded(X):
+        X = _non_negative(to_numpy_2d(X, "X"), "X")
     if cardinalities is not None or _is_encoded(X):
         columns, cards = as_code_columns(X, "X", cardinalities)
         inferred = False
@@ -83,9 +90,21 @@ def _prepare(X: Any, cardinalities: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     if columns.shape[0] < 2:
         raise ValueError(
             f"X must have at least 2 attributes (a context needs another one), "
-            f"got {columns.shape[0]}"
+            f"got {columns.shape[0]} feature(s)"
         )
     return columns, cards, inferred
+
+
+def _non_negative(array: np.ndarray, name: str) -> np.ndarray:
+    # Worded as scikit-learn words it, for estimators tagged positive_only.
+    if array.dtype.kind in "if":
+        negative = array[array < 0]
+        if negative.size:
+            raise ValueError(
+                f"Negative values in data passed to {name}: codes must be >= 0, got "
+                f"{negative.min()}"
+            )
+    return array
 
 
 def _symmetric_uncertainty(h_x: float, h_y: float, h_xy: float) -> float:
@@ -464,12 +483,15 @@ class _DistanceMixin:
     def _codes(self, X: Any, name: str) -> np.ndarray:
         if _is_encoded(X):
             X = X.codes
+        elif name == "X":
+            # Feature names must match those seen in fit (scikit-learn's rule).
+            _check_feature_names(self, X, reset=False)
         array = to_numpy_2d(X, name)
         d = self.cardinalities_.shape[0]
         if array.shape[1] != d:
             raise ValueError(
-                f"{name} has {array.shape[1]} features, but the model was fitted "
-                f"with {d}"
+                f"{name} has {array.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {d} features as input (it was fitted with {d})"
             )
         columns, _ = as_code_columns(array, name, self.cardinalities_)
         return columns
@@ -576,11 +598,38 @@ class _DistanceMixin:
         """
         check_is_fitted(self, "distance_matrices_")
         xs = self._codes(X, "X")
-        blocks = [
-            _principal_coordinates(_scaled_profiles(tables), None)[xs[j]]
-            for j, tables in enumerate(self.tables_)
-        ]
+        blocks = [coords[xs[j]] for j, coords in enumerate(self._embeddings())]
         return np.ascontiguousarray(np.concatenate(blocks, axis=1))
+
+    def _embeddings(self) -> list[np.ndarray]:
+        return [
+            _principal_coordinates(_scaled_profiles(tables), None)
+            for tables in self.tables_
+        ]
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the :meth:`transform` columns: ``<feature>_mds<c>``.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Input feature names; default ``feature_names_in_`` or ``x0, x1, ...``.
+
+        Returns
+        -------
+        ndarray of object
+            One name per coordinate, attribute after attribute.
+        """
+        check_is_fitted(self, "distance_matrices_")
+        names = _check_feature_names_in(self, input_features)
+        return np.asarray(
+            [
+                f"{name}_mds{c}"
+                for name, coords in zip(names, self._embeddings(), strict=True)
+                for c in range(coords.shape[1])
+            ],
+            dtype=object,
+        )
 
     def pairwise_distances(self, X: Any, Y: Any = None) -> np.ndarray:
         """Object distances ``sqrt(Σ_j d_j(x_j, y_j)²)`` between the rows of X and Y.
@@ -608,7 +657,7 @@ class _DistanceMixin:
         return np.sqrt(squared)
 
 
-class DILCA(_DistanceMixin, BaseEstimator):
+class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
     """Context-based distances between categorical values (non-private DILCA).
 
     Parameters
@@ -722,7 +771,7 @@ class DILCA(_DistanceMixin, BaseEstimator):
         return tags
 
 
-class DPDILCA(_DistanceMixin, BaseEstimator):
+class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
     """Differentially private DILCA distances (DP-DILCA) for every attribute.
 
     Parameters
@@ -902,7 +951,8 @@ class DPDILCA(_DistanceMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.positive_only = True
-        tags.non_deterministic = True
+        # A fixed seed makes fits reproducible (for any number of threads).
+        tags.non_deterministic = self.random_state is None
         return tags
 
 
