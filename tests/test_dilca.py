@@ -594,14 +594,14 @@ def ref_pairs(X, cards):
     return tables, h
 
 
-@given(data=tables(min_rows=0, max_rows=80, max_cols=6), threads=st.sampled_from([1, 2]))
+@given(
+    data=tables(min_rows=0, max_rows=80, max_cols=6), threads=st.sampled_from([1, 2])
+)
 def test_pairwise_kernel_matches_reference_for_every_pair(data, threads):
     X, cards = data
     columns = np.ascontiguousarray(X.T, dtype=np.uint32)
     cardinalities = np.asarray(cards, dtype=np.uint32)
-    flat, offsets, h = _core.pairwise_tables(
-        columns, cardinalities, n_threads=threads
-    )
+    flat, offsets, h = _core.pairwise_tables(columns, cardinalities, n_threads=threads)
     expected_tables, expected_h = ref_pairs(X, cards)
     assert offsets.shape == (len(expected_tables) + 1,)
     assert offsets[-1] == flat.shape[0]
@@ -714,9 +714,7 @@ def test_classical_mds_on_dilca_matrices_is_the_embedding(data):
 
 def test_classical_mds_of_a_non_euclidean_matrix_clips_mass():
     # Four points where d(0, 3) breaks the triangle inequality: not Euclidean.
-    d = np.array(
-        [[0, 1, 2, 5], [1, 0, 1, 2], [2, 1, 0, 1], [5, 2, 1, 0]], dtype=float
-    )
+    d = np.array([[0, 1, 2, 5], [1, 0, 1, 2], [2, 1, 0, 1], [5, 2, 1, 0]], dtype=float)
     coords, clipped = classical_mds(d)
     assert clipped > 0.01
     assert coords.shape[1] <= 3

@@ -270,6 +270,4 @@ def pairwise_tables(
     cardinalities: npt.NDArray[np.uint32],
     with_tables: bool = True,
     n_threads: int | None = None,
-) -> tuple[
-    npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.float64]
-]: ...
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...

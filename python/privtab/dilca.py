@@ -150,7 +150,9 @@ class _Tables:
         else:
             p = i * (2 * self._d - i - 1) // 2 + (j - i - 1)
             start, stop = int(self._offsets[p]), int(self._offsets[p + 1])
-            table = self._flat[start:stop].reshape(int(self.cards[i]), int(self.cards[j]))
+            table = self._flat[start:stop].reshape(
+                int(self.cards[i]), int(self.cards[j])
+            )
         return table if y <= x else table.T
 
     def joint_entropy(self, y: int, x: int) -> float:
@@ -235,7 +237,7 @@ def dilca_distance_matrix(tables: Any) -> np.ndarray:
 
 
 def _scaled_profiles(tables: Any) -> np.ndarray:
-    """Validated ``[P_X1 | P_X2 | ...] / sqrt(Σ|X|)``: DILCA distances are row distances."""
+    """Return ``[P_X1 | P_X2 | ...] / sqrt(Σ|X|)``, validated: rows at DILCA distances."""
     arrays = [np.asarray(t, dtype=np.float64) for t in tables]
     if not arrays:
         raise ValueError("tables must hold at least one contingency table")

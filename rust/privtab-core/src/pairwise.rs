@@ -188,11 +188,9 @@ mod tests {
                 let p = pair_index(m, i, j);
                 let (start, end) = (out.offsets[p] as usize, out.offsets[p + 1] as usize);
                 let expected =
-                    contingency_dense(cols.column(i), cards[i], cols.column(j), cards[j])
-                        .unwrap();
+                    contingency_dense(cols.column(i), cards[i], cols.column(j), cards[j]).unwrap();
                 assert_eq!(&out.tables[start..end], expected.as_slice());
-                let h = joint_entropy(cols.column(i), cards[i], cols.column(j), cards[j])
-                    .unwrap();
+                let h = joint_entropy(cols.column(i), cards[i], cols.column(j), cards[j]).unwrap();
                 assert!((out.entropies[i * m + j] - h).abs() < 1e-12);
                 assert_eq!(out.entropies[i * m + j], out.entropies[j * m + i]);
             }
@@ -234,7 +232,10 @@ mod tests {
     #[test]
     fn too_many_cells_is_an_error() {
         let cards = [u32::MAX; 40];
-        assert!(matches!(table_offsets(&cards), Err(Error::OutputTooLarge(_))));
+        assert!(matches!(
+            table_offsets(&cards),
+            Err(Error::OutputTooLarge(_))
+        ));
         let cards = [u32::MAX, 2, 2];
         let offsets = table_offsets(&cards).unwrap();
         assert_eq!(offsets.len(), 4);
