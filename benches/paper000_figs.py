@@ -42,8 +42,8 @@ Run from the repository root (needs matplotlib)::
     python benches/paper000_figs.py            # paper grid, 30 repetitions, all data
     python benches/paper000_figs.py --quick    # 3 repetitions, Mushroom + Soybean
 
-Writes ``benches/results/paper000_fig{3,4,5}.{md,png}`` and ``paper000.json`` (or into
-``--out``).
+Writes ``benches/results/paper000_fig{3,4,5}.{md,png,json}`` (or into ``--out``), each
+figure as soon as it is done, so the figures can also be run separately (``--figs``).
 """
 
 from __future__ import annotations
@@ -326,7 +326,6 @@ def main():
         "max_objects": args.max_objects,
         "binning": args.binning,
         "python": platform.python_version(),
-        "figures": {},
     }
     for number in args.figs:
         title, ylabel, func, allowed = figures[number]
@@ -352,9 +351,9 @@ def main():
             markdown(title, results, args.epsilons, note)
         )
         plot(stem.with_suffix(".png"), title, ylabel, results, args.epsilons)
-        summary["figures"][f"fig{number}"] = {"seconds": elapsed, "results": results}
-        print(f"fig{number}: {elapsed:.1f} s -> {stem}.{{md,png}}")
-    (args.out / "paper000.json").write_text(json.dumps(summary, indent=1))
+        figure = {**summary, "figure": number, "seconds": elapsed, "results": results}
+        stem.with_suffix(".json").write_text(json.dumps(figure, indent=1))
+        print(f"fig{number}: {elapsed:.1f} s -> {stem}.{{md,png,json}}")
 
 
 if __name__ == "__main__":
