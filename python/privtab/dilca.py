@@ -226,18 +226,24 @@ def dilca_distance_matrix(tables: Any) -> np.ndarray:
     >>> bool(np.isclose(d[0, 2], np.sqrt((1 / 3) ** 2 / 2)))
     True
     """
-    p = _scaled_profiles(tables)
-    rows = p.shape[0]
+    p = _profiles(tables)
+    rows, width = p.shape[0], float(p.shape[1])
     squared = np.empty((rows, rows))
     for i in range(rows):
         squared[i] = ((p[i] - p) ** 2).sum(axis=1)
-    distances = np.minimum(np.sqrt(squared), 1.0)
+    distances = np.minimum(np.sqrt(squared / width), 1.0)
     np.fill_diagonal(distances, 0.0)
     return distances
 
 
 def _scaled_profiles(tables: Any) -> np.ndarray:
-    """Return ``[P_X1 | P_X2 | ...] / sqrt(Σ|X|)``, validated: rows at DILCA distances."""
+    """Return ``[P_X1 | P_X2 | ...] / sqrt(Σ|X|)``: rows at DILCA distances."""
+    p = _profiles(tables)
+    return p / math.sqrt(p.shape[1])
+
+
+def _profiles(tables: Any) -> np.ndarray:
+    """Return the validated conditional probabilities ``[P_X1 | P_X2 | ...]``."""
     arrays = [np.asarray(t, dtype=np.float64) for t in tables]
     if not arrays:
         raise ValueError("tables must hold at least one contingency table")
@@ -255,8 +261,7 @@ def _scaled_profiles(tables: Any) -> np.ndarray:
         totals = table.sum(axis=0)
         safe = np.where(totals > 0, totals, 1.0)
         probabilities.append(np.where(totals > 0, table / safe, 0.0))
-    p = np.concatenate(probabilities, axis=1)
-    return p / math.sqrt(p.shape[1])
+    return np.concatenate(probabilities, axis=1)
 
 
 def classical_mds(
