@@ -10,12 +10,16 @@
   MaxRelevance / MaxDependency, obtained as ``DPDILCA(1e9, method=...)`` (at that budget
   the exponential mechanism is an argmax and the table noise has scale ~1e-8 counts).
   A constant DP matrix (undefined correlation) counts as 0.
-- Fig. 4: ARI of Ward clustering (scipy ``linkage(method="ward")`` on the object
-  distances ``pairwise_distances``, cut at the number of classes) against the class,
-  with the metric learnt on the predictors with total budget epsilon.
-- Fig. 5: 5-NN accuracy (precomputed object distances), 4-fold stratified CV; the metric
-  is learnt on the three training folds with the declared cardinalities of the full
-  data.
+- Fig. 4: ARI of Ward clustering (scipy ``linkage(method="ward")``, cut at the number
+  of classes) against the class, with the metric learnt on the predictors with total
+  budget epsilon.
+- Fig. 5: 5-NN accuracy, 4-fold stratified CV; the metric is learnt on the three
+  training folds with the declared cardinalities of the full data.
+
+Both run on the Euclidean embedding ``model.transform`` (the concatenated classical-MDS
+coordinates of each attribute's values), whose Euclidean distances are the object
+distances ``pairwise_distances`` up to rounding: the same clustering and neighbours,
+without materialising the n x n object distances per fit.
 
 Variants: DP-MeanSU, DP-MaxRelevance, DP-MaxDependency (k = 3, h = 0.3) and the
 non-private DILCA_M. The paper's epsilon grid (appendix A.4.3) is
