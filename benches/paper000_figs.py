@@ -10,12 +10,16 @@
   MaxRelevance / MaxDependency, obtained as ``DPDILCA(1e9, method=...)`` (at that budget
   the exponential mechanism is an argmax and the table noise has scale ~1e-8 counts).
   A constant DP matrix (undefined correlation) counts as 0.
-- Fig. 4: ARI of Ward clustering (scipy ``linkage(method="ward")`` on the object
-  distances ``pairwise_distances``, cut at the number of classes) against the class,
-  with the metric learnt on the predictors with total budget epsilon.
-- Fig. 5: 5-NN accuracy (precomputed object distances), 4-fold stratified CV; the metric
-  is learnt on the three training folds with the declared cardinalities of the full
-  data.
+- Fig. 4: ARI of Ward clustering (scipy ``linkage(method="ward")``, cut at the number
+  of classes) against the class, with the metric learnt on the predictors with total
+  budget epsilon.
+- Fig. 5: 5-NN accuracy, 4-fold stratified CV; the metric is learnt on the three
+  training folds with the declared cardinalities of the full data.
+
+Both run on the Euclidean embedding ``model.transform`` (the concatenated classical-MDS
+coordinates of each attribute's values), whose Euclidean distances are the object
+distances ``pairwise_distances`` up to rounding: the same clustering and neighbours,
+without materialising the n x n object distances per fit.
 
 Variants: DP-MeanSU, DP-MaxRelevance, DP-MaxDependency (k = 3, h = 0.3) and the
 non-private DILCA_M. The paper's epsilon grid (appendix A.4.3) is
@@ -42,8 +46,8 @@ Run from the repository root (needs matplotlib)::
     python benches/paper000_figs.py            # paper grid, 30 repetitions, all data
     python benches/paper000_figs.py --quick    # 3 repetitions, Mushroom + Soybean
 
-Writes ``benches/results/paper000_fig{3,4,5}.{md,png}`` and ``paper000.json`` (or into
-``--out``).
+Writes ``benches/results/paper000_fig{3,4,5}.{md,png,json}`` (or into ``--out``), each
+figure as soon as it is done, so the figures can also be run separately (``--figs``).
 """
 
 from __future__ import annotations
@@ -57,7 +61,6 @@ from pathlib import Path
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
-from scipy.spatial.distance import squareform
 from sklearn.metrics import accuracy_score, adjusted_rand_score
 from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
@@ -124,20 +127,18 @@ def stratified_subsample(labels, size, seed):
 
 
 def ward_ari(model, codes, labels, n_classes):
-    dist = model.pairwise_distances(codes)
-    dist = 0.5 * (dist + dist.T)
-    np.fill_diagonal(dist, 0.0)
-    tree = linkage(squareform(dist, checks=False), method="ward")
+    # ``transform`` embeds the objects so that Euclidean distances are the object
+    # distances; Ward on the observations is Ward on ``pairwise_distances``.
+    tree = linkage(model.transform(codes), method="ward")
     clusters = fcluster(tree, t=n_classes, criterion="maxclust")
     return float(adjusted_rand_score(labels, clusters))
 
 
 def knn_accuracy(model, train, y_train, test, y_test):
-    knn = KNeighborsClassifier(n_neighbors=5, metric="precomputed")
-    knn.fit(model.pairwise_distances(train), y_train)
-    return float(
-        accuracy_score(y_test, knn.predict(model.pairwise_distances(test, train)))
-    )
+    # Euclidean 5-NN on the embedding = 5-NN on the precomputed object distances.
+    knn = KNeighborsClassifier(n_neighbors=5, algorithm="brute")
+    knn.fit(model.transform(train), y_train)
+    return float(accuracy_score(y_test, knn.predict(model.transform(test))))
 
 
 def fig3(data, di, args, DILCA, DPDILCA):
@@ -329,7 +330,6 @@ def main():
         "max_objects": args.max_objects,
         "binning": args.binning,
         "python": platform.python_version(),
-        "figures": {},
     }
     for number in args.figs:
         title, ylabel, func, allowed = figures[number]
@@ -346,7 +346,8 @@ def main():
             else "ε is the total budget of the metric (ε/m per attribute)"
         )
         note = (
-            f"{budget}; seed {args.seed}, {args.reps} repetitions, k = 3, h = 0.3, "
+            f"{budget}; seed {args.seed}, {args.reps} repetitions (the paper: 30), "
+            "k = 3, h = 0.3, "
             f"binning {args.binning}, max objects {args.max_objects}; {elapsed:.0f} s."
         )
         stem = args.out / f"paper000_fig{number}"
@@ -354,9 +355,9 @@ def main():
             markdown(title, results, args.epsilons, note)
         )
         plot(stem.with_suffix(".png"), title, ylabel, results, args.epsilons)
-        summary["figures"][f"fig{number}"] = {"seconds": elapsed, "results": results}
-        print(f"fig{number}: {elapsed:.1f} s -> {stem}.{{md,png}}")
-    (args.out / "paper000.json").write_text(json.dumps(summary, indent=1))
+        figure = {**summary, "figure": number, "seconds": elapsed, "results": results}
+        stem.with_suffix(".json").write_text(json.dumps(figure, indent=1))
+        print(f"fig{number}: {elapsed:.1f} s -> {stem}.{{md,png,json}}")
 
 
 if __name__ == "__main__":

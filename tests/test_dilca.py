@@ -14,12 +14,17 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
+from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 from sklearn.neighbors import KNeighborsClassifier
+from sklearn.svm import SVC
 from test_samplers import assert_accepts, assert_rejects, chi2_pvalue, ks_pvalue
 
-from privtab import DILCA, DPDILCA, BudgetAccountant
+from privtab import DILCA, DPDILCA, BudgetAccountant, _core
+from privtab import dilca as dilca_module
+from privtab.counts import contingency_table
 from privtab.dilca import (
+    classical_mds,
     dilca_distance_matrix,
     max_dependency_context,
     max_relevance_context,
@@ -60,7 +65,8 @@ def ref_contexts(su, rule, sigma=1.0):
         others = [j for j in range(d) if j != y]
         if rule == "mean_su":
             mean = sum(su[y, j] for j in others) / len(others)
-            out.append([j for j in others if su[y, j] >= sigma * mean])
+            ctx = [j for j in others if su[y, j] >= sigma * mean]
+            out.append(ctx or [max(others, key=lambda j: (su[y, j], -j))])
         else:
             order = sorted(others, key=lambda j: (-su[y, j], j))
             ctx = [order[0]]
@@ -162,6 +168,14 @@ def test_dilca_sigma_scales_the_mean():
     su = ref_su_matrix(X)
     loose = DILCA(sigma=0.2).fit(X, cardinalities=cards)
     assert [c.tolist() for c in loose.contexts_] == ref_contexts(su, "mean_su", 0.2)
+
+
+def test_empty_mean_su_context_falls_back_to_the_best_attribute():
+    X, cards = structured(300, 2)
+    model = DILCA(sigma=100.0).fit(X, cardinalities=cards)
+    su = ref_su_matrix(X)
+    assert [c.tolist() for c in model.contexts_] == ref_contexts(su, "mean_su", 100.0)
+    assert all(len(c) == 1 for c in model.contexts_)
 
 
 def test_declared_cardinality_is_the_normaliser_and_zero_columns_give_zero():
@@ -563,3 +577,190 @@ def test_no_input_makes_the_core_panic(X, method):
         except (ValueError, TypeError, MemoryError):
             continue
         assert_valid_matrices(model)
+
+
+# ------------------------------------------------------- one-pass pairwise kernel
+
+
+def ref_pairs(X, cards):
+    """Every table (pairs i < j, lexicographic) and the entropy matrix, in NumPy."""
+    d = X.shape[1]
+    tables, h = [], np.zeros((d, d))
+    for i in range(d):
+        h[i, i] = ref_entropy(X, [i]) if X.shape[0] else 0.0
+        for j in range(i + 1, d):
+            tables.append(ref_table(X, i, j, cards))
+            h[i, j] = h[j, i] = ref_entropy(X, [i, j]) if X.shape[0] else 0.0
+    return tables, h
+
+
+@given(
+    data=tables(min_rows=0, max_rows=80, max_cols=6), threads=st.sampled_from([1, 2])
+)
+def test_pairwise_kernel_matches_reference_for_every_pair(data, threads):
+    X, cards = data
+    columns = np.ascontiguousarray(X.T, dtype=np.uint32)
+    cardinalities = np.asarray(cards, dtype=np.uint32)
+    flat, offsets, h = _core.pairwise_tables(columns, cardinalities, n_threads=threads)
+    expected_tables, expected_h = ref_pairs(X, cards)
+    assert offsets.shape == (len(expected_tables) + 1,)
+    assert offsets[-1] == flat.shape[0]
+    for p, (i, j) in enumerate(itertools.combinations(range(X.shape[1]), 2)):
+        table = flat[offsets[p] : offsets[p + 1]].reshape(cards[i], cards[j])
+        assert np.array_equal(table, expected_tables[p])
+        if X.shape[0]:
+            assert np.array_equal(
+                table, contingency_table(X[:, i], X[:, j], cards[i], cards[j])
+            )
+    np.testing.assert_allclose(h, expected_h, rtol=0, atol=1e-12)
+    flat2, offsets2, h2 = _core.pairwise_tables(columns, cardinalities, False)
+    assert flat2.shape == (0,)
+    assert np.array_equal(offsets2, offsets)
+    np.testing.assert_allclose(h2, expected_h, rtol=0, atol=1e-12)
+
+
+def test_pairwise_kernel_errors():
+    columns = np.zeros((3, 1), dtype=np.uint32)
+    huge = np.full(3, 2**32 - 1, dtype=np.uint32)
+    with pytest.raises(MemoryError, match="pairwise contingency tables"):
+        _core.pairwise_tables(columns, huge)
+    with pytest.raises(ValueError, match="column 1"):
+        _core.pairwise_tables(
+            np.array([[0, 1], [0, 2]], dtype=np.uint32),
+            np.array([2, 2], dtype=np.uint32),
+        )
+    with pytest.raises(ValueError, match="cardinalities"):
+        _core.pairwise_tables(columns, np.array([2, 0, 2], dtype=np.uint32))
+    with pytest.raises(ValueError, match="n_threads"):
+        _core.pairwise_tables(columns, np.full(3, 2, dtype=np.uint32), n_threads=0)
+
+
+def test_large_domains_count_entropies_only(monkeypatch):
+    X, cards = structured(300, 5)
+    exact = DILCA().fit(X, cardinalities=cards)
+    monkeypatch.setattr(dilca_module, "_MAX_PAIRWISE_CELLS", 0)
+    light = DILCA().fit(X, cardinalities=cards)
+    assert [c.tolist() for c in light.contexts_] == [
+        c.tolist() for c in exact.contexts_
+    ]
+    for a, b in zip(light.distance_matrices_, exact.distance_matrices_, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------ Euclidean embedding
+
+
+def fitted_models(X, cards):
+    yield DILCA().fit(X, cardinalities=cards)
+    yield DILCA("relevance_redundancy").fit(X, cardinalities=cards)
+    for method in ("max_relevance", "mean_su", "baseline"):
+        yield DPDILCA(
+            0.5,
+            method=method,
+            context_size=1,
+            random_state=3,
+            accountant=BudgetAccountant(),
+        ).fit(X, cardinalities=cards)
+
+
+def euclidean(A, B):
+    return np.sqrt(((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2))
+
+
+@given(data=tables(min_rows=2, max_rows=40, max_cols=4))
+def test_embedding_reproduces_the_distances(data):
+    X, cards = data
+    for model in fitted_models(X, cards):
+        for j in range(X.shape[1]):
+            coords = model.value_embedding(j)
+            assert coords.shape[0] == cards[j]
+            assert 1 <= coords.shape[1] <= max(cards[j] - 1, 1)
+            gaps = euclidean(coords, coords)
+            np.testing.assert_allclose(
+                gaps, model.distance_matrix(j), rtol=0, atol=1e-9
+            )
+            full = model.value_embedding(j, n_components=cards[j])
+            np.testing.assert_allclose(
+                euclidean(full, full), model.distance_matrix(j), rtol=0, atol=1e-9
+            )
+        T = model.transform(X)
+        np.testing.assert_allclose(
+            euclidean(T, T), model.pairwise_distances(X), rtol=0, atol=1e-9
+        )
+        T2 = model.transform(X[:3])
+        np.testing.assert_allclose(
+            euclidean(T2, T), model.pairwise_distances(X[:3], X), rtol=0, atol=1e-9
+        )
+
+
+@given(data=tables(min_rows=2, max_rows=40, max_cols=4))
+def test_classical_mds_on_dilca_matrices_is_the_embedding(data):
+    # DILCA (and DP-DILCA) matrices are Euclidean: classical MDS clips no mass and its
+    # Gram matrix is the one of the principal coordinates.
+    X, cards = data
+    for model in fitted_models(X, cards):
+        for j in range(X.shape[1]):
+            matrix = model.distance_matrix(j)
+            coords, clipped = classical_mds(matrix)
+            assert clipped < 1e-9
+            np.testing.assert_allclose(
+                euclidean(coords, coords) ** 2, matrix**2, rtol=0, atol=1e-9
+            )
+            mine = model.value_embedding(j)
+            np.testing.assert_allclose(
+                coords @ coords.T, mine @ mine.T, rtol=0, atol=1e-9
+            )
+
+
+def test_classical_mds_of_a_non_euclidean_matrix_clips_mass():
+    # Four points where d(0, 3) breaks the triangle inequality: not Euclidean.
+    d = np.array([[0, 1, 2, 5], [1, 0, 1, 2], [2, 1, 0, 1], [5, 2, 1, 0]], dtype=float)
+    coords, clipped = classical_mds(d)
+    assert clipped > 0.01
+    assert coords.shape[1] <= 3
+    coords2, _ = classical_mds(d, n_components=4)
+    assert coords2.shape == (4, 4)
+    # Truncation: one component gives the best rank-1 Gram approximation.
+    one, _ = classical_mds(d, n_components=1)
+    assert one.shape == (4, 1)
+
+
+def test_embedding_validation():
+    model = DILCA().fit(X_OK)
+    with pytest.raises(ValueError, match=r"n_components must be in \[1, 2\]"):
+        model.value_embedding(0, n_components=3)
+    with pytest.raises(TypeError, match="n_components must be an int"):
+        model.value_embedding(0, n_components=1.5)
+    with pytest.raises(ValueError, match="j must be in"):
+        model.value_embedding(5)
+    with pytest.raises(ValueError, match="not fitted"):
+        DILCA().transform(X_OK)
+    with pytest.raises(ValueError, match="fitted with 3"):
+        model.transform(X_OK[:, :2])
+    with pytest.raises(ValueError, match="square"):
+        classical_mds(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="finite"):
+        classical_mds(np.full((2, 2), np.nan))
+    with pytest.raises(ValueError, match=r"n_components must be in \[1, 2\]"):
+        classical_mds(np.zeros((2, 2)), n_components=0)
+
+
+def test_embedding_lets_euclidean_learners_use_the_metric():
+    X, cards = structured(400, 9)
+    labels = X[:, 0]
+    predictors, pred_cards = X[:, 1:], cards[1:]
+    model = DILCA().fit(predictors, cardinalities=pred_cards)
+    T = model.transform(predictors)
+    svc = SVC(kernel="rbf").fit(T[:300], labels[:300])
+    majority = np.bincount(labels[300:]).max() / 100
+    assert svc.score(T[300:], labels[300:]) > majority + 0.2
+    clusters = KMeans(3, n_init=5, random_state=0).fit_predict(T)
+    # KMeans on the embedding minimises the within-cluster squared DILCA distance.
+    D2 = model.pairwise_distances(predictors) ** 2
+    within = sum(
+        D2[np.ix_(clusters == c, clusters == c)].sum() / (2 * (clusters == c).sum())
+        for c in np.unique(clusters)
+    )
+    centres = np.array([T[clusters == c].mean(axis=0) for c in np.unique(clusters)])
+    inertia = ((T - centres[clusters]) ** 2).sum()
+    assert math.isclose(within, inertia, rel_tol=1e-9)

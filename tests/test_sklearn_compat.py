@@ -1,6 +1,7 @@
 """scikit-learn's estimator checks, in the configurations users meet.
 
-The encoder, the PrivateKD selector and the DP linear models run the checks of
+The encoder, the PrivateKD selector, the DP linear models and the DILCA / DP-DILCA
+distance learners run the checks of
 ``estimator_checks_generator``. The array-API check only applies to estimators that
 claim array-API support; none of these does, so the check would only ever be skipped.
 It is left out rather than counted as a skipped test.
@@ -15,6 +16,8 @@ from sklearn.utils.estimator_checks import (
 )
 
 from privtab import (
+    DILCA,
+    DPDILCA,
     CMGreedy,
     DPLinearSVC,
     DPLogisticRegression,
@@ -124,6 +127,29 @@ BINARY_SELECTOR_FAILURES = {
 }
 
 
+# DILCA and DPDILCA take categorical codes like PrivateKD (same tags, same two expected
+# failures). The DPDILCA instances are seeded, so their `non_deterministic` tag is off
+# and the reproducibility checks run; like the DP models they charge the default
+# (unlimited) accountant.
+DISTANCES = [
+    DILCA(),
+    DILCA("relevance_redundancy"),
+    DPDILCA(1.0, random_state=0, context_size=1),
+    DPDILCA(10.0, method="baseline", random_state=0, context_size=1),
+]
+
+DISTANCE_FAILURES = {
+    "check_complex_data": (
+        "complex X raises TypeError (codes need an integer dtype), the check wants "
+        "a ValueError"
+    ),
+    "check_dtype_object": (
+        "object arrays are raw categorical data for TableEncoder; DILCA and DPDILCA "
+        "take integer codes and raise TypeError"
+    ),
+}
+
+
 def expected_failed_checks(estimator) -> dict[str, str]:
     """Checks an estimator is known to fail, with the reason.
 
@@ -137,6 +163,8 @@ def expected_failed_checks(estimator) -> dict[str, str]:
         return SELECTOR_FAILURES
     if isinstance(estimator, (KACSelector, KAnonymityGreedy, CMGreedy)):
         return BINARY_SELECTOR_FAILURES
+    if isinstance(estimator, DILCA | DPDILCA):
+        return DISTANCE_FAILURES
     return {}
 
 
@@ -191,13 +219,21 @@ def test_sklearn_compatible_binary_selector(estimator, check):
     check(estimator)
 
 
+# Without cardinalities the codes' domains are inferred, with a PrivacyLeakWarning
+# (tested in test_dilca.py).
+@pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize(("estimator", "check"), _checks(DISTANCES))
+def test_sklearn_compatible_distance(estimator, check):
+    check(estimator)
+
+
 @pytest.mark.parametrize(("estimator", "check"), _checks(DP_MODELS))
 def test_sklearn_compatible_dp_model(estimator, check):
     check(estimator)
 
 
 @pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
-@pytest.mark.parametrize("estimator", [*ENCODERS, *SELECTORS], ids=repr)
+@pytest.mark.parametrize("estimator", [*ENCODERS, *SELECTORS, *DISTANCES], ids=repr)
 def test_dataframe_column_names_consistency(estimator):
     # Not part of check_estimator's default list, but Pipelines rely on it.
     check_dataframe_column_names_consistency(type(estimator).__name__, estimator)

@@ -308,3 +308,12 @@ def maximal_sets(
 ) -> tuple[
     npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.uint64], bool
 ]: ...
+
+# --- pairwise (rust/privtab-py/src/pairwise.rs) ---
+
+def pairwise_tables(
+    columns: npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    with_tables: bool = True,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...

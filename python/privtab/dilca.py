@@ -26,8 +26,13 @@ import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_feature_names_in,
+    check_is_fitted,
+    validate_data,
+)
 
 from privtab import _core
 from privtab._random import RandomState, check_random_state
@@ -46,6 +51,7 @@ from privtab.mechanisms import exponential_mechanism, laplace_mechanism
 __all__ = [
     "DILCA",
     "DPDILCA",
+    "classical_mds",
     "dilca_distance_matrix",
     "max_dependency_context",
     "max_relevance_context",
@@ -63,6 +69,8 @@ def _is_encoded(X: Any) -> bool:
 
 def _prepare(X: Any, cardinalities: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     """Column-major codes, cardinalities, and whether these were inferred."""
+    if not _is_encoded(X):
+        X = _non_negative(to_numpy_2d(X, "X"), "X")
     if cardinalities is not None or _is_encoded(X):
         columns, cards = as_code_columns(X, "X", cardinalities)
         inferred = False
@@ -82,9 +90,21 @@ def _prepare(X: Any, cardinalities: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     if columns.shape[0] < 2:
         raise ValueError(
             f"X must have at least 2 attributes (a context needs another one), "
-            f"got {columns.shape[0]}"
+            f"got {columns.shape[0]} feature(s)"
         )
     return columns, cards, inferred
+
+
+def _non_negative(array: np.ndarray, name: str) -> np.ndarray:
+    # Worded as scikit-learn words it, for estimators tagged positive_only.
+    if array.dtype.kind in "if":
+        negative = array[array < 0]
+        if negative.size:
+            raise ValueError(
+                f"Negative values in data passed to {name}: codes must be >= 0, got "
+                f"{negative.min()}"
+            )
+    return array
 
 
 def _symmetric_uncertainty(h_x: float, h_y: float, h_xy: float) -> float:
@@ -94,34 +114,49 @@ def _symmetric_uncertainty(h_x: float, h_y: float, h_xy: float) -> float:
     return 2.0 * (h_x + h_y - h_xy) / total
 
 
+#: Above this many cells in all the pairwise tables together, only their entropies are
+#: computed in one pass and the tables a context needs are counted one by one.
+_MAX_PAIRWISE_CELLS = 1 << 25
+
+
 class _Tables:
-    """Exact contingency tables and entropies of the attribute pairs, made on demand."""
+    """Exact contingency tables and entropies of every attribute pair.
+
+    One call to the Rust kernel ``pairwise_tables`` reads each column pair once (in
+    parallel) and returns every |V_i|×|V_j| table, every H(X_i) and every H(X_i, X_j).
+    """
 
     def __init__(self, columns: np.ndarray, cards: np.ndarray) -> None:
         self.columns = columns
         self.cards = cards
-        self._tables: dict[tuple[int, int], np.ndarray] = {}
-        self._joint: dict[tuple[int, int], float] = {}
-        self.entropies = [
-            entropy(np.unique(col, return_counts=True)[1]) for col in columns
-        ]
+        d = columns.shape[0]
+        sizes = cards.astype(np.float64)
+        cells = (sizes.sum() ** 2 - (sizes**2).sum()) / 2.0
+        keep = cells <= _MAX_PAIRWISE_CELLS
+        flat, offsets, entropies = _core.pairwise_tables(columns, cards, keep)
+        self._flat = flat if keep else None
+        self._offsets = offsets
+        self._entropy_matrix = entropies
+        self.entropies = np.diagonal(entropies).tolist()
+        self._d = d
 
     def table(self, y: int, x: int) -> np.ndarray:
         """Return the |Y|×|X| table of attribute ``y`` (rows) against ``x`` (columns)."""
-        key = (min(y, x), max(y, x))
-        if key not in self._tables:
-            i, j = key
-            self._tables[key] = contingency_table(
+        i, j = min(y, x), max(y, x)
+        if self._flat is None:
+            table = contingency_table(
                 self.columns[i], self.columns[j], int(self.cards[i]), int(self.cards[j])
             )
-        table = self._tables[key]
+        else:
+            p = i * (2 * self._d - i - 1) // 2 + (j - i - 1)
+            start, stop = int(self._offsets[p]), int(self._offsets[p + 1])
+            table = self._flat[start:stop].reshape(
+                int(self.cards[i]), int(self.cards[j])
+            )
         return table if y <= x else table.T
 
     def joint_entropy(self, y: int, x: int) -> float:
-        key = (min(y, x), max(y, x))
-        if key not in self._joint:
-            self._joint[key] = entropy(self.table(*key))
-        return self._joint[key]
+        return float(self._entropy_matrix[y, x])
 
     def symmetric_uncertainty_matrix(self) -> np.ndarray:
         d = self.columns.shape[0]
@@ -138,7 +173,11 @@ def _mean_su_rule(su: np.ndarray, others: np.ndarray, sigma: float) -> np.ndarra
     """DILCA_M: the attributes whose SU with the target is >= sigma times the mean."""
     values = su[others]
     mean = math.fsum(values.tolist()) / values.shape[0]
-    return others[values >= sigma * mean]
+    context = others[values >= sigma * mean]
+    if context.size == 0:
+        # Only with sigma > 1, or when rounding puts the mean of equal values above them.
+        context = others[[int(np.argmax(values))]]
+    return context
 
 
 def _relevance_redundancy_rule(su: np.ndarray, target: int) -> np.ndarray:
@@ -187,6 +226,24 @@ def dilca_distance_matrix(tables: Any) -> np.ndarray:
     >>> bool(np.isclose(d[0, 2], np.sqrt((1 / 3) ** 2 / 2)))
     True
     """
+    p = _profiles(tables)
+    rows, width = p.shape[0], float(p.shape[1])
+    squared = np.empty((rows, rows))
+    for i in range(rows):
+        squared[i] = ((p[i] - p) ** 2).sum(axis=1)
+    distances = np.minimum(np.sqrt(squared / width), 1.0)
+    np.fill_diagonal(distances, 0.0)
+    return distances
+
+
+def _scaled_profiles(tables: Any) -> np.ndarray:
+    """Return ``[P_X1 | P_X2 | ...] / sqrt(Σ|X|)``: rows at DILCA distances."""
+    p = _profiles(tables)
+    return p / math.sqrt(p.shape[1])
+
+
+def _profiles(tables: Any) -> np.ndarray:
+    """Return the validated conditional probabilities ``[P_X1 | P_X2 | ...]``."""
     arrays = [np.asarray(t, dtype=np.float64) for t in tables]
     if not arrays:
         raise ValueError("tables must hold at least one contingency table")
@@ -204,14 +261,94 @@ def dilca_distance_matrix(tables: Any) -> np.ndarray:
         totals = table.sum(axis=0)
         safe = np.where(totals > 0, totals, 1.0)
         probabilities.append(np.where(totals > 0, table / safe, 0.0))
-    p = np.concatenate(probabilities, axis=1)
-    width = float(p.shape[1])
-    squared = np.empty((rows, rows))
-    for i in range(rows):
-        squared[i] = ((p[i] - p) ** 2).sum(axis=1)
-    distances = np.minimum(np.sqrt(squared / width), 1.0)
-    np.fill_diagonal(distances, 0.0)
-    return distances
+    return np.concatenate(probabilities, axis=1)
+
+
+def classical_mds(
+    distances: Any, n_components: int | None = None
+) -> tuple[np.ndarray, float]:
+    """Classical (Torgerson) MDS of a distance matrix, as Crippen and Havel embed one.
+
+    Parameters
+    ----------
+    distances : array-like of shape (k, k)
+        Symmetric distances with a zero diagonal.
+    n_components : int, optional
+        Number of coordinates, in [1, k]; default the number of eigenvalues above
+        ``k · eps · λ_max`` (the numerical rank, at least 1).
+
+    Returns
+    -------
+    coordinates : ndarray of shape (k, r)
+        ``Q_r · Λ_r^{1/2}`` for the ``r`` largest eigenvalues of
+        ``B = −½·J·D²·J`` (``J = I − 11ᵀ/k``), negative ones set to 0.
+    clipped : float
+        ``Σ|λ⁻| / Σ|λ|``, the relative mass of the negative eigenvalues that were set
+        to 0: 0 up to rounding exactly when ``distances`` is Euclidean.
+
+    Raises
+    ------
+    ValueError
+        If ``distances`` is not a finite square matrix or ``n_components`` is out of
+        range.
+
+    Notes
+    -----
+    Squaring loses precision for tiny distances: a distance below about 1e-8 is only
+    reproduced within about 1e-8. :meth:`DILCA.value_embedding` avoids this by taking
+    the principal coordinates of the conditional-probability rows themselves.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privtab.dilca import classical_mds
+    >>> d = np.array([[0.0, 3.0, 5.0], [3.0, 0.0, 4.0], [5.0, 4.0, 0.0]])
+    >>> coords, clipped = classical_mds(d)
+    >>> coords.shape, clipped < 1e-12
+    ((3, 2), True)
+    >>> gaps = np.linalg.norm(coords[:, None] - coords[None], axis=2)
+    >>> bool(np.allclose(gaps, d))
+    True
+    """
+    matrix = np.asarray(distances, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.size == 0:
+        raise ValueError(
+            f"distances must be a non-empty square matrix, got shape {matrix.shape}"
+        )
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError("distances must be finite")
+    size = matrix.shape[0]
+    if n_components is not None and not 1 <= int(n_components) <= size:
+        raise ValueError(f"n_components must be in [1, {size}], got {n_components}")
+    squared = matrix**2
+    centred = squared - squared.mean(axis=0)[None, :]
+    centred = centred - centred.mean(axis=1)[:, None]
+    values, vectors = np.linalg.eigh(-0.25 * (centred + centred.T))
+    values, vectors = values[::-1], vectors[:, ::-1]
+    total = float(np.abs(values).sum())
+    clipped = float(-values[values < 0].sum() / total) if total > 0 else 0.0
+    values = np.maximum(values, 0.0)
+    if n_components is None:
+        tolerance = size * np.finfo(np.float64).eps * float(values[0])
+        n_components = max(1, int(np.count_nonzero(values > tolerance)))
+    r = int(n_components)
+    return vectors[:, :r] * np.sqrt(values[:r]), clipped
+
+
+def _principal_coordinates(
+    profiles: np.ndarray, n_components: int | None
+) -> np.ndarray:
+    """Principal coordinates of the rows of ``profiles`` (PCA without scaling)."""
+    centred = profiles - profiles.mean(axis=0)[None, :]
+    u, singular, _ = np.linalg.svd(centred, full_matrices=False)
+    if n_components is None:
+        tolerance = max(centred.shape) * np.finfo(np.float64).eps
+        top = float(singular[0]) if singular.size else 0.0
+        n_components = max(1, int(np.count_nonzero(singular > tolerance * top)))
+    coords = np.zeros((profiles.shape[0], int(n_components)))
+    r = min(int(n_components), singular.size)
+    coords[:, :r] = u[:, :r] * singular[:r]
+    return coords
 
 
 def _context_arrays(X: Any, target: Any, k: Any, cardinalities: Any) -> tuple:
@@ -353,15 +490,153 @@ class _DistanceMixin:
     def _codes(self, X: Any, name: str) -> np.ndarray:
         if _is_encoded(X):
             X = X.codes
+        elif name == "X":
+            # Feature names must match those seen in fit (scikit-learn's rule).
+            _check_feature_names(self, X, reset=False)
         array = to_numpy_2d(X, name)
         d = self.cardinalities_.shape[0]
         if array.shape[1] != d:
             raise ValueError(
-                f"{name} has {array.shape[1]} features, but the model was fitted "
-                f"with {d}"
+                f"{name} has {array.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {d} features as input (it was fitted with {d})"
             )
         columns, _ = as_code_columns(array, name, self.cardinalities_)
         return columns
+
+    def value_embedding(self, j: int, n_components: int | None = None) -> np.ndarray:
+        """Euclidean coordinates of the values of attribute ``j`` (classical MDS).
+
+        Parameters
+        ----------
+        j : int
+            Attribute index, in [0, n_features_in_).
+        n_components : int, optional
+            Number of coordinates, in [1, cardinalities_[j]]; default the rank ``r`` of
+            the configuration (at most ``cardinalities_[j] − 1``). Coordinates beyond
+            the rank are 0.
+
+        Returns
+        -------
+        ndarray of shape (cardinalities_[j], n_components or r)
+            Row ``v`` embeds value ``v``. With the default rank, the Euclidean distance
+            between rows ``u`` and ``v`` is ``distance_matrix(j)[u, v]`` up to rounding
+            (about 1e-15); with fewer components, the best approximation of that rank
+            (the classical-MDS truncation).
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an invalid ``j`` or ``n_components``.
+
+        Notes
+        -----
+        DILCA's distance is the Euclidean distance between the rows of
+        ``P / sqrt(Σ_X |X|)``, with ``P`` the concatenated conditional probabilities
+        ``P(y | x)`` of the context (:func:`dilca_distance_matrix`), so the matrix is
+        exactly Euclidean: ``B = −½·J·D²·J`` (``J = I − 11ᵀ/|V_j|``) is positive
+        semi-definite and classical MDS / the Crippen–Havel construction
+        (:func:`classical_mds`) embeds it with no negative eigenvalue beyond rounding
+        (clipped mass about 1e-16). The same holds for DP-DILCA: its distances come
+        from the clamped (non-negative) noisy tables through the same formula, so their
+        columns are still conditional distributions and no distance reaches the
+        [0, 1] clip. The coordinates returned are these principal coordinates,
+        ``U_r·S_r`` from the SVD of the centred rows (``B = U S² Uᵀ``, the eigen-
+        decomposition classical MDS would compute), taken from the rows rather than
+        from ``D²`` so that near-zero distances keep full precision. Unique up to a
+        rotation and the signs of the axes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from privtab import DILCA
+        >>> X = np.array([[0, 0, 1], [1, 1, 0], [2, 1, 0], [0, 0, 1], [2, 1, 1]])
+        >>> model = DILCA().fit(X)
+        >>> coords = model.value_embedding(0)
+        >>> coords.shape
+        (3, 2)
+        >>> gaps = np.linalg.norm(coords[:, None] - coords[None], axis=2)
+        >>> bool(np.allclose(gaps, model.distance_matrix(0), atol=1e-12))
+        True
+        """
+        size = self.distance_matrix(j).shape[0]
+        if n_components is not None:
+            if isinstance(n_components, bool) or not isinstance(
+                n_components, int | np.integer
+            ):
+                raise TypeError(
+                    f"n_components must be an int or None, got "
+                    f"{type(n_components).__name__}"
+                )
+            if not 1 <= int(n_components) <= size:
+                raise ValueError(
+                    f"n_components must be in [1, {size}] for attribute {j}, got "
+                    f"{n_components}"
+                )
+        return _principal_coordinates(
+            _scaled_profiles(self.tables_[int(j)]), n_components
+        )
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Concatenated value coordinates: Euclidean distances = object distances.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+            Categorical codes within the fitted cardinalities.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, Σ_j r_j)
+            Row ``i`` concatenates ``value_embedding(j)[X[i, j]]`` over the attributes
+            (``r_j`` = rank of attribute ``j``), so that
+            ``‖T(x) − T(y)‖ = sqrt(Σ_j d_j(x_j, y_j)²) = pairwise_distances(x, y)`` up
+            to rounding: KMeans, SVMs or any Euclidean method can use the learnt metric.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from privtab import DILCA
+        >>> X = np.array([[0, 0, 1], [1, 1, 0], [2, 1, 0], [0, 0, 1], [2, 1, 1]])
+        >>> model = DILCA().fit(X)
+        >>> T = model.transform(X)
+        >>> gaps = np.linalg.norm(T[:, None] - T[None], axis=2)
+        >>> bool(np.allclose(gaps, model.pairwise_distances(X), atol=1e-12))
+        True
+        """
+        check_is_fitted(self, "distance_matrices_")
+        xs = self._codes(X, "X")
+        blocks = [coords[xs[j]] for j, coords in enumerate(self._embeddings())]
+        return np.ascontiguousarray(np.concatenate(blocks, axis=1))
+
+    def _embeddings(self) -> list[np.ndarray]:
+        return [
+            _principal_coordinates(_scaled_profiles(tables), None)
+            for tables in self.tables_
+        ]
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names of the :meth:`transform` columns: ``<feature>_mds<c>``.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Input feature names; default ``feature_names_in_`` or ``x0, x1, ...``.
+
+        Returns
+        -------
+        ndarray of object
+            One name per coordinate, attribute after attribute.
+        """
+        check_is_fitted(self, "distance_matrices_")
+        names = _check_feature_names_in(self, input_features)
+        return np.asarray(
+            [
+                f"{name}_mds{c}"
+                for name, coords in zip(names, self._embeddings(), strict=True)
+                for c in range(coords.shape[1])
+            ],
+            dtype=object,
+        )
 
     def pairwise_distances(self, X: Any, Y: Any = None) -> np.ndarray:
         """Object distances ``sqrt(Σ_j d_j(x_j, y_j)²)`` between the rows of X and Y.
@@ -389,7 +664,7 @@ class _DistanceMixin:
         return np.sqrt(squared)
 
 
-class DILCA(_DistanceMixin, BaseEstimator):
+class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
     """Context-based distances between categorical values (non-private DILCA).
 
     Parameters
@@ -420,7 +695,10 @@ class DILCA(_DistanceMixin, BaseEstimator):
     -----
     SU(X, Y) = 2(H(X) + H(Y) − H(X, Y)) / (H(X) + H(Y)) in bits, 0 when
     H(X) + H(Y) = 0. Distances follow :func:`dilca_distance_matrix` with ``|X|`` the
-    declared cardinality. Cardinalities come from an ``EncodedTable``, the
+    declared cardinality. Should the ``"mean_su"`` context be empty (possible with
+    ``sigma > 1``, or when rounding puts the mean of equal SU values just above them),
+    the single attribute with the largest SU (lowest index among ties) is taken, as
+    DP-MeanSU does. Cardinalities come from an ``EncodedTable``, the
     ``cardinalities`` argument of :meth:`fit`, or ``max + 1`` of each column.
 
     Examples
@@ -500,7 +778,7 @@ class DILCA(_DistanceMixin, BaseEstimator):
         return tags
 
 
-class DPDILCA(_DistanceMixin, BaseEstimator):
+class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
     """Differentially private DILCA distances (DP-DILCA) for every attribute.
 
     Parameters
@@ -680,7 +958,8 @@ class DPDILCA(_DistanceMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.positive_only = True
-        tags.non_deterministic = True
+        # A fixed seed makes fits reproducible (for any number of threads).
+        tags.non_deterministic = self.random_state is None
         return tags
 
 

@@ -15,6 +15,7 @@ pub mod error;
 pub mod histogram;
 pub mod mining;
 pub mod noise;
+pub mod pairwise;
 pub mod partition;
 pub mod resources;
 pub mod rng;

@@ -13,6 +13,7 @@ mod errors;
 mod histogram;
 mod mining;
 mod noise;
+mod pairwise;
 mod partition;
 
 use pyo3::prelude::*;
@@ -28,5 +29,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     clustering::register(m)?;
     anonymity::register(m)?;
     mining::register(m)?;
+    pairwise::register(m)?;
     Ok(())
 }
