@@ -11,79 +11,8 @@
 
 use rayon::prelude::*;
 
+use crate::binary::BinaryCsr;
 use crate::{Error, Result};
-
-/// A validated borrowed CSR view of an n × m binary matrix.
-#[derive(Clone, Copy, Debug)]
-pub struct BinaryCsr<'a> {
-    indptr: &'a [i64],
-    indices: &'a [u32],
-    n_features: usize,
-}
-
-impl<'a> BinaryCsr<'a> {
-    /// Validates a CSR structure: row u holds the features `indices[indptr[u]..indptr[u+1]]`.
-    ///
-    /// # Errors
-    /// [`Error::InvalidData`] when `indptr` is empty, does not start at 0, decreases, or does
-    /// not end at `indices.len()`, or when a row's indices are not strictly increasing or
-    /// not below `n_features`.
-    pub fn new(indptr: &'a [i64], indices: &'a [u32], n_features: usize) -> Result<Self> {
-        let (&first, &last) = match (indptr.first(), indptr.last()) {
-            (Some(first), Some(last)) => (first, last),
-            _ => {
-                return Err(Error::InvalidData(
-                    "indptr must hold n_rows + 1 offsets, got an empty array".into(),
-                ));
-            }
-        };
-        if first != 0 || usize::try_from(last).ok() != Some(indices.len()) {
-            return Err(Error::InvalidData(format!(
-                "indptr must run from 0 to len(indices) = {}, got {first} .. {last}",
-                indices.len()
-            )));
-        }
-        for (u, w) in indptr.windows(2).enumerate() {
-            if w[1] < w[0] {
-                return Err(Error::InvalidData(format!(
-                    "indptr must be non-decreasing, got {} then {} at row {u}",
-                    w[0], w[1]
-                )));
-            }
-            // In range: 0 ≤ w[0] ≤ w[1] ≤ indices.len() by the checks above and monotonicity.
-            let row = &indices[w[0] as usize..w[1] as usize];
-            if let Some(&f) = row.iter().find(|&&f| f as usize >= n_features) {
-                return Err(Error::InvalidData(format!(
-                    "feature index {f} in row {u} is out of range for {n_features} features"
-                )));
-            }
-            if row.windows(2).any(|p| p[1] <= p[0]) {
-                return Err(Error::InvalidData(format!(
-                    "the feature indices of row {u} must be strictly increasing"
-                )));
-            }
-        }
-        Ok(BinaryCsr {
-            indptr,
-            indices,
-            n_features,
-        })
-    }
-
-    /// Number of rows n.
-    pub fn n_rows(&self) -> usize {
-        self.indptr.len() - 1
-    }
-
-    /// Number of features m.
-    pub fn n_features(&self) -> usize {
-        self.n_features
-    }
-
-    fn row(&self, u: usize) -> &'a [u32] {
-        &self.indices[self.indptr[u] as usize..self.indptr[u + 1] as usize]
-    }
-}
 
 /// The rows grouped by their projection onto S.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -344,14 +273,7 @@ mod tests {
     }
 
     #[test]
-    fn rejects_malformed_csr_and_features() {
-        assert!(BinaryCsr::new(&[], &[], 3).is_err());
-        assert!(BinaryCsr::new(&[1, 1], &[0], 3).is_err());
-        assert!(BinaryCsr::new(&[0, 2], &[0], 3).is_err());
-        assert!(BinaryCsr::new(&[0, 2, 1], &[0, 1], 3).is_err());
-        assert!(BinaryCsr::new(&[0, 1], &[3], 3).is_err());
-        assert!(BinaryCsr::new(&[0, 2], &[1, 1], 3).is_err());
-        assert!(BinaryCsr::new(&[0, 2], &[2, 1], 3).is_err());
+    fn rejects_out_of_range_features() {
         let indices = [0u32, 2];
         let csr = BinaryCsr::new(&[0, 2], &indices, 3).unwrap();
         let err = containment_anonymity(csr, &[5]).unwrap_err();

@@ -10,6 +10,7 @@
 use rand::RngExt;
 use rayon::prelude::*;
 
+use crate::binary::BinaryCsr;
 use crate::resources::alloc_output;
 use crate::rng::Seed;
 use crate::{Error, Result};
@@ -51,39 +52,8 @@ fn hamming(a: &[u64], b: &[u64]) -> u32 {
     a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
 
-fn check_csr(indptr: &[i64], indices: &[u32], n_features: usize) -> Result<usize> {
-    let n_rows = indptr
-        .len()
-        .checked_sub(1)
-        .ok_or_else(|| Error::InvalidData("indptr must hold n_rows + 1 offsets, got 0".into()))?;
-    if n_features == 0 {
-        return Err(Error::parameter("n_features", 0, "must be >= 1"));
-    }
-    if indptr[0] != 0 || indptr[n_rows] != indices.len() as i64 {
-        return Err(Error::InvalidData(format!(
-            "indptr must run from 0 to len(indices) = {}, got {} .. {}",
-            indices.len(),
-            indptr[0],
-            indptr[n_rows]
-        )));
-    }
-    if indptr.windows(2).any(|w| w[1] < w[0]) {
-        return Err(Error::InvalidData("indptr must be non-decreasing".into()));
-    }
-    if let Some(&bad) = indices.iter().find(|&&f| f as usize >= n_features) {
-        return Err(Error::InvalidData(format!(
-            "indices must be < n_features = {n_features}, got {bad}"
-        )));
-    }
-    Ok(n_rows)
-}
-
-fn pack_and_merge(
-    indptr: &[i64],
-    indices: &[u32],
-    n_rows: usize,
-    n_features: usize,
-) -> Result<Distinct> {
+fn pack_and_merge(matrix: BinaryCsr<'_>) -> Result<Distinct> {
+    let (n_rows, n_features) = (matrix.n_rows(), matrix.n_features());
     let words = n_features.div_ceil(64);
     let total = n_rows
         .checked_mul(words)
@@ -93,9 +63,7 @@ fn pack_and_merge(
         .par_chunks_mut(words)
         .enumerate()
         .for_each(|(u, row)| {
-            // indptr was checked to be non-decreasing within 0 ..= len(indices).
-            let (lo, hi) = (indptr[u] as usize, indptr[u + 1] as usize);
-            for &f in &indices[lo..hi] {
+            for &f in matrix.row(u) {
                 row[f as usize / 64] |= 1u64 << (f % 64);
             }
         });
@@ -222,7 +190,11 @@ pub fn randomization_flipping(
     k: usize,
     seed: &Seed,
 ) -> Result<Flipped> {
-    let n_rows = check_csr(indptr, indices, n_features)?;
+    if n_features == 0 {
+        return Err(Error::parameter("n_features", 0, "must be >= 1"));
+    }
+    let matrix = BinaryCsr::new(indptr, indices, n_features)?;
+    let n_rows = matrix.n_rows();
     if k == 0 || k > n_rows {
         return Err(Error::InvalidParameter {
             name: "k",
@@ -230,7 +202,7 @@ pub fn randomization_flipping(
             rule: "must be >= 1 and <= the number of rows",
         });
     }
-    let distinct = pack_and_merge(indptr, indices, n_rows, n_features)?;
+    let distinct = pack_and_merge(matrix)?;
     let clusters = k_member(&distinct, k, seed);
     let words = distinct.words;
     let cell_count = n_rows

@@ -8,6 +8,7 @@
 //! with its own ChaCha20 stream, so a given seed gives the same output for any thread count.
 
 pub mod anonymity;
+pub mod binary;
 pub mod clustering;
 pub mod counts;
 pub mod encode;

@@ -2,7 +2,8 @@
 //! matrix in CSR form, projected onto a feature subset.
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use privtab_core::anonymity::{self, BinaryCsr};
+use privtab_core::anonymity;
+use privtab_core::binary::BinaryCsr;
 use privtab_core::resources::with_threads;
 use pyo3::prelude::*;
 
