@@ -326,9 +326,10 @@ def test_every_method_selects_a_k_ac_set(data, k, skip, top_t):
         sel.fit(B, y)
         assert sel.anonymity_ >= k
         assert ref_ac(B, np.flatnonzero(sel.support_)).min() >= k
-        assert sorted(sel.selection_order_.tolist()) == np.flatnonzero(
-            sel.support_
-        ).tolist()
+        assert (
+            sorted(sel.selection_order_.tolist())
+            == np.flatnonzero(sel.support_).tolist()
+        )
 
 
 @FAST
@@ -380,9 +381,7 @@ def test_maximal_limits_set_complete_flag_without_warning():
         limited = KACSelector(3, method=method, max_sets=10**6, time_limit=60.0)
         assert limited.fit(B, y).complete_ is True
         full = KACSelector(3, method=method).fit(B, y)
-        np.testing.assert_array_equal(
-            limited.selection_order_, full.selection_order_
-        )
+        np.testing.assert_array_equal(limited.selection_order_, full.selection_order_)
     assert KACSelector(3, max_sets=1).fit(B, y).complete_ is True
 
 

@@ -545,7 +545,7 @@ def _kac_greedy_distcnt(data: _Data, est: KACSelector) -> list[int]:
 
 
 def _best_of_largest(data: _Data, est: KACSelector, sets: Itemsets) -> list[int]:
-    """The best set by ``est.utility`` among the ``top_t`` first (largest) of ``sets``.
+    """Return the best by ``est.utility`` of the ``top_t`` first (largest) ``sets``.
 
     Ties go to the earlier set in the miner's order. Scores are integer pair counts
     (Ham: Σ Hamming distances; DistCnt: separated pairs), so ties are exact. The set
@@ -569,14 +569,24 @@ def _kac_maximal(data: _Data, est: KACSelector) -> list[int]:
     # Every itemset with support ≥ k is k-AC: each row's pattern on S is contained in
     # S, and at least k rows contain S.
     sets = _mine(
-        data.matrix, int(est.k), "frequency", est.max_sets, est.time_limit, data.n_threads
+        data.matrix,
+        int(est.k),
+        "frequency",
+        est.max_sets,
+        est.time_limit,
+        data.n_threads,
     )
     return _best_of_largest(data, est, sets)
 
 
 def _kac_maximal_feasible(data: _Data, est: KACSelector) -> list[int]:
     sets = _mine(
-        data.matrix, int(est.k), "containment", est.max_sets, est.time_limit, data.n_threads
+        data.matrix,
+        int(est.k),
+        "containment",
+        est.max_sets,
+        est.time_limit,
+        data.n_threads,
     )
     return _best_of_largest(data, est, sets)
 
