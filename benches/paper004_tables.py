@@ -31,6 +31,12 @@ t=...) -> (X_release, y_release, selected)``. The k-AC selectors and the k-anony
 CM greedy baselines are looked up in ``privtab`` by name; if one is missing, its rows are
 skipped with a printed note.
 
+The maximal-set methods (``KACSelector(method="maximal" | "maximal_feasible")``, top_t
+= 10) enumerate with ``max_sets`` / ``time_limit`` (``--max-sets``, ``--time-limit``):
+the table marks with † a k where an enumeration stopped early in some fold (then the
+choice is among the sets found; with ``time_limit`` it depends on the machine's speed),
+and the json counts those folds (``incomplete_folds``).
+
 ``--methods`` keeps only the methods whose name contains one of the given
 comma-separated substrings (e.g. ``--methods RF,DP``).
 
@@ -73,15 +79,28 @@ MAX_DP_T = 23
 Release = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
+# Limits of the maximal-set enumerations (set from the command line in main): on
+# Semeion at support 5 the maximal frequent itemsets are far too many to list.
+LIMITS: dict[str, Any] = {"max_sets": 100_000, "time_limit": 5.0}
+# Folds of the current (method, k) whose maximal-set enumeration stopped at a limit.
+INCOMPLETE: list[int] = []
+
+
 def _selector_method(factory: Callable[[int], Any]) -> Callable[..., Release]:
     """A feature selector: release the selected columns of the training fold."""
 
     def run(B: np.ndarray, y: np.ndarray, k: int, rng: Any, **_: Any) -> Release:
         selector = factory(k).fit(B, y)
+        if not getattr(selector, "complete_", True):
+            INCOMPLETE.append(1)
         selected = np.flatnonzero(selector.get_support())
         return B[:, selected], y, selected
 
     return run
+
+
+def _maximal(method: str) -> Callable[[Any], Callable[[int], Any]]:
+    return lambda cls: lambda k: cls(k, method=method, **LIMITS)
 
 
 def _optional(name: str, build: Callable[[Any], Callable[[int], Any]]) -> Any:
@@ -121,12 +140,9 @@ METHODS: dict[str, tuple[Callable[..., Release] | None, bool]] = {
         _optional("KACSelector", lambda c: lambda k: c(k, method="greedy_distcnt")),
         False,
     ),
-    "Maximal (k-AC)": (
-        _optional("KACSelector", lambda c: lambda k: c(k, method="maximal")),
-        False,
-    ),
+    "Maximal (k-AC)": (_optional("KACSelector", _maximal("maximal")), False),
     "Maximal-feasible (k-AC)": (
-        _optional("KACSelector", lambda c: lambda k: c(k, method="maximal_feasible")),
+        _optional("KACSelector", _maximal("maximal_feasible")),
         False,
     ),
     "Greedy-Ham (k-anonymity)": (
@@ -190,6 +206,7 @@ def run_table(
         results[name] = {}
         for k in KS:
             start = time.perf_counter()
+            INCOMPLETE.clear()
             reps = args.repetitions if randomized else 1
             aucs = np.empty((reps, len(folds)))
             sfc = np.empty((reps, len(folds)))
@@ -212,13 +229,19 @@ def run_table(
                 "sfc_is_flip_percent": method is _rf,
                 "t": ts[k] if name.startswith(("Laplace", "Exponential")) else None,
                 "seconds": time.perf_counter() - start,
+                "incomplete_folds": len(INCOMPLETE),
             }
             results[name][str(k)] = entry
             unit = "% flipped" if method is _rf else " features"
+            stopped = (
+                f", enumeration stopped at a limit in {len(INCOMPLETE)} folds"
+                if INCOMPLETE
+                else ""
+            )
             print(
                 f"  {dataset} {name} k={k}: AUC {entry['auc']:.3f} ± "
                 f"{entry['auc_std']:.3f}, SFC {entry['sfc']:.2f}{unit} "
-                f"({entry['seconds']:.1f} s)",
+                f"({entry['seconds']:.1f} s{stopped})",
                 flush=True,
             )
     return results
@@ -226,15 +249,18 @@ def run_table(
 
 def markdown(results: dict, title: str, notes: str) -> str:
     lines = [f"# {title}", "", notes, ""]
-    header = "| Method | " + " | ".join(f"k = {k}: AUC (SFC)" for k in KS) + " |"
-    lines += [header, "|---" * (len(KS) + 1) + "|"]
+    header = "| Method | " + " | ".join(f"k = {k}: AUC (SFC)" for k in KS)
+    header += " | seconds (k = " + " / ".join(map(str, KS)) + ") |"
+    lines += [header, "|---" * (len(KS) + 2) + "|"]
     for name, per_k in results.items():
         cells = []
         for k in KS:
             e = per_k[str(k)]
             sfc = f"{e['sfc']:.2f}%" if e["sfc_is_flip_percent"] else f"{e['sfc']:.1f}"
-            cells.append(f"{e['auc']:.3f} ± {e['auc_std']:.3f} ({sfc})")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            mark = "†" * bool(e.get("incomplete_folds"))
+            cells.append(f"{e['auc']:.3f} ± {e['auc_std']:.3f} ({sfc}){mark}")
+        seconds = " / ".join(f"{per_k[str(k)]['seconds']:.1f}" for k in KS)
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {seconds} |")
     return "\n".join(lines) + "\n"
 
 
@@ -251,6 +277,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--max-sets",
+        type=int,
+        default=LIMITS["max_sets"],
+        help="maximal-set methods: stop each enumeration after this many sets",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=LIMITS["time_limit"],
+        help="maximal-set methods: stop each enumeration after this many seconds",
+    )
+    parser.add_argument(
         "--methods",
         type=lambda text: [part for part in text.split(",") if part],
         default=[],
@@ -262,6 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.quick:
         args.repetitions = 2
+    LIMITS.update(max_sets=args.max_sets, time_limit=args.time_limit)
     args.out.mkdir(parents=True, exist_ok=True)
     jobs = []
     if args.dataset in ("adult", "both"):
@@ -284,7 +323,11 @@ def main(argv: list[str] | None = None) -> None:
             f"randomized methods: mean ± std over {args.repetitions} repetitions. SFC: "
             "selected features (RF: % of flipped cells). DP methods select t = the "
             "Greedy-DistCnt count at k when available (at most 23), else "
-            f"t = {args.t}. Missing rows: methods not in this build."
+            f"t = {args.t}. Missing rows: methods not in this build. Maximal methods "
+            f"compare the top_t = 10 largest maximal sets; each enumeration stops "
+            f"after {args.max_sets} sets or {args.time_limit:g} s: † marks a k where "
+            "it stopped in at least one fold (the json counts the folds). seconds: "
+            "wall time of the method over the 5 folds and all repetitions."
         )
         (args.out / f"{stem}.md").write_text(markdown(results, label, notes))
         payload = {
@@ -294,6 +337,9 @@ def main(argv: list[str] | None = None) -> None:
             "repetitions": args.repetitions,
             "seed": args.seed,
             "t_default": args.t,
+            "max_sets": args.max_sets,
+            "time_limit": args.time_limit,
+            "top_t": 10,
             "ks": list(KS),
             "epsilons": list(EPSILONS),
             "seconds": time.perf_counter() - start,

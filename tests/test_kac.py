@@ -131,6 +131,35 @@ def ref_cm_greedy(B, y, k):
     )
 
 
+def ref_maximal_sets(B, feasible):
+    """All maximal feasible subsets by brute force (2^m), largest first, then lex."""
+    from itertools import combinations
+
+    m = B.shape[1]
+    ok = [
+        frozenset(S)
+        for size in range(m + 1)
+        for S in combinations(range(m), size)
+        if feasible(list(S))
+    ]
+    maximal = [S for S in ok if not any(S < T for T in ok)]
+    return sorted((sorted(S) for S in maximal), key=lambda S: (-len(S), S))
+
+
+def ref_frequent(B, k):
+    return lambda S: int(B[:, S].all(axis=1).sum()) >= k
+
+
+def ref_best_maximal(B, y, k, feasible, utility, top_t):
+    """Best of the top_t largest maximal sets, ordered by decreasing Ham({f}), index."""
+    candidates = ref_maximal_sets(B, feasible)[:top_t]
+    which = 0 if utility == "distcnt" else 1
+    scores = [ref_pairs(B, y, S)[which] for S in candidates]
+    best = candidates[scores.index(max(scores))]
+    single = {f: ref_pairs(B, y, [f])[1] for f in best}
+    return sorted(best, key=lambda f: (-single[f], f))
+
+
 # --- strategies -----------------------------------------------------------------------
 
 
@@ -258,6 +287,105 @@ def test_kac_greedy_matches_reference(data, k, skip):
 
 
 @FAST
+@given(
+    data=labelled(max_rows=16, max_features=8),
+    k=st.integers(1, 5),
+    utility=st.sampled_from(["distcnt", "ham"]),
+    top_t=st.sampled_from([1, 2, 3, 10, 1000]),
+)
+def test_maximal_methods_match_brute_force(data, k, utility, top_t):
+    B, y = data
+    k = min(k, len(B))
+    for method, feasible in (
+        ("maximal", ref_frequent(B, k)),
+        ("maximal_feasible", ref_kac(B, k)),
+    ):
+        sel = KACSelector(k, method=method, utility=utility, top_t=top_t).fit(B, y)
+        expected = ref_best_maximal(B, y, k, feasible, utility, top_t)
+        assert sel.selection_order_.tolist() == expected
+        assert sel.complete_ is True
+        assert sel.anonymity_ == ref_ac(B, expected).min() >= k
+        reference = (distcnt_utility if utility == "distcnt" else ham_utility)(
+            B, y, expected
+        )
+        assert sel.utility_ == pytest.approx(reference)
+
+
+@FAST
+@given(
+    data=labelled(max_rows=30, max_features=8),
+    k=st.integers(1, 6),
+    skip=st.booleans(),
+    top_t=st.integers(1, 4),
+)
+def test_every_method_selects_a_k_ac_set(data, k, skip, top_t):
+    B, y = data
+    k = min(k, len(B))
+    for method in ("greedy_distcnt", "greedy_ham", "maximal", "maximal_feasible"):
+        sel = KACSelector(k, method=method, skip_infeasible=skip, top_t=top_t)
+        sel.fit(B, y)
+        assert sel.anonymity_ >= k
+        assert ref_ac(B, np.flatnonzero(sel.support_)).min() >= k
+        assert (
+            sorted(sel.selection_order_.tolist())
+            == np.flatnonzero(sel.support_).tolist()
+        )
+
+
+@FAST
+@given(data=labelled(max_rows=30, max_features=8), k=st.integers(1, 6))
+def test_maximal_feasible_dominates_maximal_over_all_sets(data, k):
+    # Every frequent itemset is k-AC, hence inside some maximal k-AC set, and both
+    # utilities are monotone: comparing all sets, maximal_feasible is never worse.
+    B, y = data
+    k = min(k, len(B))
+    for utility in ("distcnt", "ham"):
+        args = {"utility": utility, "top_t": 10**6}
+        frequent = KACSelector(k, method="maximal", **args).fit(B, y)
+        feasible = KACSelector(k, method="maximal_feasible", **args).fit(B, y)
+        assert feasible.utility_ >= frequent.utility_
+
+
+def test_maximal_methods_select_nothing_when_no_feature_fits():
+    # Each feature is 1 in one row only: at k = 2 no non-empty set is frequent or k-AC.
+    B = np.eye(4, dtype=np.uint8)
+    y = np.array([1, 0, 1, 0])
+    for method in ("greedy_distcnt", "greedy_ham", "maximal", "maximal_feasible"):
+        sel = KACSelector(2, method=method).fit(B, y)
+        assert not sel.support_.any()
+        assert sel.selection_order_.tolist() == []
+        assert sel.anonymity_ == 4
+        assert sel.utility_ == 0.0
+
+
+def test_maximal_limits_set_complete_flag_without_warning():
+    import warnings
+
+    from privtab.itemsets import maximal_itemsets, maximal_kac_sets
+
+    rng = np.random.default_rng(8)
+    B = (rng.random((60, 9)) < 0.5).astype(np.uint8)
+    y = rng.integers(0, 2, 60)
+    for method, mine in (
+        ("maximal", maximal_itemsets),
+        ("maximal_feasible", maximal_kac_sets),
+    ):
+        assert len(mine(B, 3)) > 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            sel = KACSelector(3, method=method, max_sets=1).fit(B, y)
+        assert sel.complete_ is False
+        first = mine(B, 3, max_sets=1)[0]
+        assert sorted(sel.selection_order_.tolist()) == first.tolist()
+        assert sel.anonymity_ >= 3
+        limited = KACSelector(3, method=method, max_sets=10**6, time_limit=60.0)
+        assert limited.fit(B, y).complete_ is True
+        full = KACSelector(3, method=method).fit(B, y)
+        np.testing.assert_array_equal(limited.selection_order_, full.selection_order_)
+    assert KACSelector(3, max_sets=1).fit(B, y).complete_ is True
+
+
+@FAST
 @given(data=labelled(), k=st.integers(1, 4), skip=st.booleans())
 def test_k_anonymity_greedy_matches_reference(data, k, skip):
     B, y = data
@@ -286,6 +414,8 @@ def test_selectors_same_for_one_and_two_threads():
     for make in (
         lambda t: KACSelector(5, n_threads=t),
         lambda t: KACSelector(5, method="greedy_ham", n_threads=t),
+        lambda t: KACSelector(5, method="maximal", n_threads=t),
+        lambda t: KACSelector(5, method="maximal_feasible", n_threads=t),
         lambda t: KAnonymityGreedy(5, utility="distcnt", n_threads=t),
         lambda t: CMGreedy(5, n_threads=t),
     ):
@@ -329,7 +459,12 @@ Y0 = np.array([1, 0, 0])
     [
         (KACSelector(0), ValueError, "k must be >= 1"),
         (KACSelector(1.5), TypeError, "k must be an int"),
-        (KACSelector(2, method="maximal"), ValueError, "method must be one of"),
+        (KACSelector(2, method="exhaustive"), ValueError, "method must be one of"),
+        (KACSelector(2, max_sets=0), ValueError, "max_sets must be >= 1"),
+        (KACSelector(2, max_sets=2.0), TypeError, "max_sets must be an int"),
+        (KACSelector(2, time_limit=-1.0), ValueError, "time_limit must be finite"),
+        (KACSelector(2, time_limit=np.inf), ValueError, "time_limit must be finite"),
+        (KACSelector(2, time_limit="1"), TypeError, "time_limit must be a number"),
         (KACSelector(2, utility="cm"), ValueError, "utility must be one of"),
         (KACSelector(2, top_t=0), ValueError, "top_t must be >= 1"),
         (KACSelector(2, skip_infeasible="yes"), TypeError, "skip_infeasible"),
@@ -416,6 +551,8 @@ def test_no_input_panics(B, dtype, S, k):
         lambda: distcnt_utility(B, y, S),
         lambda: classification_metric(B, y, S),
         lambda: KACSelector(k, skip_infeasible=True).fit(B, y),
+        lambda: KACSelector(k, method="maximal").fit(B, y),
+        lambda: KACSelector(k, method="maximal_feasible", max_sets=1).fit(B, y),
         lambda: CMGreedy(k).fit(B, y),
     ):
         with contextlib.suppress(ValueError, TypeError):
@@ -424,7 +561,12 @@ def test_no_input_panics(B, dtype, S, k):
 
 @pytest.mark.parametrize(
     "estimator",
-    [KACSelector(3), KAnonymityGreedy(2, utility="distcnt"), CMGreedy(2)],
+    [
+        KACSelector(3),
+        KACSelector(3, method="maximal_feasible", utility="ham"),
+        KAnonymityGreedy(2, utility="distcnt"),
+        CMGreedy(2),
+    ],
     ids=repr,
 )
 def test_selectors_clone_pickle_and_refit_on_binary_data(estimator):

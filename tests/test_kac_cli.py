@@ -29,7 +29,9 @@ def run(args):
     return CliRunner().invoke(main, ["kac", *map(str, args)])
 
 
-@pytest.mark.parametrize("method", ["greedy_distcnt", "greedy_ham"])
+@pytest.mark.parametrize(
+    "method", ["greedy_distcnt", "greedy_ham", "maximal", "maximal_feasible"]
+)
 def test_kac_writes_selected_columns_and_target(binary_csv, tmp_path, method):
     path, frame = binary_csv
     out = tmp_path / "out.csv"
@@ -60,6 +62,44 @@ def test_kac_json_and_skip_infeasible(binary_csv, tmp_path):
     assert summary["selection_order"] == expected.selection_order_.tolist()
     assert summary["anonymity"] == expected.anonymity_ >= 40
     assert summary["selected"] == [f"f{j}" for j in expected.selection_order_]
+
+
+@pytest.mark.parametrize("method", ["maximal", "maximal_feasible"])
+def test_kac_maximal_top_t_and_limits(binary_csv, tmp_path, method):
+    path, frame = binary_csv
+    features, labels = frame.drop(columns="label"), frame["label"].to_numpy()
+    out = tmp_path / "out.json"
+    base = ["--k", 4, "--method", method, "--target", "label", path, "-o", out]
+    result = run([*base, "--top-t", 1])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(out.read_text())
+    expected = KACSelector(4, method=method, top_t=1).fit(features, labels)
+    assert summary["selection_order"] == expected.selection_order_.tolist()
+    assert summary["complete"] is True
+    assert summary["anonymity"] >= 4
+    assert "stopped" not in result.output
+    result = run([*base, "--max-sets", 1])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(out.read_text())
+    expected = KACSelector(4, method=method, max_sets=1).fit(features, labels)
+    assert summary["selection_order"] == expected.selection_order_.tolist()
+    assert summary["complete"] is False
+    assert "stopped at --max-sets or --time-limit" in result.output
+    result = run([*base, "--time-limit", 30])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["complete"] is True
+
+
+def test_kac_rejects_bad_maximal_options(binary_csv, tmp_path):
+    path, _ = binary_csv
+    base = ["--k", 2, "--method", "maximal", "--target", "label", path]
+    for option, value in (("--top-t", 0), ("--max-sets", 0), ("--time-limit", -1)):
+        result = run([*base, option, value, "-o", tmp_path / "o.csv"])
+        assert result.exit_code != 0
+        assert option in result.output
+    result = run(["--k", 2, "--method", "exhaustive", "--target", "label", path])
+    assert result.exit_code != 0
+    assert "--method" in result.output
 
 
 def test_kac_rejects_non_binary_columns(tmp_path):
@@ -94,12 +134,22 @@ def test_kac_rejects_a_target_with_one_class(tmp_path):
 def test_kac_help_explains_options():
     result = CliRunner().invoke(main, ["kac", "--help"])
     assert result.exit_code == 0
-    for option in ("--k", "--method", "--target", "--skip-infeasible", "--output"):
+    for option in (
+        "--k",
+        "--method",
+        "--top-t",
+        "--max-sets",
+        "--time-limit",
+        "--target",
+        "--skip-infeasible",
+        "--output",
+    ):
         assert option in result.output
+    assert "maximal_feasible" in result.output
 
 
 def test_demo_kac_section_reports_selection_ac_and_auc():
     result = CliRunner().invoke(main, ["demo", "--only", "kac", "--no-progress"])
     assert result.exit_code == 0, result.output
-    for text in ("greedy_distcnt", "greedy_ham", "all features", "AUC"):
+    for text in ("greedy_distcnt", "greedy_ham", "maximal", "all features", "AUC"):
         assert text in result.output

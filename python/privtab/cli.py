@@ -543,12 +543,36 @@ def distances(
 )
 @click.option(
     "--method",
-    type=click.Choice(["greedy_distcnt", "greedy_ham"]),
+    type=click.Choice(["greedy_distcnt", "greedy_ham", "maximal", "maximal_feasible"]),
     default="greedy_distcnt",
     show_default=True,
     help="greedy_distcnt: add the feature that separates most new (positive, "
     "negative) row pairs each round; greedy_ham: add features by decreasing "
-    "Hamming utility. Both stop at the first feature that breaks K-AC.",
+    "Hamming utility (both stop at the first feature that breaks K-AC); maximal: "
+    "the best (by DistCnt) of the TOP_T largest maximal frequent itemsets with "
+    "support K; maximal_feasible: the same over the exact maximal K-AC sets.",
+)
+@click.option(
+    "--top-t",
+    "top_t",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="maximal methods: number of largest maximal sets compared.",
+)
+@click.option(
+    "--max-sets",
+    type=click.IntRange(min=1),
+    default=None,
+    help="maximal methods: stop the enumeration after this many maximal sets "
+    "(default: no limit).",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="maximal methods: stop the enumeration after this many seconds "
+    "(default: no limit).",
 )
 @click.option(
     "--target", required=True, help="Name of the binary label column (two classes)."
@@ -565,6 +589,9 @@ def kac(
     output_path: str,
     k: int,
     method: str,
+    top_t: int,
+    max_sets: int | None,
+    time_limit: float | None,
     target: str,
     skip_infeasible: bool,
 ) -> None:
@@ -585,7 +612,12 @@ def kac(
     with _warnings_to_stderr() as notes:
         try:
             selector = KACSelector(
-                k, method=method, skip_infeasible=skip_infeasible
+                k,
+                method=method,
+                top_t=top_t,
+                skip_infeasible=skip_infeasible,
+                max_sets=max_sets,
+                time_limit=time_limit,
             ).fit(frame[features], frame[target].to_numpy())
         except (PrivtabError, ValueError, TypeError) as exc:
             raise click.ClickException(str(exc)) from exc
@@ -601,6 +633,7 @@ def kac(
                 "anonymity": selector.anonymity_,
                 "k_anonymity": selector.k_anonymity_,
                 "distcnt": selector.utility_,
+                "complete": selector.complete_,
                 "warnings": notes,
             }
             out.write_text(json.dumps(result, indent=2) + "\n")
@@ -615,6 +648,11 @@ def kac(
         f"anonymity by containment: {selector.anonymity_} (k-anonymity "
         f"{selector.k_anonymity_}); DistCnt utility: {selector.utility_:.4f}"
     )
+    if not selector.complete_:
+        click.echo(
+            "the enumeration of maximal sets stopped at --max-sets or --time-limit: "
+            "the selection is the best of the sets found"
+        )
 
 
 def _json_value(value: Any) -> Any:

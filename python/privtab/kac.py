@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from privtab import _core
 from privtab._binary import BinaryMatrix, as_binary_labels, as_binary_matrix, ham_scores
 from privtab._validation import check_positive_int
+from privtab.itemsets import Itemsets, _check_limits, _mine
 
 __all__ = [
     "CMGreedy",
@@ -543,9 +544,58 @@ def _kac_greedy_distcnt(data: _Data, est: KACSelector) -> list[int]:
     return _greedy_distcnt(data, data.k_ac(est.k), est.skip_infeasible)
 
 
+def _best_of_largest(data: _Data, est: KACSelector, sets: Itemsets) -> list[int]:
+    """Return the best by ``est.utility`` of the ``top_t`` first (largest) ``sets``.
+
+    Ties go to the earlier set in the miner's order. Scores are integer pair counts
+    (Ham: Σ Hamming distances; DistCnt: separated pairs), so ties are exact. The set
+    comes back ordered by decreasing Ham({f}) (= DistCnt({f}) for one binary
+    feature), ties by lowest index.
+    """
+    est.complete_ = sets.complete
+    candidates = sets[: est.top_t]
+    if not candidates:
+        return []
+    pairs = data.ham_gains([], np.arange(data.matrix.n_features))
+    if est.utility == "ham":
+        scores = [int(pairs[S].sum()) for S in candidates]
+    else:
+        scores = [-_undiscerned(data.matrix, data.positive, S) for S in candidates]
+    best = candidates[int(np.argmax(scores))]
+    return [int(f) for f in best[np.lexsort((best, -pairs[best]))]]
+
+
+def _kac_maximal(data: _Data, est: KACSelector) -> list[int]:
+    # Every itemset with support ≥ k is k-AC: each row's pattern on S is contained in
+    # S, and at least k rows contain S.
+    sets = _mine(
+        data.matrix,
+        int(est.k),
+        "frequency",
+        est.max_sets,
+        est.time_limit,
+        data.n_threads,
+    )
+    return _best_of_largest(data, est, sets)
+
+
+def _kac_maximal_feasible(data: _Data, est: KACSelector) -> list[int]:
+    sets = _mine(
+        data.matrix,
+        int(est.k),
+        "containment",
+        est.max_sets,
+        est.time_limit,
+        data.n_threads,
+    )
+    return _best_of_largest(data, est, sets)
+
+
 _KAC_METHODS: dict[str, Callable[[_Data, KACSelector], list[int]]] = {
     "greedy_distcnt": _kac_greedy_distcnt,
     "greedy_ham": _kac_greedy_ham,
+    "maximal": _kac_maximal,
+    "maximal_feasible": _kac_maximal_feasible,
 }
 
 
@@ -557,19 +607,34 @@ class KACSelector(_BinarySelector):
     k : int
         The anonymity parameter: every row's projected 1-features must be contained in
         those of at least k rows (itself included).
-    method : {"greedy_distcnt", "greedy_ham"}
+    method : {"greedy_distcnt", "greedy_ham", "maximal", "maximal_feasible"}
         ``"greedy_ham"`` (the paper's Greedy-Ham): sort the features by Ham({f})
         descending (ties by lowest index) and add them in that order.
         ``"greedy_distcnt"`` (Greedy-DistCnt): each round add the feature with the
         largest marginal DistCnt gain (ties by lowest index).
+        ``"maximal"`` (the paper's Maximal): the maximal frequent itemsets of the rows
+        read as transactions, with absolute minimum support k
+        (:func:`privtab.itemsets.maximal_itemsets`); of the ``top_t`` largest, the one
+        with the best ``utility``.
+        ``"maximal_feasible"``: the same rule over the exact maximal k-AC feature sets
+        (:func:`privtab.itemsets.maximal_kac_sets`).
     utility : {"distcnt", "ham"}
-        The utility reported in ``utility_``.
+        The utility reported in ``utility_``, and the one the maximal-set methods
+        maximise.
     top_t : int
         Number of largest maximal sets compared by the maximal-set methods (not used by
-        the greedy methods; validated all the same).
+        the greedy methods; validated all the same). Sets come by decreasing size, then
+        in lexicographic order of their column indices; that order also breaks ties of
+        size and of utility.
     skip_infeasible : bool
         When the next feature would break k-AC, skip it and continue with the next
-        best (True) instead of stopping (False, the paper's rule).
+        best (True) instead of stopping (False, the paper's rule). Greedy methods only.
+    max_sets : int, optional
+        Maximal-set methods: stop the enumeration after this many maximal sets (see
+        :func:`privtab.itemsets.maximal_itemsets` for which ones are kept).
+    time_limit : float, optional
+        Maximal-set methods: stop the enumeration after this many seconds (the result
+        then depends on timing).
     n_threads : int, optional
         Threads of the kernels (default: all); the result does not depend on it.
 
@@ -578,9 +643,17 @@ class KACSelector(_BinarySelector):
     support_ : ndarray of bool, shape (n_features_in_,)
         Mask of the selected features.
     selection_order_ : ndarray of int64
-        The selected features in the order added.
+        The selected features in the order added (greedy methods), or by decreasing
+        single-feature utility Ham({f}) = DistCnt({f}), ties by lowest index
+        (maximal-set methods).
     anonymity_ : int
         AC of the projection on the selection (≥ k).
+    complete_ : bool
+        ``False`` when ``max_sets`` or ``time_limit`` stopped the enumeration of a
+        maximal-set method, so that the choice was made among some of the maximal sets
+        only; always ``True`` for the greedy methods. No warning is emitted: a limit
+        is only ever hit when the caller set one, so this flag is the report (as
+        :attr:`privtab.itemsets.Itemsets.complete`).
     k_anonymity_ : int
         The smallest equivalence class of the projection (plain k-anonymity).
     utility_ : float
@@ -604,6 +677,14 @@ class KACSelector(_BinarySelector):
     Greedy-Ham has no such rule (the paper adds features in Ham order until k-AC
     breaks). This is a syntactic guarantee, not differential privacy.
 
+    Every itemset with support ≥ k is k-AC (each row's pattern on S is a subset of S,
+    contained in the ≥ k rows holding all of S), so ``"maximal"`` only returns k-AC
+    sets; the maximal k-AC sets contain every such itemset and both utilities are
+    monotone, so with ``top_t`` at least the number of maximal k-AC sets,
+    ``"maximal_feasible"`` is never worse than ``"maximal"``. When no feature can be
+    selected (the only maximal set is empty, or a limit stopped the search before
+    any set was found) the selection is empty, as with the greedy methods.
+
     Examples
     --------
     >>> import numpy as np
@@ -612,6 +693,9 @@ class KACSelector(_BinarySelector):
     >>> sel = KACSelector(2, method="greedy_ham").fit(B, y)
     >>> sel.selection_order_, sel.anonymity_
     (array([0, 2]), 2)
+    >>> sel = KACSelector(2, method="maximal", utility="ham").fit(B, y)
+    >>> sel.selection_order_, sel.anonymity_, sel.complete_
+    (array([0, 2]), 2, True)
     """
 
     def __init__(
@@ -622,6 +706,8 @@ class KACSelector(_BinarySelector):
         utility: str = "distcnt",
         top_t: int = 10,
         skip_infeasible: bool = False,
+        max_sets: int | None = None,
+        time_limit: float | None = None,
         n_threads: int | None = None,
     ) -> None:
         self.k = k
@@ -629,6 +715,8 @@ class KACSelector(_BinarySelector):
         self.utility = utility
         self.top_t = top_t
         self.skip_infeasible = skip_infeasible
+        self.max_sets = max_sets
+        self.time_limit = time_limit
         self.n_threads = n_threads
 
     def fit(self, B: Any, y: Any) -> KACSelector:
@@ -651,7 +739,9 @@ class KACSelector(_BinarySelector):
         utility = _check_choice(self.utility, "utility", tuple(_UTILITIES))
         check_positive_int(self.top_t, "top_t")
         _check_bool(self.skip_infeasible, "skip_infeasible")
+        _check_limits(self.max_sets, self.time_limit)
         data = self._fit_data(B, y, k)
+        self.complete_ = True
         order = _KAC_METHODS[method](data, self)
         self._finish(B, data, order)
         self.utility_ = _UTILITIES[utility](data.matrix, data.positive, order)

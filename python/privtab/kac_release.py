@@ -284,7 +284,7 @@ class _DPRelease(SelectorMixin, BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.non_deterministic = True
+        tags.non_deterministic = self.random_state is None
         return tags
 
 
