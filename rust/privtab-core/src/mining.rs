@@ -194,9 +194,79 @@ struct Found {
     cap: usize,
     deadline: Option<Instant>,
     stopped: bool,
+    cover: Cover,
+}
+
+/// The maximal sets found so far by one sequential search, as bitsets with an inverted
+/// list per item. A node whose set plus tail is a subset of a found maximal set `M` has no
+/// maximal set in its subtree (every set there is a subset of `M`, and depth-first search
+/// without duplicates cannot reach `M` twice), so the subtree is skipped; this changes
+/// neither the sets found nor their order.
+struct Cover {
+    words: usize,
+    bits: Vec<u64>,
+    lists: Vec<Vec<u32>>,
+}
+
+/// Bitsets cost `n_items / 64` words per found set; above this the pruning is off.
+const COVER_MAX_ITEMS: usize = 4096;
+
+impl Cover {
+    fn new(n_items: usize) -> Self {
+        if n_items > COVER_MAX_ITEMS {
+            return Cover {
+                words: 0,
+                bits: Vec::new(),
+                lists: Vec::new(),
+            };
+        }
+        Cover {
+            words: n_items.div_ceil(64).max(1),
+            bits: Vec::new(),
+            lists: vec![Vec::new(); n_items],
+        }
+    }
+
+    fn insert(&mut self, set: &[u32]) {
+        if self.words == 0 {
+            return;
+        }
+        let index = (self.bits.len() / self.words) as u32;
+        let start = self.bits.len();
+        self.bits.resize(start + self.words, 0);
+        for &i in set {
+            self.bits[start + i as usize / 64] |= 1 << (i % 64);
+            self.lists[i as usize].push(index);
+        }
+    }
+
+    /// Whether `a ∪ b` is a subset of a found set.
+    fn covers(&self, a: &[u32], b: &[u32]) -> bool {
+        if self.words == 0 {
+            return false;
+        }
+        let Some(&rare) = a
+            .iter()
+            .chain(b)
+            .min_by_key(|&&i| self.lists[i as usize].len())
+        else {
+            return false;
+        };
+        self.lists[rare as usize].iter().rev().any(|&m| {
+            let m = &self.bits[m as usize * self.words..(m as usize + 1) * self.words];
+            a.iter()
+                .chain(b)
+                .all(|&i| m[i as usize / 64] >> (i % 64) & 1 != 0)
+        })
+    }
 }
 
 impl Found {
+    fn push(&mut self, set: Vec<u32>, measure: u64) {
+        self.cover.insert(&set);
+        self.sets.push((set, measure));
+    }
+
     fn full(&mut self) -> bool {
         if self.stopped {
             return true;
@@ -252,12 +322,15 @@ fn prepare<O: Oracle>(
     if next_tail.is_empty() {
         if next_excluded.is_empty() {
             let measure = oracle.measure(&node, scratch);
-            found.sets.push((set.clone(), measure));
+            found.push(set.clone(), measure);
         }
         return Prepared::Done;
     }
     next_tail.sort_unstable();
     let next_tail: Vec<u32> = next_tail.into_iter().map(|(_, item)| item).collect();
+    if found.cover.covers(set, &next_tail) {
+        return Prepared::Done;
+    }
     let keep: Vec<u32> = next_tail.iter().chain(&next_excluded).copied().collect();
     oracle.reduce(&mut node, &keep, next_tail.len(), scratch);
     if next_tail.len() > 1
@@ -267,7 +340,7 @@ fn prepare<O: Oracle>(
         if maximal {
             let mut full = set.clone();
             full.extend_from_slice(&next_tail);
-            found.sets.push((full, measure));
+            found.push(full, measure);
         }
         return Prepared::Done;
     }
@@ -343,6 +416,7 @@ pub fn maximal_sets<O: Oracle>(
         cap,
         deadline,
         stopped: false,
+        cover: Cover::new(oracle.n_items()),
     };
     let mut found = new_found();
     let mut branches: Vec<Found> = Vec::new();
