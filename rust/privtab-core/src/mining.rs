@@ -375,8 +375,13 @@ fn explore<O: Oracle>(
             if found.full() {
                 break;
             }
-            let child = oracle.child(&node, item, scratch);
             set.push(item);
+            if found.cover.covers(set, &tail[index + 1..]) {
+                set.pop();
+                child_excluded.push(item);
+                continue;
+            }
+            let child = oracle.child(&node, item, scratch);
             explore(
                 oracle,
                 child,
