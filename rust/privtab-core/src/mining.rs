@@ -211,9 +211,15 @@ struct Cover {
 /// Bitsets cost `n_items / 64` words per found set; above this the pruning is off.
 const COVER_MAX_ITEMS: usize = 4096;
 
+/// Whether searches over `n_items` items keep found sets: the earlier siblings of a node
+/// inside a top-level branch are then not candidates of the node (see [`Cover::active`]).
+pub(crate) fn cover_active(n_items: usize) -> bool {
+    n_items <= COVER_MAX_ITEMS
+}
+
 impl Cover {
     fn new(n_items: usize) -> Self {
-        if n_items > COVER_MAX_ITEMS {
+        if !cover_active(n_items) {
             return Cover {
                 words: 0,
                 bits: Vec::new(),
@@ -238,6 +244,12 @@ impl Cover {
             self.bits[start + i as usize / 64] |= 1 << (i % 64);
             self.lists[i as usize].push(index);
         }
+    }
+
+    /// Whether the search keeps found sets (it then tests maximality against them for the
+    /// items ordered before a node inside the branch, instead of carrying those items).
+    fn active(&self) -> bool {
+        self.words > 0
     }
 
     /// Whether `a ∪ b` is a subset of a found set.
@@ -320,7 +332,7 @@ fn prepare<O: Oracle>(
         }
     }
     if next_tail.is_empty() {
-        if next_excluded.is_empty() {
+        if next_excluded.is_empty() && !found.cover.covers(set, &[]) {
             let measure = oracle.measure(&node, scratch);
             found.push(set.clone(), measure);
         }
@@ -337,7 +349,7 @@ fn prepare<O: Oracle>(
         && let Some((measure, maximal)) =
             oracle.look_ahead(&node, &next_tail, &next_excluded, scratch)
     {
-        if maximal {
+        if maximal && !found.cover.covers(set, &next_tail) {
             let mut full = set.clone();
             full.extend_from_slice(&next_tail);
             found.push(full, measure);
@@ -378,7 +390,9 @@ fn explore<O: Oracle>(
             set.push(item);
             if found.cover.covers(set, &tail[index + 1..]) {
                 set.pop();
-                child_excluded.push(item);
+                if !found.cover.active() {
+                    child_excluded.push(item);
+                }
                 continue;
             }
             let child = oracle.child(&node, item, scratch);
@@ -392,7 +406,9 @@ fn explore<O: Oracle>(
                 found,
             );
             set.pop();
-            child_excluded.push(item);
+            if !found.cover.active() {
+                child_excluded.push(item);
+            }
         }
     }
     set.truncate(depth);
