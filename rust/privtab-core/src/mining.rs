@@ -194,9 +194,91 @@ struct Found {
     cap: usize,
     deadline: Option<Instant>,
     stopped: bool,
+    cover: Cover,
+}
+
+/// The maximal sets found so far by one sequential search, as bitsets with an inverted
+/// list per item. A node whose set plus tail is a subset of a found maximal set `M` has no
+/// maximal set in its subtree (every set there is a subset of `M`, and depth-first search
+/// without duplicates cannot reach `M` twice), so the subtree is skipped; this changes
+/// neither the sets found nor their order.
+struct Cover {
+    words: usize,
+    bits: Vec<u64>,
+    lists: Vec<Vec<u32>>,
+}
+
+/// Bitsets cost `n_items / 64` words per found set; above this the pruning is off.
+const COVER_MAX_ITEMS: usize = 4096;
+
+/// Whether searches over `n_items` items keep found sets: the earlier siblings of a node
+/// inside a top-level branch are then not candidates of the node (see [`Cover::active`]).
+pub(crate) fn cover_active(n_items: usize) -> bool {
+    n_items <= COVER_MAX_ITEMS
+}
+
+impl Cover {
+    fn new(n_items: usize) -> Self {
+        if !cover_active(n_items) {
+            return Cover {
+                words: 0,
+                bits: Vec::new(),
+                lists: Vec::new(),
+            };
+        }
+        Cover {
+            words: n_items.div_ceil(64).max(1),
+            bits: Vec::new(),
+            lists: vec![Vec::new(); n_items],
+        }
+    }
+
+    fn insert(&mut self, set: &[u32]) {
+        if self.words == 0 {
+            return;
+        }
+        let index = (self.bits.len() / self.words) as u32;
+        let start = self.bits.len();
+        self.bits.resize(start + self.words, 0);
+        for &i in set {
+            self.bits[start + i as usize / 64] |= 1 << (i % 64);
+            self.lists[i as usize].push(index);
+        }
+    }
+
+    /// Whether the search keeps found sets (it then tests maximality against them for the
+    /// items ordered before a node inside the branch, instead of carrying those items).
+    fn active(&self) -> bool {
+        self.words > 0
+    }
+
+    /// Whether `a ∪ b` is a subset of a found set.
+    fn covers(&self, a: &[u32], b: &[u32]) -> bool {
+        if self.words == 0 {
+            return false;
+        }
+        let Some(&rare) = a
+            .iter()
+            .chain(b)
+            .min_by_key(|&&i| self.lists[i as usize].len())
+        else {
+            return false;
+        };
+        self.lists[rare as usize].iter().rev().any(|&m| {
+            let m = &self.bits[m as usize * self.words..(m as usize + 1) * self.words];
+            a.iter()
+                .chain(b)
+                .all(|&i| m[i as usize / 64] >> (i % 64) & 1 != 0)
+        })
+    }
 }
 
 impl Found {
+    fn push(&mut self, set: Vec<u32>, measure: u64) {
+        self.cover.insert(&set);
+        self.sets.push((set, measure));
+    }
+
     fn full(&mut self) -> bool {
         if self.stopped {
             return true;
@@ -250,24 +332,27 @@ fn prepare<O: Oracle>(
         }
     }
     if next_tail.is_empty() {
-        if next_excluded.is_empty() {
+        if next_excluded.is_empty() && !found.cover.covers(set, &[]) {
             let measure = oracle.measure(&node, scratch);
-            found.sets.push((set.clone(), measure));
+            found.push(set.clone(), measure);
         }
         return Prepared::Done;
     }
     next_tail.sort_unstable();
     let next_tail: Vec<u32> = next_tail.into_iter().map(|(_, item)| item).collect();
+    if found.cover.covers(set, &next_tail) {
+        return Prepared::Done;
+    }
     let keep: Vec<u32> = next_tail.iter().chain(&next_excluded).copied().collect();
     oracle.reduce(&mut node, &keep, next_tail.len(), scratch);
     if next_tail.len() > 1
         && let Some((measure, maximal)) =
             oracle.look_ahead(&node, &next_tail, &next_excluded, scratch)
     {
-        if maximal {
+        if maximal && !found.cover.covers(set, &next_tail) {
             let mut full = set.clone();
             full.extend_from_slice(&next_tail);
-            found.sets.push((full, measure));
+            found.push(full, measure);
         }
         return Prepared::Done;
     }
@@ -302,8 +387,15 @@ fn explore<O: Oracle>(
             if found.full() {
                 break;
             }
-            let child = oracle.child(&node, item, scratch);
             set.push(item);
+            if found.cover.covers(set, &tail[index + 1..]) {
+                set.pop();
+                if !found.cover.active() {
+                    child_excluded.push(item);
+                }
+                continue;
+            }
+            let child = oracle.child(&node, item, scratch);
             explore(
                 oracle,
                 child,
@@ -314,7 +406,9 @@ fn explore<O: Oracle>(
                 found,
             );
             set.pop();
-            child_excluded.push(item);
+            if !found.cover.active() {
+                child_excluded.push(item);
+            }
         }
     }
     set.truncate(depth);
@@ -343,6 +437,7 @@ pub fn maximal_sets<O: Oracle>(
         cap,
         deadline,
         stopped: false,
+        cover: Cover::new(oracle.n_items()),
     };
     let mut found = new_found();
     let mut branches: Vec<Found> = Vec::new();

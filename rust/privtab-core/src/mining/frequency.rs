@@ -25,6 +25,11 @@ pub struct Db {
     occ_items: Vec<u32>,
     occ_offsets: Vec<u32>,
     occ: Vec<u32>,
+    /// The items kept by [`Oracle::reduce`], tail first in exploration order.
+    keep: Vec<u32>,
+    /// Whether this is the root node, whose children are the top-level branches: they run
+    /// in parallel, so their earlier siblings stay as excluded items.
+    is_root: bool,
 }
 
 impl Db {
@@ -176,6 +181,7 @@ impl Oracle for Frequency {
             offsets: db.offsets.clone(),
             weights: db.weights.clone(),
             support: db.support,
+            is_root: true,
             ..Db::default()
         })
     }
@@ -208,6 +214,7 @@ impl Oracle for Frequency {
         }
         let mut out = Db {
             support: node.support,
+            is_root: node.is_root,
             offsets: vec![0],
             ..Db::default()
         };
@@ -262,10 +269,11 @@ impl Oracle for Frequency {
         }
         out.occ_items = sorted_keep;
         out.occ_offsets = sizes;
+        out.keep = keep.to_vec();
         *node = out;
     }
 
-    fn child(&self, node: &Db, item: u32, _: &mut Scratch) -> Db {
+    fn child(&self, node: &Db, item: u32, s: &mut Scratch) -> Db {
         let j = node.occ_items.binary_search(&item).unwrap_or(0);
         let occ = &node.occ[node.occ_offsets[j] as usize..node.occ_offsets[j + 1] as usize];
         let mut child = Db {
@@ -274,14 +282,35 @@ impl Oracle for Frequency {
             ..Db::default()
         };
         child.offsets.push(0);
+        // With found sets kept, the child's candidates are the items after `item` in the
+        // node's order; otherwise the earlier siblings stay as excluded items.
+        let first = if !node.is_root && super::cover_active(self.original.len()) {
+            node.keep
+                .iter()
+                .position(|&i| i == item)
+                .map_or(0, |p| p + 1)
+        } else {
+            0
+        };
+        let allowed = &node.keep[first..];
+        for &i in allowed {
+            s.mark[i as usize] = 1;
+        }
+        s.mark[item as usize] = 0;
         for &t in occ {
             let t = t as usize;
-            child
-                .items
-                .extend(node.transaction(t).iter().copied().filter(|&i| i != item));
+            child.items.extend(
+                node.transaction(t)
+                    .iter()
+                    .copied()
+                    .filter(|&i| s.mark[i as usize] != 0),
+            );
             child.offsets.push(child.items.len() as u32);
             child.weights.push(node.weights[t]);
             child.support += node.weights[t];
+        }
+        for &i in allowed {
+            s.mark[i as usize] = 0;
         }
         child
     }
