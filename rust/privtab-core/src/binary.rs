@@ -18,7 +18,8 @@ impl<'a> BinaryCsr<'a> {
     /// # Errors
     /// [`Error::InvalidData`] when `indptr` is empty, does not start at 0, decreases, or does
     /// not end at `indices.len()`, or when a row's indices are not strictly increasing or
-    /// not below `n_features`; [`Error::InvalidParameter`] when `n_features` ≥ 2^32.
+    /// not below `n_features`, or when there are 2^32 rows or more;
+    /// [`Error::InvalidParameter`] when `n_features` ≥ 2^32.
     pub fn new(indptr: &'a [i64], indices: &'a [u32], n_features: usize) -> Result<Self> {
         let (&first, &last) = match (indptr.first(), indptr.last()) {
             (Some(first), Some(last)) => (first, last),
@@ -30,6 +31,12 @@ impl<'a> BinaryCsr<'a> {
         };
         if u32::try_from(n_features).is_err() {
             return Err(Error::parameter("n_features", n_features, "must be < 2^32"));
+        }
+        if u32::try_from(indptr.len() - 1).is_err() {
+            return Err(Error::InvalidData(format!(
+                "{} rows exceed the limit of 2^32 - 1",
+                indptr.len() - 1
+            )));
         }
         if first != 0 || usize::try_from(last).ok() != Some(indices.len()) {
             return Err(Error::InvalidData(format!(
@@ -67,6 +74,11 @@ impl<'a> BinaryCsr<'a> {
     /// Number of rows n.
     pub fn n_rows(&self) -> usize {
         self.indptr.len() - 1
+    }
+
+    /// Every stored feature index, row after row.
+    pub fn indices(&self) -> &'a [u32] {
+        self.indices
     }
 
     /// Number of features m.

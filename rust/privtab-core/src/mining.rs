@@ -33,78 +33,8 @@ pub use containment::ContainmentAnonymity;
 pub use fimi::{Transactions, parse_transactions, read_transactions};
 pub use frequency::Frequency;
 
+pub use crate::binary::BinaryCsr as Rows;
 use crate::{Error, Result};
-
-/// A validated binary matrix in CSR form: row `u` holds the items
-/// `indices[indptr[u]..indptr[u + 1]]`, strictly increasing and below `n_items`.
-#[derive(Debug, Clone, Copy)]
-pub struct Rows<'a> {
-    indptr: &'a [i64],
-    indices: &'a [u32],
-    n_items: usize,
-}
-
-impl<'a> Rows<'a> {
-    /// Checks the CSR structure.
-    ///
-    /// # Errors
-    /// [`Error::InvalidData`] when `indptr` is empty, does not start at 0, decreases or
-    /// does not end at `indices.len()`, or a row's items are not strictly increasing and
-    /// below `n_items`; [`Error::InvalidParameter`] when `n_items` ≥ 2^32.
-    pub fn new(indptr: &'a [i64], indices: &'a [u32], n_items: usize) -> Result<Self> {
-        if u32::try_from(n_items).is_err() {
-            return Err(Error::parameter("n_items", n_items, "must be < 2^32"));
-        }
-        if indptr.first() != Some(&0) {
-            return Err(Error::InvalidData("indptr must start with 0".into()));
-        }
-        if indptr.last().copied() != i64::try_from(indices.len()).ok() {
-            return Err(Error::InvalidData(format!(
-                "indptr must end at the number of indices {}",
-                indices.len()
-            )));
-        }
-        if u32::try_from(indptr.len() - 1).is_err() {
-            return Err(Error::InvalidData(format!(
-                "{} rows exceed the limit of 2^32 - 1",
-                indptr.len() - 1
-            )));
-        }
-        for (row, w) in indptr.windows(2).enumerate() {
-            if w[1] < w[0] {
-                return Err(Error::InvalidData(format!("indptr decreases at row {row}")));
-            }
-            let items = &indices[w[0] as usize..w[1] as usize];
-            if !items.is_sorted_by(|a, b| a < b)
-                || items.last().is_some_and(|&i| i as usize >= n_items)
-            {
-                return Err(Error::InvalidData(format!(
-                    "row {row} must hold strictly increasing item ids below {n_items}"
-                )));
-            }
-        }
-        Ok(Rows {
-            indptr,
-            indices,
-            n_items,
-        })
-    }
-
-    /// Number of rows.
-    pub fn n_rows(&self) -> usize {
-        self.indptr.len() - 1
-    }
-
-    /// Number of items (columns).
-    pub fn n_items(&self) -> usize {
-        self.n_items
-    }
-
-    /// The items of row `u`.
-    pub fn row(&self, u: usize) -> &'a [u32] {
-        &self.indices[self.indptr[u] as usize..self.indptr[u + 1] as usize]
-    }
-}
 
 /// What an oracle says about `S ∪ {item}` for a node of set `S`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -537,7 +467,7 @@ pub fn maximal_itemsets(rows: Rows<'_>, min_support: u64, limits: Limits) -> Res
 /// [`Error::OutputTooLarge`] when the row bitsets cannot be allocated.
 pub fn maximal_kac_sets(rows: Rows<'_>, k: u64, limits: Limits) -> Result<MaximalSets> {
     let oracle = ContainmentAnonymity::new(rows, k)?;
-    let identity: Vec<u32> = (0..rows.n_items() as u32).collect();
+    let identity: Vec<u32> = (0..rows.n_features() as u32).collect();
     maximal_sets(&oracle, &identity, limits)
 }
 

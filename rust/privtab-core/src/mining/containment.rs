@@ -53,22 +53,22 @@ impl ContainmentAnonymity {
         }
         let n_rows = rows.n_rows();
         let words = n_rows.div_ceil(64);
-        let size = words.checked_mul(rows.n_items()).ok_or_else(|| {
+        let size = words.checked_mul(rows.n_features()).ok_or_else(|| {
             Error::OutputTooLarge(format!(
                 "row bitsets of {} items and {n_rows} rows",
-                rows.n_items()
+                rows.n_features()
             ))
         })?;
         let mut bits: Vec<u64> = alloc_output(size, "row bitsets of the features")?;
-        let mut col_ptr: Vec<usize> = alloc_output(rows.n_items() + 1, "feature columns")?;
-        for &i in rows.indices {
+        let mut col_ptr: Vec<usize> = alloc_output(rows.n_features() + 1, "feature columns")?;
+        for &i in rows.indices() {
             col_ptr[i as usize + 1] += 1;
         }
         for j in 1..col_ptr.len() {
             col_ptr[j] += col_ptr[j - 1];
         }
         let mut fill = col_ptr.clone();
-        let mut col_rows = vec![0u32; rows.indices.len()];
+        let mut col_rows = vec![0u32; rows.indices().len()];
         for u in 0..n_rows {
             for &i in rows.row(u) {
                 let i = i as usize;

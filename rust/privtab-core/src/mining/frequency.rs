@@ -102,22 +102,22 @@ impl Frequency {
         if min_support == 0 {
             return Err(Error::parameter("min_support", 0, "must be >= 1"));
         }
-        if u32::try_from(rows.indices.len()).is_err() {
+        if u32::try_from(rows.indices().len()).is_err() {
             return Err(Error::OutputTooLarge(format!(
                 "{} item occurrences exceed the limit of 2^32 - 1",
-                rows.indices.len()
+                rows.indices().len()
             )));
         }
         let n = rows.n_rows() as u64;
-        let mut support: Vec<u64> = alloc_output(rows.n_items(), "item supports")?;
-        for &i in rows.indices {
+        let mut support: Vec<u64> = alloc_output(rows.n_features(), "item supports")?;
+        for &i in rows.indices() {
             support[i as usize] += 1;
         }
-        let mut frequent: Vec<u32> = (0..rows.n_items() as u32)
+        let mut frequent: Vec<u32> = (0..rows.n_features() as u32)
             .filter(|&i| support[i as usize] >= min_support)
             .collect();
         frequent.sort_by_key(|&i| (std::cmp::Reverse(support[i as usize]), i));
-        let mut rank: Vec<u32> = alloc_output(rows.n_items(), "item ranks")?;
+        let mut rank: Vec<u32> = alloc_output(rows.n_features(), "item ranks")?;
         rank.fill(u32::MAX);
         for (r, &i) in frequent.iter().enumerate() {
             rank[i as usize] = r as u32;
