@@ -342,9 +342,11 @@ def _principal_coordinates(
     centred = profiles - profiles.mean(axis=0)[None, :]
     u, singular, _ = np.linalg.svd(centred, full_matrices=False)
     if n_components is None:
-        tolerance = max(centred.shape) * np.finfo(np.float64).eps
+        # Centring leaves at most (values − 1) dimensions; directions below 1e-12 of
+        # the largest are rounding error and would move distances by less than that.
         top = float(singular[0]) if singular.size else 0.0
-        n_components = max(1, int(np.count_nonzero(singular > tolerance * top)))
+        rank = int(np.count_nonzero(singular > 1e-12 * top))
+        n_components = max(1, min(rank, profiles.shape[0] - 1))
     coords = np.zeros((profiles.shape[0], int(n_components)))
     r = min(int(n_components), singular.size)
     coords[:, :r] = u[:, :r] * singular[:r]
