@@ -193,19 +193,10 @@ pub fn class_sizes(matrix: BinaryCsr<'_>, features: &[usize]) -> Result<Vec<u64>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::binary::csr_from_rows as to_csr;
     use crate::resources::with_threads;
     use crate::rng::Seed;
     use rand::RngExt;
-
-    fn to_csr(rows: &[Vec<u32>]) -> (Vec<i64>, Vec<u32>) {
-        let mut indptr = vec![0i64];
-        let mut indices = Vec::new();
-        for r in rows {
-            indices.extend_from_slice(r);
-            indptr.push(indices.len() as i64);
-        }
-        (indptr, indices)
-    }
 
     fn brute(rows: &[Vec<u32>], keep: &[usize]) -> (Vec<u64>, Vec<u64>) {
         let proj: Vec<Vec<u32>> = rows

@@ -92,6 +92,18 @@ impl<'a> BinaryCsr<'a> {
     }
 }
 
+/// The CSR arrays of rows given as sorted feature lists (for the kernels' tests).
+#[cfg(test)]
+pub(crate) fn csr_from_rows(rows: &[Vec<u32>]) -> (Vec<i64>, Vec<u32>) {
+    let mut indptr = vec![0i64];
+    let mut indices = Vec::new();
+    for row in rows {
+        indices.extend_from_slice(row);
+        indptr.push(indices.len() as i64);
+    }
+    (indptr, indices)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,27 @@ use pyo3::prelude::*;
 
 use crate::errors::{contiguous, detached};
 
+/// Runs a per-row kernel of the anonymity module on a validated CSR view, GIL released.
+fn per_row<'py>(
+    py: Python<'py>,
+    indptr: &PyReadonlyArray1<'py, i64>,
+    indices: &PyReadonlyArray1<'py, u32>,
+    n_features: usize,
+    n_threads: Option<usize>,
+    kernel: impl FnOnce(BinaryCsr<'_>) -> privtab_core::Result<Vec<u64>> + Send,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let indptr = contiguous(indptr, "indptr")?;
+    let indices = contiguous(indices, "indices")?;
+    let counts = detached(py, || {
+        with_threads(n_threads, || {
+            kernel(BinaryCsr::new(indptr, indices, n_features)?)
+        })
+    })?;
+    // Counts are at most the number of rows, below 2^32.
+    let out: Vec<i64> = counts.into_iter().map(|c| c as i64).collect();
+    Ok(out.into_pyarray(py))
+}
+
 /// Per-row AC(u) of the projection onto `features` (int64).
 #[pyfunction]
 #[pyo3(signature = (indptr, indices, n_features, features, n_threads=None))]
@@ -20,17 +41,9 @@ fn containment_anonymity<'py>(
     features: Vec<usize>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let indptr = contiguous(&indptr, "indptr")?;
-    let indices = contiguous(&indices, "indices")?;
-    let counts = detached(py, || {
-        with_threads(n_threads, || {
-            let matrix = BinaryCsr::new(indptr, indices, n_features)?;
-            anonymity::containment_anonymity(matrix, &features)
-        })
-    })?;
-    // Counts are at most the number of rows, below 2^32.
-    let out: Vec<i64> = counts.into_iter().map(|c| c as i64).collect();
-    Ok(out.into_pyarray(py))
+    per_row(py, &indptr, &indices, n_features, n_threads, |matrix| {
+        anonymity::containment_anonymity(matrix, &features)
+    })
 }
 
 /// Per-row size of the equivalence class of the projection onto `features` (int64).
@@ -44,16 +57,9 @@ fn class_sizes<'py>(
     features: Vec<usize>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let indptr = contiguous(&indptr, "indptr")?;
-    let indices = contiguous(&indices, "indices")?;
-    let counts = detached(py, || {
-        with_threads(n_threads, || {
-            let matrix = BinaryCsr::new(indptr, indices, n_features)?;
-            anonymity::class_sizes(matrix, &features)
-        })
-    })?;
-    let out: Vec<i64> = counts.into_iter().map(|c| c as i64).collect();
-    Ok(out.into_pyarray(py))
+    per_row(py, &indptr, &indices, n_features, n_threads, |matrix| {
+        anonymity::class_sizes(matrix, &features)
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

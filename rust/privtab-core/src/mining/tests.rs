@@ -1,15 +1,6 @@
 use super::*;
+use crate::binary::csr_from_rows as csr;
 use crate::resources::with_pool;
-
-fn csr(rows: &[Vec<u32>]) -> (Vec<i64>, Vec<u32>) {
-    let mut indptr = vec![0i64];
-    let mut indices = Vec::new();
-    for r in rows {
-        indices.extend_from_slice(r);
-        indptr.push(indices.len() as i64);
-    }
-    (indptr, indices)
-}
 
 fn sets(found: &MaximalSets) -> Vec<(Vec<u32>, u64)> {
     (0..found.measures.len())
