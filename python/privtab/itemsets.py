@@ -15,6 +15,7 @@ benchmarks into a SciPy CSR array that every binary-input function of privtab ac
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import os
@@ -164,7 +165,8 @@ def _mine(
         n_threads=n_threads,
     )
     items = items.astype(np.int64)
-    sets = np.split(items, offsets[1:-1]) if len(measures) else []
+    bounds = offsets.tolist()
+    sets = [items[start:stop] for start, stop in itertools.pairwise(bounds)]
     return Itemsets(sets, complete=complete, supports=measures.astype(np.int64))
 
 

@@ -49,7 +49,7 @@ impl Distinct {
 }
 
 fn hamming(a: &[u64], b: &[u64]) -> u32 {
-    a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
+    crate::bitset::count_xor(a, b) as u32
 }
 
 fn pack_and_merge(matrix: BinaryCsr<'_>) -> Result<Distinct> {

@@ -9,6 +9,7 @@
 
 pub mod anonymity;
 pub mod binary;
+pub mod bitset;
 pub mod clustering;
 pub mod counts;
 pub mod encode;

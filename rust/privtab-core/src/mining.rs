@@ -24,6 +24,7 @@
 mod containment;
 pub mod fimi;
 mod frequency;
+mod vertical;
 
 use std::time::{Duration, Instant};
 
@@ -31,7 +32,7 @@ use rayon::prelude::*;
 
 pub use containment::ContainmentAnonymity;
 pub use fimi::{Transactions, parse_transactions, read_transactions};
-pub use frequency::Frequency;
+pub use frequency::{Frequency, Layout};
 
 pub use crate::binary::BinaryCsr as Rows;
 use crate::{Error, Result};
@@ -127,15 +128,22 @@ struct Found {
     cover: Cover,
 }
 
-/// The maximal sets found so far by one sequential search, as bitsets with an inverted
-/// list per item. A node whose set plus tail is a subset of a found maximal set `M` has no
-/// maximal set in its subtree (every set there is a subset of `M`, and depth-first search
-/// without duplicates cannot reach `M` twice), so the subtree is skipped; this changes
-/// neither the sets found nor their order.
+/// The maximal sets found so far by one sequential search, as bitsets. A node whose set
+/// plus tail is a subset of a found maximal set `M` has no maximal set in its subtree
+/// (every set there is a subset of `M`, and depth-first search without duplicates cannot
+/// reach `M` twice), so the subtree is skipped; this changes neither the sets found nor
+/// their order.
+///
+/// Only found sets containing the node's set can cover it, so the search keeps, for every
+/// node on the current path, the list of found sets that contain its set (MAFIA's
+/// progressive focusing): a child filters its parent's list by its new items, and a set
+/// found below a node joins the lists of the whole path.
 struct Cover {
     words: usize,
     bits: Vec<u64>,
-    lists: Vec<Vec<u32>>,
+    /// For each node of the current path: the found sets containing `set[..verified]`, and
+    /// `verified`.
+    focus: Vec<(Vec<u32>, usize)>,
 }
 
 /// Bitsets cost `n_items / 64` words per found set; above this the pruning is off.
@@ -149,17 +157,14 @@ pub(crate) fn cover_active(n_items: usize) -> bool {
 
 impl Cover {
     fn new(n_items: usize) -> Self {
-        if !cover_active(n_items) {
-            return Cover {
-                words: 0,
-                bits: Vec::new(),
-                lists: Vec::new(),
-            };
-        }
         Cover {
-            words: n_items.div_ceil(64).max(1),
+            words: if cover_active(n_items) {
+                n_items.div_ceil(64).max(1)
+            } else {
+                0
+            },
             bits: Vec::new(),
-            lists: vec![Vec::new(); n_items],
+            focus: vec![(Vec::new(), 0)],
         }
     }
 
@@ -172,7 +177,9 @@ impl Cover {
         self.bits.resize(start + self.words, 0);
         for &i in set {
             self.bits[start + i as usize / 64] |= 1 << (i % 64);
-            self.lists[i as usize].push(index);
+        }
+        for (list, _) in &mut self.focus {
+            list.push(index);
         }
     }
 
@@ -182,24 +189,59 @@ impl Cover {
         self.words > 0
     }
 
-    /// Whether `a ∪ b` is a subset of a found set.
-    fn covers(&self, a: &[u32], b: &[u32]) -> bool {
-        if self.words == 0 {
+    fn contains(&self, m: u32, items: &[u32]) -> bool {
+        let m = &self.bits[m as usize * self.words..(m as usize + 1) * self.words];
+        items
+            .iter()
+            .all(|&i| m[i as usize / 64] >> (i % 64) & 1 != 0)
+    }
+
+    /// The found sets of the current node's list that contain `set`.
+    fn focused(&self, set: &[u32]) -> (Vec<u32>, usize) {
+        let (list, verified) = self.focus.last().expect("the root's list is never left");
+        let new = &set[(*verified).min(set.len())..];
+        let list = list
+            .iter()
+            .copied()
+            .filter(|&m| self.contains(m, new))
+            .collect();
+        (list, set.len())
+    }
+
+    /// Opens the list of a child node whose set is `set`.
+    fn enter(&mut self, set: &[u32]) {
+        if self.active() {
+            let focused = self.focused(set);
+            self.focus.push(focused);
+        }
+    }
+
+    /// Narrows the current node's list to the sets containing `set` (after its perfect
+    /// extensions joined it).
+    fn refine(&mut self, set: &[u32]) {
+        if self.active() && self.focus.last().is_some_and(|(_, v)| *v < set.len()) {
+            let focused = self.focused(set);
+            *self.focus.last_mut().expect("checked above") = focused;
+        }
+    }
+
+    /// Closes the list opened by [`Cover::enter`].
+    fn leave(&mut self) {
+        if self.active() {
+            self.focus.pop();
+        }
+    }
+
+    /// Whether `set ∪ tail` is a subset of a found set, `set` being the current node's set.
+    fn covers(&self, set: &[u32], tail: &[u32]) -> bool {
+        if !self.active() {
             return false;
         }
-        let Some(&rare) = a
-            .iter()
-            .chain(b)
-            .min_by_key(|&&i| self.lists[i as usize].len())
-        else {
-            return false;
-        };
-        self.lists[rare as usize].iter().rev().any(|&m| {
-            let m = &self.bits[m as usize * self.words..(m as usize + 1) * self.words];
-            a.iter()
-                .chain(b)
-                .all(|&i| m[i as usize / 64] >> (i % 64) & 1 != 0)
-        })
+        let (list, verified) = self.focus.last().expect("the root's list is never left");
+        let new = &set[(*verified).min(set.len())..];
+        list.iter()
+            .rev()
+            .any(|&m| self.contains(m, new) && self.contains(m, tail))
     }
 }
 
@@ -261,6 +303,7 @@ fn prepare<O: Oracle>(
             next_tail.push((e.key, item));
         }
     }
+    found.cover.refine(set);
     if next_tail.is_empty() {
         if next_excluded.is_empty() && !found.cover.covers(set, &[]) {
             let measure = oracle.measure(&node, scratch);
@@ -318,7 +361,9 @@ fn explore<O: Oracle>(
                 break;
             }
             set.push(item);
+            found.cover.enter(set);
             if found.cover.covers(set, &tail[index + 1..]) {
+                found.cover.leave();
                 set.pop();
                 if !found.cover.active() {
                     child_excluded.push(item);
@@ -335,6 +380,7 @@ fn explore<O: Oracle>(
                 scratch,
                 found,
             );
+            found.cover.leave();
             set.pop();
             if !found.cover.active() {
                 child_excluded.push(item);

@@ -1,6 +1,7 @@
 //! The containment-anonymity oracle (paper 004): `S` is feasible iff AC(D_S) ≥ k.
 
 use super::{Eval, Oracle, Rows};
+use crate::bitset::count_and;
 use crate::resources::alloc_output;
 use crate::{Error, Result};
 
@@ -97,13 +98,6 @@ impl ContainmentAnonymity {
         &self.col_rows[self.col_ptr[i]..self.col_ptr[i + 1]]
     }
 
-    fn and_count(a: &[u64], b: &[u64]) -> u64 {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| u64::from((x & y).count_ones()))
-            .sum()
-    }
-
     fn eval(&self, node: &Classes, item: u32, s: &mut Scratch) -> Eval {
         let rows = self.item_rows(item);
         for &u in rows {
@@ -119,7 +113,7 @@ impl ContainmentAnonymity {
         for &c in &s.touched {
             let c = c as usize;
             let t = &node.bits[c * self.words..(c + 1) * self.words];
-            let count = Self::and_count(t, a);
+            let count = count_and(t, a);
             feasible &= count >= self.k;
             perfect &= s.hits[c] == node.size[c] && count == node.contained[c];
             s.hits[c] = 0;
@@ -198,7 +192,7 @@ impl Oracle for ContainmentAnonymity {
                     child.contained.push(node.contained[c]);
                 } else {
                     child.bits.extend(t.iter().zip(a).map(|(x, y)| x & y));
-                    child.contained.push(Self::and_count(t, a));
+                    child.contained.push(count_and(t, a));
                 }
                 child.size.push(0);
             }

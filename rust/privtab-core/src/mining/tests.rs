@@ -31,6 +31,8 @@ fn anonymity(rows: &[Vec<u32>], set: u32) -> u64 {
 }
 
 fn brute(m: u32, measure: impl Fn(u32) -> u64, threshold: u64) -> Vec<(Vec<u32>, u64)> {
+    let values: Vec<u64> = (0..1u32 << m).map(&measure).collect();
+    let measure = |s: u32| values[s as usize];
     let feasible = |s: u32| measure(s) >= threshold;
     let mut out: Vec<(Vec<u32>, u64)> = (0..1u32 << m)
         .filter(|&s| feasible(s) && (0..m).all(|i| s & 1 << i != 0 || !feasible(s | 1 << i)))
@@ -75,6 +77,79 @@ fn matches_brute_force_on_random_tables() {
                 brute(m, |s| anonymity(&rows, s), threshold),
                 "seed {seed} kac"
             );
+        }
+    }
+}
+
+/// Every way of holding a node's transactions: horizontal only, bitsets from the root
+/// with compression at every halving, bitsets that never compress, bitsets that go back
+/// to horizontal as soon as they are sparser than one word per pair, and the default.
+fn layouts() -> [Layout; 5] {
+    let vertical = |compress_factor| Layout {
+        max_transactions: usize::MAX,
+        density_factor: usize::MAX,
+        compress_factor,
+    };
+    [
+        Layout {
+            max_transactions: 0,
+            ..Layout::default()
+        },
+        vertical(2),
+        vertical(usize::MAX),
+        Layout {
+            max_transactions: usize::MAX,
+            density_factor: 1,
+            compress_factor: 2,
+        },
+        Layout::default(),
+    ]
+}
+
+fn mine_with(view: Rows<'_>, threshold: u64, layout: Layout) -> MaximalSets {
+    let oracle = Frequency::with_layout(view, threshold, layout).unwrap();
+    maximal_sets(&oracle, oracle.original(), Limits::default()).unwrap()
+}
+
+#[test]
+fn every_layout_matches_brute_force() {
+    for seed in 0..120u64 {
+        let n = 1 + (seed as usize * 37) % 300;
+        let m = 1 + (seed as u32) % 10;
+        let rows = random_rows(seed + 1000, n, m, 10 + seed % 85);
+        let (indptr, indices) = csr(&rows);
+        let view = Rows::new(&indptr, &indices, m as usize).unwrap();
+        for threshold in [1, 2, 4] {
+            let expected = brute(m, |s| support(&rows, s), threshold);
+            for layout in layouts() {
+                assert_eq!(
+                    sets(&mine_with(view, threshold, layout)),
+                    expected,
+                    "seed {seed} {layout:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Hundreds of rows with duplicates (weights up to hundreds, so several weight planes)
+/// and wide bitsets that compress several times down a path.
+#[test]
+fn layouts_agree_on_larger_tables_with_duplicates() {
+    for seed in 0..6u64 {
+        let distinct = random_rows(seed + 77, 40, 16, 35 + 10 * seed);
+        let rows: Vec<Vec<u32>> = (0..900)
+            .map(|u| distinct[(u * u + seed as usize) % distinct.len()].clone())
+            .chain(random_rows(seed + 99, 300, 16, 50))
+            .collect();
+        let (indptr, indices) = csr(&rows);
+        let view = Rows::new(&indptr, &indices, 16).unwrap();
+        for threshold in [15, 60, 200] {
+            let [first, rest @ ..] = layouts().map(|layout| mine_with(view, threshold, layout));
+            assert!(first.complete && !first.measures.is_empty());
+            for other in rest {
+                assert_eq!(other, first, "seed {seed} threshold {threshold}");
+            }
         }
     }
 }

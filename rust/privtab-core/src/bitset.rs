@@ -1,0 +1,184 @@
+//! Word-level kernels on bitsets (`&[u64]`), shared by the miner, the containment-anonymity
+//! oracle and the clustering.
+//!
+//! The portable x86-64 target has no `popcnt` or `pext` instruction, so `count_ones` would
+//! compile to a bit-twiddling sequence; each kernel is also compiled for the CPU features
+//! that make it fast and picks that version at run time. Results are the same either way.
+
+/// Whether the CPU has `popcnt`.
+#[cfg(target_arch = "x86_64")]
+fn has_popcnt() -> bool {
+    std::arch::is_x86_feature_detected!("popcnt")
+}
+
+/// Whether the CPU has a fast `pext`: BMI2, except on AMD before Zen 3 (family 0x19),
+/// where the instruction is microcoded and slower than the portable loop.
+#[cfg(target_arch = "x86_64")]
+fn has_fast_pext() -> bool {
+    use std::sync::OnceLock;
+    static FAST: OnceLock<bool> = OnceLock::new();
+    *FAST.get_or_init(|| {
+        if !std::arch::is_x86_feature_detected!("bmi2") {
+            return false;
+        }
+        let leaf0 = std::arch::x86_64::__cpuid(0);
+        let vendor = [leaf0.ebx, leaf0.edx, leaf0.ecx];
+        let signature = std::arch::x86_64::__cpuid(1).eax;
+        let amd = vendor == [0x6874_7541, 0x6974_6e65, 0x444d_4163];
+        let family = ((signature >> 8) & 0xf) + ((signature >> 20) & 0xff);
+        !amd || family >= 0x19
+    })
+}
+
+/// Defines `pub fn $name` that runs `$body` compiled with `$feature` when the CPU has it
+/// (as decided by `$check`), and the portable build of the same body otherwise.
+macro_rules! multiversion {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty, $feature:literal, $check:ident, $body:block) => {
+        $(#[$doc])*
+        pub fn $name($($arg: $ty),*) -> $ret {
+            #[inline(always)]
+            fn body($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = $feature)]
+                fn fast($($arg: $ty),*) -> $ret {
+                    body($($arg),*)
+                }
+                if $check() {
+                    // SAFETY: the CPU has the feature `fast` is compiled for (checked above).
+                    return unsafe { fast($($arg),*) };
+                }
+            }
+            body($($arg),*)
+        }
+    };
+}
+
+multiversion! {
+    /// Number of set bits of `a`.
+    fn count(a: &[u64]) -> u64, "popcnt", has_popcnt, {
+        a.iter().map(|x| u64::from(x.count_ones())).sum()
+    }
+}
+
+multiversion! {
+    /// Number of set bits of `a ∧ b` (over the shorter length).
+    fn count_and(a: &[u64], b: &[u64]) -> u64, "popcnt", has_popcnt, {
+        a.iter().zip(b).map(|(x, y)| u64::from((x & y).count_ones())).sum()
+    }
+}
+
+multiversion! {
+    /// Number of set bits of `a ∧ b ∧ c` (over the shortest length).
+    fn count_and3(a: &[u64], b: &[u64], c: &[u64]) -> u64, "popcnt", has_popcnt, {
+        a.iter()
+            .zip(b)
+            .zip(c)
+            .map(|((x, y), z)| u64::from((x & y & z).count_ones()))
+            .sum()
+    }
+}
+
+multiversion! {
+    /// Number of set bits of `a ⊕ b` (the Hamming distance, over the shorter length).
+    fn count_xor(a: &[u64], b: &[u64]) -> u64, "popcnt", has_popcnt, {
+        a.iter().zip(b).map(|(x, y)| u64::from((x ^ y).count_ones())).sum()
+    }
+}
+
+/// Bits of `source` at the positions set in `mask`, packed: the `r`-th set bit of `mask`
+/// becomes bit `r` of `target`, which must hold `count(mask)` bits and start cleared.
+/// `rank[w]` is the number of set bits of `mask` before word `w`.
+pub fn squeeze(mask: &[u64], rank: &[usize], source: &[u64], target: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "bmi2,popcnt")]
+        fn fast(mask: &[u64], rank: &[usize], source: &[u64], target: &mut [u64]) {
+            for ((&m, &r), &s) in mask.iter().zip(rank).zip(source) {
+                let packed = std::arch::x86_64::_pext_u64(s, m);
+                if packed == 0 {
+                    continue;
+                }
+                let (word, shift) = (r / 64, r % 64);
+                target[word] |= packed << shift;
+                if shift != 0 && shift + m.count_ones() as usize > 64 {
+                    target[word + 1] |= packed >> (64 - shift);
+                }
+            }
+        }
+        if has_fast_pext() {
+            // SAFETY: the CPU has BMI2 (checked by `has_fast_pext`).
+            unsafe { fast(mask, rank, source, target) };
+            return;
+        }
+    }
+    for ((&m, &r), &s) in mask.iter().zip(rank).zip(source) {
+        let mut bits = m & s;
+        while bits != 0 {
+            let bit = bits.trailing_zeros();
+            let at = r + (m & ((1u64 << bit) - 1)).count_ones() as usize;
+            target[at / 64] |= 1 << (at % 64);
+            bits &= bits - 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(seed: u64, n: usize) -> Vec<u64> {
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..n)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state & state.rotate_left(seed as u32 % 64)
+            })
+            .collect()
+    }
+
+    fn bit(a: &[u64], i: usize) -> bool {
+        a[i / 64] >> (i % 64) & 1 != 0
+    }
+
+    #[test]
+    fn counts_equal_bit_by_bit_counts() {
+        for seed in 1..40u64 {
+            let n = 1 + seed as usize % 9;
+            let (a, b, c) = (words(seed, n), words(seed + 100, n), words(seed + 200, n));
+            let by_bit = |f: &dyn Fn(usize) -> bool| (0..n * 64).filter(|&i| f(i)).count() as u64;
+            assert_eq!(count(&a), by_bit(&|i| bit(&a, i)));
+            assert_eq!(count_and(&a, &b), by_bit(&|i| bit(&a, i) && bit(&b, i)));
+            assert_eq!(
+                count_and3(&a, &b, &c),
+                by_bit(&|i| bit(&a, i) && bit(&b, i) && bit(&c, i))
+            );
+            assert_eq!(count_xor(&a, &b), by_bit(&|i| bit(&a, i) != bit(&b, i)));
+        }
+    }
+
+    #[test]
+    fn squeeze_packs_the_masked_bits_in_order() {
+        for seed in 1..60u64 {
+            let n = 1 + seed as usize % 7;
+            let (mask, source) = (words(seed, n), words(seed + 7, n));
+            let mut rank = Vec::new();
+            let mut total = 0;
+            for &m in &mask {
+                rank.push(total);
+                total += m.count_ones() as usize;
+            }
+            let mut target = vec![0u64; total.div_ceil(64).max(1)];
+            squeeze(&mask, &rank, &source, &mut target);
+            let expected: Vec<bool> = (0..n * 64)
+                .filter(|&i| bit(&mask, i))
+                .map(|i| bit(&source, i))
+                .collect();
+            let got: Vec<bool> = (0..total).map(|r| bit(&target, r)).collect();
+            assert_eq!(got, expected, "seed {seed}");
+            assert!((total..target.len() * 64).all(|r| !bit(&target, r)));
+        }
+    }
+}
