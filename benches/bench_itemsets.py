@@ -7,7 +7,8 @@ Run on purpose (not in the test suite)::
 Side by side in one process, on each (data set, absolute minimum support) case:
 
 - privtab ``maximal_itemsets(B, min_support)``, the call only (the file is parsed
-  before the clock starts), median of 3;
+  before the clock starts), median of 3, on all cores and with ``n_threads=1`` (pyfim
+  uses one thread);
 - pyfim ``fim.fpgrowth(transactions, target="m", supp=-min_support)``, the call only
   (the transactions are Python lists built beforehand), median of 3;
 - mlxtend ``fpmax`` on a pandas boolean DataFrame (sparse for retail, whose 16,470
@@ -21,6 +22,7 @@ The counts of maximal itemsets must agree with pyfim's (asserted). Writes
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
 import sys
@@ -70,6 +72,10 @@ def main(quick: bool) -> None:
         B = read_transactions(DATA / f"{name}.dat")
         transactions = [t.tolist() for t in np.split(B.indices, B.indptr[1:-1])]
         t_privtab, sets = timed(lambda B=B, s=min_support: maximal_itemsets(B, s), 3)
+        t_one, one = timed(
+            lambda B=B, s=min_support: maximal_itemsets(B, s, n_threads=1), 3
+        )
+        assert [a.tolist() for a in one] == [a.tolist() for a in sets]
         t_pyfim, expected = timed(
             lambda t=transactions, s=min_support: fim.fpgrowth(t, target="m", supp=-s),
             3,
@@ -80,6 +86,7 @@ def main(quick: bool) -> None:
             "min_support": min_support,
             "n_maximal": len(sets),
             "privtab_s": t_privtab,
+            "privtab_1_thread_s": t_one,
             "pyfim_s": t_pyfim,
             "mlxtend_s": None,
         }
@@ -107,10 +114,13 @@ def write(rows) -> None:
         "# Maximal frequent itemsets: privtab vs pyfim vs mlxtend",
         "",
         f"Seconds (privtab and pyfim: median of 3 calls; mlxtend: one call). "
-        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}.",
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}. privtab uses all cores, "
+        "privtab (1) one thread; pyfim uses one thread.",
         "",
-        "| data | min support | # maximal | privtab | pyfim | mlxtend | privtab / pyfim | mlxtend / privtab |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| data | min support | # maximal | privtab | privtab (1) | pyfim | mlxtend "
+        "| privtab / pyfim | privtab (1) / pyfim | mlxtend / privtab |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         mlx = (
@@ -123,8 +133,9 @@ def write(rows) -> None:
         )
         lines.append(
             f"| {r['data']} | {r['min_support']} | {r['n_maximal']:,} | "
-            f"{r['privtab_s']:.3f} | {r['pyfim_s']:.3f} | {mlx} | "
-            f"{r['privtab_s'] / r['pyfim_s']:.2f} | {speedup} |"
+            f"{r['privtab_s']:.3f} | {r['privtab_1_thread_s']:.3f} | "
+            f"{r['pyfim_s']:.3f} | {mlx} | {r['privtab_s'] / r['pyfim_s']:.2f} | "
+            f"{r['privtab_1_thread_s'] / r['pyfim_s']:.2f} | {speedup} |"
         )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "bench_itemsets.md").write_text("\n".join(lines) + "\n")

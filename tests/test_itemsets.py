@@ -118,6 +118,18 @@ def test_thread_count_does_not_change_the_result(B, threshold, predicate):
         assert one[3] == two[3]
 
 
+@pytest.mark.parametrize("function", [maximal_itemsets, privtab.maximal_kac_sets])
+def test_public_n_threads_gives_the_same_sets_and_is_checked(function):
+    B = np.random.default_rng(3).random((300, 14)) < 0.6
+    one, two = function(B, 20, n_threads=1), function(B, 20, n_threads=2)
+    assert [s.tolist() for s in one] == [s.tolist() for s in two]
+    np.testing.assert_array_equal(one.supports, two.supports)
+    with pytest.raises(ValueError, match="n_threads"):
+        function(B, 20, n_threads=0)
+    with pytest.raises(TypeError, match="n_threads"):
+        function(B, 20, n_threads=1.5)
+
+
 @pytest.mark.parametrize(("name", "min_support"), FIMI_CASES)
 def test_fimi_benchmarks_equal_pyfim(shared_data, name, min_support):
     B = privtab.read_transactions(shared_data / "fimi" / f"{name}.dat")

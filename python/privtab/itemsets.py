@@ -26,6 +26,7 @@ import scipy.sparse
 
 from privtab import _core
 from privtab._binary import BinaryMatrix, as_binary_matrix
+from privtab.encode import _check_threads
 
 __all__ = ["Itemsets", "maximal_itemsets", "maximal_kac_sets", "read_transactions"]
 
@@ -176,6 +177,7 @@ def maximal_itemsets(
     *,
     max_sets: int | None = None,
     time_limit: float | None = None,
+    n_threads: int | None = None,
 ) -> Itemsets:
     """Return all maximal frequent itemsets of the rows of a binary matrix.
 
@@ -197,6 +199,9 @@ def maximal_itemsets(
         Stop after this many maximal sets (see Notes).
     time_limit : float, optional
         Stop after this many seconds (see Notes).
+    n_threads : int, optional
+        Threads to use (default: all cores). A complete result, and one truncated by
+        ``max_sets``, does not depend on it.
 
     Returns
     -------
@@ -208,9 +213,11 @@ def maximal_itemsets(
     Raises
     ------
     TypeError
-        For a bool or non-numeric ``min_support``, ``max_sets`` or ``time_limit``.
+        For a bool or non-numeric ``min_support``, ``max_sets``, ``time_limit`` or
+        ``n_threads``.
     ValueError
-        For ``min_support`` ≤ 0 (or a float outside (0, 1)), ``max_sets`` < 1, a
+        For ``min_support`` ≤ 0 (or a float outside (0, 1)), ``max_sets`` or
+        ``n_threads`` < 1, a
         negative or non-finite ``time_limit``, and for invalid ``B``.
 
     Notes
@@ -233,7 +240,9 @@ def maximal_itemsets(
     matrix = as_binary_matrix(B, "B")
     threshold = _threshold(min_support, "min_support", matrix.n_rows, fraction=True)
     _check_limits(max_sets, time_limit)
-    return _mine(matrix, threshold, "frequency", max_sets, time_limit)
+    return _mine(
+        matrix, threshold, "frequency", max_sets, time_limit, _check_threads(n_threads)
+    )
 
 
 def maximal_kac_sets(
@@ -242,6 +251,7 @@ def maximal_kac_sets(
     *,
     max_sets: int | None = None,
     time_limit: float | None = None,
+    n_threads: int | None = None,
 ) -> Itemsets:
     """Return all maximal feature sets S whose projection is k-anonymous by containment.
 
@@ -256,7 +266,7 @@ def maximal_kac_sets(
     k : int
         Anonymity level, ≥ 1. Above n the result is empty (even the empty set is not
         k-AC).
-    max_sets, time_limit
+    max_sets, time_limit, n_threads
         As in :func:`maximal_itemsets`.
 
     Returns
@@ -269,9 +279,11 @@ def maximal_kac_sets(
     Raises
     ------
     TypeError
-        For a non-int ``k`` (bools included), ``max_sets`` or ``time_limit``.
+        For a non-int ``k`` (bools included), ``max_sets``, ``time_limit`` or
+        ``n_threads``.
     ValueError
-        For ``k`` < 1, ``max_sets`` < 1, a negative or non-finite ``time_limit``, and for
+        For ``k`` < 1, ``max_sets`` or ``n_threads`` < 1, a negative or non-finite
+        ``time_limit``, and for
         invalid ``B``.
 
     Notes
@@ -293,4 +305,6 @@ def maximal_kac_sets(
     matrix = as_binary_matrix(B, "B")
     threshold = _threshold(k, "k", matrix.n_rows, fraction=False)
     _check_limits(max_sets, time_limit)
-    return _mine(matrix, threshold, "containment", max_sets, time_limit)
+    return _mine(
+        matrix, threshold, "containment", max_sets, time_limit, _check_threads(n_threads)
+    )

@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from privtab import _core
 from privtab._binary import BinaryMatrix, as_binary_labels, as_binary_matrix, ham_scores
 from privtab._validation import check_positive_int
+from privtab.encode import _check_threads
 from privtab.itemsets import Itemsets, _check_limits, _mine
 
 __all__ = [
@@ -39,12 +40,6 @@ __all__ = [
     "distcnt_utility",
     "ham_utility",
 ]
-
-
-def _check_threads(n_threads: Any) -> int | None:
-    if n_threads is None:
-        return None
-    return check_positive_int(n_threads, "n_threads")
 
 
 def _as_features(S: Any, n_features: int, name: str = "S") -> np.ndarray:
