@@ -306,5 +306,10 @@ def maximal_kac_sets(
     threshold = _threshold(k, "k", matrix.n_rows, fraction=False)
     _check_limits(max_sets, time_limit)
     return _mine(
-        matrix, threshold, "containment", max_sets, time_limit, _check_threads(n_threads)
+        matrix,
+        threshold,
+        "containment",
+        max_sets,
+        time_limit,
+        _check_threads(n_threads),
     )

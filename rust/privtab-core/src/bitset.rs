@@ -69,6 +69,20 @@ multiversion! {
 }
 
 multiversion! {
+    /// Whether `a ∧ b` has at least `k` set bits; stops reading as soon as it has.
+    fn count_and_reaches(a: &[u64], b: &[u64], k: u64) -> bool, "popcnt", has_popcnt, {
+        let mut total = 0;
+        for (x, y) in a.chunks(8).zip(b.chunks(8)) {
+            total += x.iter().zip(y).map(|(x, y)| u64::from((x & y).count_ones())).sum::<u64>();
+            if total >= k {
+                return true;
+            }
+        }
+        total >= k
+    }
+}
+
+multiversion! {
     /// Number of set bits of `a ∧ b ∧ c` (over the shortest length).
     fn count_and3(a: &[u64], b: &[u64], c: &[u64]) -> u64, "popcnt", has_popcnt, {
         a.iter()
@@ -123,6 +137,114 @@ pub fn squeeze(mask: &[u64], rank: &[usize], source: &[u64], target: &mut [u64])
     }
 }
 
+/// Positive weights of the bits of a bitset, as bit planes: plane `b` has bit `t` set when
+/// bit `b` of weight `t` is, so the weight of a bitset `x` is `Σ_b popcount(x ∧ plane_b) << b`.
+/// Unit weights have no planes: the weight is a popcount.
+#[derive(Debug, Clone)]
+pub struct WeightPlanes {
+    words: usize,
+    planes: Vec<u64>,
+}
+
+/// Number of planes for weights up to `max_weight`.
+pub fn n_planes(max_weight: u64) -> usize {
+    if max_weight <= 1 {
+        0
+    } else {
+        (64 - max_weight.leading_zeros()) as usize
+    }
+}
+
+impl WeightPlanes {
+    /// The planes of `weights` (each ≥ 1), on bitsets of `words` words.
+    pub fn new(weights: &[u64], words: usize) -> Self {
+        let n = n_planes(weights.iter().copied().max().unwrap_or(1));
+        let mut planes = vec![0u64; n * words];
+        for (t, &weight) in weights.iter().enumerate() {
+            for b in 0..n {
+                if weight >> b & 1 != 0 {
+                    planes[b * words + t / 64] |= 1 << (t % 64);
+                }
+            }
+        }
+        WeightPlanes { words, planes }
+    }
+
+    /// Number of planes (0 for unit weights).
+    pub fn len(&self) -> usize {
+        self.planes.len() / self.words.max(1)
+    }
+
+    /// Whether every weight is 1.
+    pub fn is_empty(&self) -> bool {
+        self.planes.is_empty()
+    }
+
+    /// Total weight of the bits of `x`.
+    pub fn weight(&self, x: &[u64]) -> u64 {
+        if self.planes.is_empty() {
+            return count(x);
+        }
+        self.planes
+            .chunks_exact(self.words)
+            .enumerate()
+            .map(|(b, plane)| count_and(x, plane) << b)
+            .sum()
+    }
+
+    /// Total weight of the bits of `x ∧ y`.
+    pub fn and_weight(&self, x: &[u64], y: &[u64]) -> u64 {
+        if self.planes.is_empty() {
+            return count_and(x, y);
+        }
+        self.planes
+            .chunks_exact(self.words)
+            .enumerate()
+            .map(|(b, plane)| count_and3(x, y, plane) << b)
+            .sum()
+    }
+
+    /// Weight of bit `t`.
+    pub fn at(&self, t: usize) -> u64 {
+        self.planes
+            .chunks_exact(self.words)
+            .enumerate()
+            .map(|(b, plane)| (plane[t / 64] >> (t % 64) & 1) << b)
+            .sum::<u64>()
+            .max(1)
+    }
+
+    /// The weights of the `n` bits set in `mask`, packed as [`squeeze`] packs them; planes
+    /// left empty are dropped, and none is kept when every weight left is 1.
+    pub fn squeeze(&self, mask: &[u64], rank: &[usize], n: usize) -> Self {
+        let words = n.div_ceil(64).max(1);
+        let mut planes = vec![0u64; self.len() * words];
+        for (source, target) in self
+            .planes
+            .chunks_exact(self.words)
+            .zip(planes.chunks_exact_mut(words))
+        {
+            squeeze(mask, rank, source, target);
+        }
+        while planes.len() >= words && planes[planes.len() - words..].iter().all(|&x| x == 0) {
+            planes.truncate(planes.len() - words);
+        }
+        let unit = planes.len() == words
+            && planes.iter().enumerate().all(|(w, &x)| {
+                let bits = (n - 64 * w).min(64);
+                x == if bits == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                }
+            });
+        if unit {
+            planes.clear();
+        }
+        WeightPlanes { words, planes }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +278,17 @@ mod tests {
                 by_bit(&|i| bit(&a, i) && bit(&b, i) && bit(&c, i))
             );
             assert_eq!(count_xor(&a, &b), by_bit(&|i| bit(&a, i) != bit(&b, i)));
+            let both = count_and(&a, &b);
+            for k in [
+                0,
+                1,
+                both.saturating_sub(1),
+                both,
+                both + 1,
+                64 * n as u64 + 1,
+            ] {
+                assert_eq!(count_and_reaches(&a, &b, k), both >= k, "k = {k}");
+            }
         }
     }
 

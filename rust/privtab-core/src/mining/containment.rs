@@ -1,26 +1,37 @@
 //! The containment-anonymity oracle (paper 004): `S` is feasible iff AC(D_S) ≥ k.
 
+use std::collections::HashMap;
+
 use super::{Eval, Oracle, Rows};
-use crate::bitset::count_and;
+use crate::bitset::{WeightPlanes, count_and_reaches};
 use crate::resources::alloc_output;
 use crate::{Error, Result};
 
 /// `S` is feasible iff for every row `u` at least `k` rows `v` have `C_S(u) ⊆ C_S(v)`.
 ///
-/// A node holds the classes of rows with equal pattern `P = C_S(u)` and, per class, the
-/// bitset `T_P` of rows containing `P`. Adding item `a` keeps the classes of rows with
+/// Equal rows are merged first, with their multiplicity as weight (Adult on 19 binary
+/// features has 1,580 distinct rows out of 48,842), and the search works on the distinct
+/// rows. A node holds the classes of rows with equal pattern `P = C_S(u)` and, per class,
+/// the bitset `T_P` of rows containing `P`. Adding item `a` keeps the classes of rows with
 /// `a = 0` and their counts; a class whose rows have `a = 1` becomes `P ∪ {a}`, contained
-/// in the rows `T_P ∧ T_a`, so the test is one AND and popcount per touched class.
+/// in the rows `T_P ∧ T_a`, so the test is one AND and a weighted popcount per touched
+/// class, cut short once `k` distinct rows are seen.
 #[derive(Debug)]
 pub struct ContainmentAnonymity {
     k: u64,
+    /// Distinct rows.
     n_rows: usize,
+    /// Rows, duplicates included.
+    n_total: u64,
     words: usize,
     /// Row bitset of each item, `words` words per item.
     bits: Vec<u64>,
-    /// Rows holding each item (CSC).
+    /// Distinct rows holding each item (CSC).
     col_ptr: Vec<usize>,
     col_rows: Vec<u32>,
+    /// Number of rows (duplicates included) holding each item: the search order.
+    item_weight: Vec<u64>,
+    weights: WeightPlanes,
 }
 
 /// Classes of rows with the same pattern on `S`.
@@ -29,9 +40,9 @@ pub struct Classes {
     class_of: Vec<u32>,
     /// `T_P` of each class, `words` words per class.
     bits: Vec<u64>,
-    /// |T_P| of each class.
+    /// |T_P| of each class, duplicates included.
     contained: Vec<u64>,
-    /// Rows of each class.
+    /// Distinct rows of each class.
     size: Vec<u64>,
 }
 
@@ -43,48 +54,67 @@ pub struct Scratch {
 }
 
 impl ContainmentAnonymity {
-    /// Builds the row bitsets and column lists of `rows`.
+    /// Merges equal rows and builds the row bitsets and column lists.
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] when `k` is 0; [`Error::OutputTooLarge`] when the
-    /// bitsets (`n_items × n_rows` bits) cannot be allocated.
+    /// bitsets (`n_items × n_distinct_rows` bits) cannot be allocated.
     pub fn new(rows: Rows<'_>, k: u64) -> Result<Self> {
         if k == 0 {
             return Err(Error::parameter("k", 0, "must be >= 1"));
         }
-        let n_rows = rows.n_rows();
-        let words = n_rows.div_ceil(64);
-        let size = words.checked_mul(rows.n_features()).ok_or_else(|| {
+        let mut index: HashMap<&[u32], u32> = HashMap::with_capacity(rows.n_rows());
+        let mut distinct: Vec<u32> = Vec::new();
+        let mut weights: Vec<u64> = Vec::new();
+        for u in 0..rows.n_rows() {
+            let next = distinct.len() as u32;
+            let d = *index.entry(rows.row(u)).or_insert(next);
+            if d == next {
+                distinct.push(u as u32);
+                weights.push(0);
+            }
+            weights[d as usize] += 1;
+        }
+        let n_rows = distinct.len();
+        let n_features = rows.n_features();
+        let words = n_rows.div_ceil(64).max(1);
+        let size = words.checked_mul(n_features).ok_or_else(|| {
             Error::OutputTooLarge(format!(
-                "row bitsets of {} items and {n_rows} rows",
-                rows.n_features()
+                "row bitsets of {n_features} items and {n_rows} distinct rows"
             ))
         })?;
         let mut bits: Vec<u64> = alloc_output(size, "row bitsets of the features")?;
-        let mut col_ptr: Vec<usize> = alloc_output(rows.n_features() + 1, "feature columns")?;
-        for &i in rows.indices() {
-            col_ptr[i as usize + 1] += 1;
+        let mut col_ptr: Vec<usize> = alloc_output(n_features + 1, "feature columns")?;
+        let mut item_weight: Vec<u64> = alloc_output(n_features, "feature supports")?;
+        for (&u, &w) in distinct.iter().zip(&weights) {
+            for &i in rows.row(u as usize) {
+                col_ptr[i as usize + 1] += 1;
+                item_weight[i as usize] += w;
+            }
         }
         for j in 1..col_ptr.len() {
             col_ptr[j] += col_ptr[j - 1];
         }
         let mut fill = col_ptr.clone();
-        let mut col_rows = vec![0u32; rows.indices().len()];
-        for u in 0..n_rows {
-            for &i in rows.row(u) {
+        let mut col_rows = vec![0u32; col_ptr[n_features]];
+        for (d, &u) in distinct.iter().enumerate() {
+            for &i in rows.row(u as usize) {
                 let i = i as usize;
-                bits[i * words + u / 64] |= 1 << (u % 64);
-                col_rows[fill[i]] = u as u32;
+                bits[i * words + d / 64] |= 1 << (d % 64);
+                col_rows[fill[i]] = d as u32;
                 fill[i] += 1;
             }
         }
         Ok(ContainmentAnonymity {
             k,
             n_rows,
+            n_total: rows.n_rows() as u64,
             words,
             bits,
             col_ptr,
             col_rows,
+            item_weight,
+            weights: WeightPlanes::new(&weights, words),
         })
     }
 
@@ -99,8 +129,7 @@ impl ContainmentAnonymity {
     }
 
     fn eval(&self, node: &Classes, item: u32, s: &mut Scratch) -> Eval {
-        let rows = self.item_rows(item);
-        for &u in rows {
+        for &u in self.item_rows(item) {
             let c = node.class_of[u as usize] as usize;
             if s.hits[c] == 0 {
                 s.touched.push(c as u32);
@@ -112,17 +141,25 @@ impl ContainmentAnonymity {
         let mut perfect = true;
         for &c in &s.touched {
             let c = c as usize;
-            let t = &node.bits[c * self.words..(c + 1) * self.words];
-            let count = count_and(t, a);
-            feasible &= count >= self.k;
-            perfect &= s.hits[c] == node.size[c] && count == node.contained[c];
+            if feasible {
+                let t = &node.bits[c * self.words..(c + 1) * self.words];
+                if perfect && s.hits[c] == node.size[c] {
+                    let count = self.weights.and_weight(t, a);
+                    feasible = count >= self.k;
+                    perfect = count == node.contained[c];
+                } else {
+                    perfect = false;
+                    feasible =
+                        count_and_reaches(t, a, self.k) || self.weights.and_weight(t, a) >= self.k;
+                }
+            }
             s.hits[c] = 0;
         }
         s.touched.clear();
         Eval {
             feasible,
             perfect: feasible && perfect,
-            key: rows.len() as u64,
+            key: self.item_weight[item as usize],
         }
     }
 }
@@ -143,7 +180,7 @@ impl Oracle for ContainmentAnonymity {
     }
 
     fn root(&self) -> Option<Classes> {
-        if (self.n_rows as u64) < self.k {
+        if self.n_total < self.k {
             return None;
         }
         let mut bits = vec![u64::MAX; self.words];
@@ -155,7 +192,7 @@ impl Oracle for ContainmentAnonymity {
         Some(Classes {
             class_of: vec![0; self.n_rows],
             bits,
-            contained: vec![self.n_rows as u64],
+            contained: vec![self.n_total],
             size: vec![self.n_rows as u64],
         })
     }
@@ -192,7 +229,7 @@ impl Oracle for ContainmentAnonymity {
                     child.contained.push(node.contained[c]);
                 } else {
                     child.bits.extend(t.iter().zip(a).map(|(x, y)| x & y));
-                    child.contained.push(count_and(t, a));
+                    child.contained.push(self.weights.and_weight(t, a));
                 }
                 child.size.push(0);
             }

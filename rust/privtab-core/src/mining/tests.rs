@@ -154,6 +154,28 @@ fn layouts_agree_on_larger_tables_with_duplicates() {
     }
 }
 
+/// Few distinct rows repeated many times: the k-AC oracle merges them, and weights up to
+/// dozens need several weight planes.
+#[test]
+fn kac_sets_of_heavily_duplicated_rows_match_brute_force() {
+    for seed in 0..8u64 {
+        let distinct = random_rows(seed + 500, 12, 8, 30 + 8 * seed);
+        let rows: Vec<Vec<u32>> = (0..300)
+            .map(|u| distinct[(u * u * 7 + u + seed as usize) % distinct.len()].clone())
+            .collect();
+        let (indptr, indices) = csr(&rows);
+        let view = Rows::new(&indptr, &indices, 8).unwrap();
+        for k in [1, 30, 70, 150] {
+            let got = maximal_kac_sets(view, k, Limits::default()).unwrap();
+            assert_eq!(
+                sets(&got),
+                brute(8, |s| anonymity(&rows, s), k),
+                "seed {seed} k {k}"
+            );
+        }
+    }
+}
+
 #[test]
 fn same_result_for_any_thread_count_and_deterministic_truncation() {
     let rows = random_rows(7, 200, 14, 55);

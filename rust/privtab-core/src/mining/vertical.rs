@@ -2,20 +2,16 @@
 //! sub-problems of the search (MINING.md, technique 6): the transactions that contain a set
 //! are a bitset, a child is one AND, and a support is a weighted popcount.
 
-use crate::bitset::{count, count_and, count_and3, squeeze};
+use crate::bitset::{WeightPlanes, count, n_planes, squeeze};
 
-/// Weighted transactions as one bitset per item.
-///
-/// Weights are stored as bit planes: plane `b` has the bit of transaction `t` set when bit
-/// `b` of its weight is, so the weight of a bitset `x` is `Σ_b popcount(x ∧ plane_b) << b`.
-/// With unit weights there are no planes and the weight is a popcount.
+/// Weighted transactions as one bitset per item, with the weights as [`WeightPlanes`].
 #[derive(Debug)]
 pub(super) struct VerticalDb {
     words: usize,
     /// Item ids, increasing; item `items[j]` has the bitset `bits[j * words..]`.
     items: Vec<u32>,
     bits: Vec<u64>,
-    planes: Vec<u64>,
+    weights: WeightPlanes,
 }
 
 impl VerticalDb {
@@ -34,24 +30,13 @@ impl VerticalDb {
             position[i as usize] = j as u32;
         }
         let mut bits = vec![0u64; items.len() * words];
-        let max_weight = transactions.clone().map(|(_, w)| w).max().unwrap_or(1);
-        let n_planes = if max_weight <= 1 {
-            0
-        } else {
-            (64 - max_weight.leading_zeros()) as usize
-        };
-        let mut planes = vec![0u64; n_planes * words];
-        for (t, (row, weight)) in transactions.enumerate() {
+        let weights: Vec<u64> = transactions.clone().map(|(_, w)| w).collect();
+        for (t, (row, _)) in transactions.enumerate() {
             let (word, bit) = (t / 64, 1u64 << (t % 64));
             for &i in row {
                 let j = position[i as usize];
                 if j != u32::MAX {
                     bits[j as usize * words + word] |= bit;
-                }
-            }
-            for b in 0..n_planes {
-                if weight >> b & 1 != 0 {
-                    planes[b * words + word] |= bit;
                 }
             }
         }
@@ -62,7 +47,7 @@ impl VerticalDb {
             words,
             items,
             bits,
-            planes,
+            weights: WeightPlanes::new(&weights, words),
         }
     }
 
@@ -70,17 +55,12 @@ impl VerticalDb {
     /// weights up to `max_weight` and `n_items` items: the bitsets' words, times one more
     /// for each weight plane.
     pub(super) fn cost(n_transactions: usize, max_weight: u64, n_items: usize) -> usize {
-        let planes = if max_weight <= 1 {
-            0
-        } else {
-            (64 - max_weight.leading_zeros()) as usize
-        };
-        n_transactions.div_ceil(64).max(1) * (1 + planes) * n_items
+        n_transactions.div_ceil(64).max(1) * (1 + n_planes(max_weight)) * n_items
     }
 
     /// [`VerticalDb::cost`] of this database.
     pub(super) fn cost_of_self(&self) -> usize {
-        (self.words + self.planes.len()) * self.items.len()
+        self.words * (1 + self.weights.len()) * self.items.len()
     }
 
     /// Number of (transaction, item) pairs, weights aside.
@@ -112,14 +92,7 @@ impl VerticalDb {
 
     /// Total weight of the transactions in `tids`.
     pub(super) fn weight(&self, tids: &[u64]) -> u64 {
-        if self.planes.is_empty() {
-            return count(tids);
-        }
-        self.planes
-            .chunks_exact(self.words)
-            .enumerate()
-            .map(|(b, plane)| count_and(tids, plane) << b)
-            .sum()
+        self.weights.weight(tids)
     }
 
     /// Total weight of the transactions in `tids ∧ bits(item)`.
@@ -128,14 +101,7 @@ impl VerticalDb {
         if bits.is_empty() {
             return 0;
         }
-        if self.planes.is_empty() {
-            return count_and(tids, bits);
-        }
-        self.planes
-            .chunks_exact(self.words)
-            .enumerate()
-            .map(|(b, plane)| count_and3(tids, bits, plane) << b)
-            .sum()
+        self.weights.and_weight(tids, bits)
     }
 
     /// `tids ∧ bits(item)`.
@@ -149,15 +115,7 @@ impl VerticalDb {
 
     /// Weight of transaction `t`.
     pub(super) fn transaction_weight(&self, t: usize) -> u64 {
-        let (word, bit) = (t / 64, t % 64);
-        if self.planes.is_empty() {
-            return 1;
-        }
-        self.planes
-            .chunks_exact(self.words)
-            .enumerate()
-            .map(|(b, plane)| (plane[word] >> bit & 1) << b)
-            .sum()
+        self.weights.at(t)
     }
 
     /// The database of the transactions in `tids`, renumbered densely, with the items of
@@ -180,33 +138,13 @@ impl VerticalDb {
         for (&i, target) in items.iter().zip(bits.chunks_exact_mut(words)) {
             squeeze(tids, &rank, self.item(i), target);
         }
-        let mut planes = vec![0u64; self.planes.len() / self.words * words];
-        for (source, target) in self
-            .planes
-            .chunks_exact(self.words)
-            .zip(planes.chunks_exact_mut(words))
-        {
-            squeeze(tids, &rank, source, target);
-        }
-        while planes.len() >= words && planes[planes.len() - words..].iter().all(|&x| x == 0) {
-            planes.truncate(planes.len() - words);
-        }
         let db = VerticalDb {
             words,
             items,
             bits,
-            planes,
+            weights: self.weights.squeeze(tids, &rank, n),
         };
         let tids = db.all(n);
-        if db.planes.len() == words && db.planes == tids {
-            return (
-                VerticalDb {
-                    planes: Vec::new(),
-                    ..db
-                },
-                tids,
-            );
-        }
         (db, tids)
     }
 }
