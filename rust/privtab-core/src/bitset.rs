@@ -100,6 +100,31 @@ multiversion! {
     }
 }
 
+/// Positions of the set bits of `bits`, increasing.
+pub fn ones(bits: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    bits.iter().enumerate().flat_map(|(word, &x)| {
+        std::iter::successors((x != 0).then_some(x), |&z| {
+            let rest = z & (z - 1);
+            (rest != 0).then_some(rest)
+        })
+        .map(move |z| word * 64 + z.trailing_zeros() as usize)
+    })
+}
+
+/// For each word of `mask`, the number of set bits before it, and the total.
+pub fn ranks(mask: &[u64]) -> (Vec<usize>, usize) {
+    let mut total = 0;
+    let rank = mask
+        .iter()
+        .map(|x| {
+            let before = total;
+            total += count(std::slice::from_ref(x)) as usize;
+            before
+        })
+        .collect();
+    (rank, total)
+}
+
 /// Bits of `source` at the positions set in `mask`, packed: the `r`-th set bit of `mask`
 /// becomes bit `r` of `target`, which must hold `count(mask)` bits and start cleared.
 /// `rank[w]` is the number of set bits of `mask` before word `w`.
@@ -206,12 +231,14 @@ impl WeightPlanes {
 
     /// Weight of bit `t`.
     pub fn at(&self, t: usize) -> u64 {
+        if self.planes.is_empty() {
+            return 1;
+        }
         self.planes
             .chunks_exact(self.words)
             .enumerate()
             .map(|(b, plane)| (plane[t / 64] >> (t % 64) & 1) << b)
-            .sum::<u64>()
-            .max(1)
+            .sum()
     }
 
     /// The weights of the `n` bits set in `mask`, packed as [`squeeze`] packs them; planes
@@ -261,6 +288,15 @@ mod tests {
             .collect()
     }
 
+    #[test]
+    fn ones_lists_the_set_bits() {
+        for seed in 1..30u64 {
+            let a = words(seed, 1 + seed as usize % 5);
+            let expected: Vec<usize> = (0..a.len() * 64).filter(|&i| bit(&a, i)).collect();
+            assert_eq!(ones(&a).collect::<Vec<_>>(), expected);
+        }
+    }
+
     fn bit(a: &[u64], i: usize) -> bool {
         a[i / 64] >> (i % 64) & 1 != 0
     }
@@ -297,12 +333,8 @@ mod tests {
         for seed in 1..60u64 {
             let n = 1 + seed as usize % 7;
             let (mask, source) = (words(seed, n), words(seed + 7, n));
-            let mut rank = Vec::new();
-            let mut total = 0;
-            for &m in &mask {
-                rank.push(total);
-                total += m.count_ones() as usize;
-            }
+            let (rank, total) = ranks(&mask);
+            assert_eq!(total, count(&mask) as usize);
             let mut target = vec![0u64; total.div_ceil(64).max(1)];
             squeeze(&mask, &rank, &source, &mut target);
             let expected: Vec<bool> = (0..n * 64)

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::vertical::VerticalDb;
 use super::{Eval, Oracle, Rows};
-use crate::bitset::count;
+use crate::bitset::{count, ones};
 use crate::resources::alloc_output;
 use crate::{Error, Result};
 
@@ -423,66 +423,39 @@ fn vertical(db: &Db, keep: &[u32], s: &mut Scratch) -> Node {
     })
 }
 
-/// The transactions of a vertical node restricted to `keep`, as a horizontal database
-/// with duplicates merged: the item bitsets are read once, transposed into rows.
-fn project(bits: &Bits, keep: &[u32], s: &mut Scratch) -> Db {
-    let tids = &bits.tids;
-    let mut rank = Vec::with_capacity(tids.len());
-    let mut n = 0usize;
-    for &x in tids {
-        rank.push(n);
-        n += x.count_ones() as usize;
-    }
-    let row_of = |word: usize, bit: u32| {
-        rank[word] + (tids[word] & ((1u64 << bit) - 1)).count_ones() as usize
-    };
-    let mut sorted = keep.to_vec();
-    sorted.sort_unstable();
+/// The `n` transactions of a compressed vertical database (every bit a transaction), as a
+/// horizontal database with duplicates merged: the item bitsets are read once, transposed
+/// into rows.
+fn horizontal(db: &VerticalDb, n: usize, support: u64, s: &mut Scratch) -> Db {
     let mut offsets = vec![0u32; n + 1];
-    for &i in &sorted {
-        for (word, (&x, &y)) in tids.iter().zip(bits.db.item(i)).enumerate() {
-            let mut z = x & y;
-            while z != 0 {
-                offsets[row_of(word, z.trailing_zeros()) + 1] += 1;
-                z &= z - 1;
-            }
+    for &i in db.items() {
+        for t in ones(db.item(i)) {
+            offsets[t + 1] += 1;
         }
     }
-    for r in 1..=n {
-        offsets[r] += offsets[r - 1];
+    for t in 1..=n {
+        offsets[t] += offsets[t - 1];
     }
     let mut fill = offsets.clone();
     let mut items = vec![0u32; offsets[n] as usize];
-    for &i in &sorted {
-        for (word, (&x, &y)) in tids.iter().zip(bits.db.item(i)).enumerate() {
-            let mut z = x & y;
-            while z != 0 {
-                let r = row_of(word, z.trailing_zeros());
-                items[fill[r] as usize] = i;
-                fill[r] += 1;
-                z &= z - 1;
-            }
+    for &i in db.items() {
+        for t in ones(db.item(i)) {
+            items[fill[t] as usize] = i;
+            fill[t] += 1;
         }
     }
     let mut out = Db {
-        support: bits.support,
+        support,
         offsets: vec![0],
         ..Db::default()
     };
     out.items.reserve(items.len());
     table_for(&mut s.table, n);
-    let mut r = 0;
-    for (word, &x) in tids.iter().enumerate() {
-        let mut z = x;
-        while z != 0 {
-            let t = word * 64 + z.trailing_zeros() as usize;
-            z &= z - 1;
-            let start = out.items.len();
-            out.items
-                .extend_from_slice(&items[offsets[r] as usize..offsets[r + 1] as usize]);
-            push_merged(&mut out, &mut s.table, start, bits.db.transaction_weight(t));
-            r += 1;
-        }
+    for t in 0..n {
+        let start = out.items.len();
+        out.items
+            .extend_from_slice(&items[offsets[t] as usize..offsets[t + 1] as usize]);
+        push_merged(&mut out, &mut s.table, start, db.transaction_weight(t));
     }
     out
 }
@@ -546,16 +519,15 @@ impl Oracle for Frequency {
                 let width = bits.db.words() * 64;
                 if n.saturating_mul(self.layout.compress_factor) <= width && width > 64 {
                     let (db, tids) = bits.db.compress(&bits.tids, keep);
-                    let sparse = !self.layout.vertical(0, db.cost_of_self(), db.occurrences());
-                    let compressed = Bits {
-                        db: Arc::new(db),
-                        tids,
-                        support: bits.support,
-                    };
-                    *node = if sparse {
-                        self.settle(project(&compressed, keep, s), keep, n_tail, s)
+                    *node = if self.layout.vertical(0, db.cost_of_self(), db.occurrences()) {
+                        Node::Vertical(Bits {
+                            db: Arc::new(db),
+                            tids,
+                            support: bits.support,
+                        })
                     } else {
-                        Node::Vertical(compressed)
+                        let rows = horizontal(&db, n, bits.support, s);
+                        self.settle(rows, keep, n_tail, s)
                     };
                 }
             }

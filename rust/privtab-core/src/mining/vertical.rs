@@ -2,7 +2,7 @@
 //! sub-problems of the search (MINING.md, technique 6): the transactions that contain a set
 //! are a bitset, a child is one AND, and a support is a weighted popcount.
 
-use crate::bitset::{WeightPlanes, count, n_planes, squeeze};
+use crate::bitset::{WeightPlanes, count, n_planes, ranks, squeeze};
 
 /// Weighted transactions as one bitset per item, with the weights as [`WeightPlanes`].
 #[derive(Debug)]
@@ -68,6 +68,11 @@ impl VerticalDb {
         count(&self.bits) as usize
     }
 
+    /// The items, increasing.
+    pub(super) fn items(&self) -> &[u32] {
+        &self.items
+    }
+
     /// Words per bitset.
     pub(super) fn words(&self) -> usize {
         self.words
@@ -121,12 +126,7 @@ impl VerticalDb {
     /// The database of the transactions in `tids`, renumbered densely, with the items of
     /// `keep` only: deeper nodes then AND and count fewer words.
     pub(super) fn compress(&self, tids: &[u64], keep: &[u32]) -> (VerticalDb, Vec<u64>) {
-        let mut rank = Vec::with_capacity(tids.len());
-        let mut n = 0usize;
-        for x in tids {
-            rank.push(n);
-            n += count(std::slice::from_ref(x)) as usize;
-        }
+        let (rank, n) = ranks(tids);
         let words = n.div_ceil(64).max(1);
         let mut items: Vec<u32> = keep
             .iter()
