@@ -426,7 +426,7 @@ def test_huge_epsilon_svm_matches_huber_minimiser(method):
 
 
 # Output perturbation: the noise on the weights is L2-Laplace of scale 2/(nλε) ----------
-def output_noise_norms(Estimator, n_fits, epsilon, C, seed0, **kwargs):
+def output_noise(Estimator, n_fits, epsilon, C, seed0, **kwargs):
     X, y = blobs(20, [[1.0], [-1.0]], 1.0, 3)
     Z = reference_rows(X, 3.0)
     signs = np.where(y == 1, 1.0, -1.0)
@@ -435,11 +435,12 @@ def output_noise_norms(Estimator, n_fits, epsilon, C, seed0, **kwargs):
     else:
         exact = huber_reference_weights(Z, signs, C, 0.5)
     model = Estimator(epsilon, C=C, method="output", data_norm=3.0, **kwargs)
-    norms = np.empty(n_fits)
+    noise = np.empty((n_fits, 2))
     for i in range(n_fits):
         model.set_params(random_state=seed0 + i).fit(X, y)
-        norms[i] = np.linalg.norm(unscaled_weights(model, 3.0)[0] - exact)
-    return norms, 2.0 / (20 * (1.0 / (C * 20)) * epsilon)
+        noise[i] = unscaled_weights(model, 3.0)[0] - exact
+    # Two weights (feature and intercept): L1 sensitivity √2 · 2/(n·λ).
+    return noise.ravel(), math.sqrt(2) * 2.0 / (20 * (1.0 / (C * 20)) * epsilon)
 
 
 @pytest.mark.slow
@@ -447,14 +448,14 @@ def output_noise_norms(Estimator, n_fits, epsilon, C, seed0, **kwargs):
     ("Estimator", "epsilon", "C"),
     [(DPLogisticRegression, 0.8, 0.5), (DPLinearSVC, 2.0, 0.25)],
 )
-def test_output_noise_norm_is_gamma(Estimator, epsilon, C):
-    # Each fit is one L-BFGS run: 800 fits are enough for the KS test to reject a
-    # scale off by 30 % (the power check), in a few seconds.
-    norms, scale = output_noise_norms(Estimator, 800, epsilon, C, 1000)
-    assert scale == pytest.approx(2 * C / epsilon)
-    assert_accepts(ks_pvalue(norms, stats.gamma(2, scale=scale)))
+def test_output_noise_is_laplace_per_weight(Estimator, epsilon, C):
+    # Each fit is one L-BFGS run: 2000 fits (4000 weights) are enough for the KS test to
+    # reject a scale off by 30 % (the power check), in a few seconds.
+    noise, scale = output_noise(Estimator, 2000, epsilon, C, 1000)
+    assert scale == pytest.approx(math.sqrt(2) * 2 * C / epsilon)
+    assert_accepts(ks_pvalue(noise, stats.laplace(scale=scale)))
     for factor in WRONG_SCALES:
-        assert_rejects(ks_pvalue(norms, stats.gamma(2, scale=scale * factor)))
+        assert_rejects(ks_pvalue(noise, stats.laplace(scale=scale * factor)))
 
 
 # Utility at a moderate epsilon ----------------------------------------------------------
@@ -495,7 +496,7 @@ def test_multiclass_one_vs_rest_budget(Estimator, method):
     parts = np.array([eps for _, eps in model.privacy_ledger_])
     if method == "output":
         np.testing.assert_allclose(
-            model.noise_scale_, 2 / (3000 * model.lambda_ * parts)
+            model.noise_scale_, math.sqrt(3) * 2 / (3000 * model.lambda_ * parts)
         )
     else:
         expected = [

@@ -45,7 +45,19 @@ def sample_distinct(
 ) -> npt.NDArray[np.uint64]: ...
 def add_laplace(
     values: npt.NDArray[np.float64],
-    scale: float,
+    sensitivity: float,
+    epsilon: float,
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> npt.NDArray[np.float64]: ...
+def laplace_grid(
+    sensitivity: float, epsilon: float, changed: int = 1
+) -> tuple[int, int]: ...
+def grid_laplace_samples(
+    n: int,
+    sensitivity: float,
+    epsilon: float,
+    changed: int = 1,
     seed: int | None = None,
     n_threads: int | None = None,
 ) -> npt.NDArray[np.float64]: ...

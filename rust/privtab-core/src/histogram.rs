@@ -12,15 +12,20 @@
 //!    kept empty cells is `q ~ Binomial(m − n', p)`; `q` ranks are drawn uniformly without
 //!    replacement from `[0, m − n')` ([`sample_distinct`]) and mapped to the empty keys of
 //!    those ranks by one merge with the sorted observed keys;
-//! 4. a kept empty cell's value is `L` conditioned on `L > τ`: `τ + Exp(mean 2/ε)` for
-//!    τ ≥ 0 (the Laplace tail is memoryless), `τ' + 1 + Geometric` in the discrete case.
+//! 4. a kept empty cell's value is `L` conditioned on `L > τ`: `⌊τ⌋ + 1 + Geometric` (the
+//!    discrete Laplace tail is memoryless).
+//!
+//! Both noises are exact discrete Laplace noise: on the integers for [`Noise::Discrete`],
+//! on a power-of-two grid of step about `2^-40 · 2/ε` for [`Noise::Laplace`]
+//! ([`GridLaplace`]), so no released value carries a floating-point side channel
+//! (Mironov 2012). Counts, noise and τ are compared in grid units, exactly.
 //!
 //! Time is O(n·d + n' + q log q) and memory O(n + n' + q), whatever the domain size `m`.
 
 use crate::counts::SparseCounts;
 use crate::encode::{check_domain, mixed_radix_encode};
 use crate::error::check_positive_finite;
-use crate::noise::{Binomial, DiscreteLaplace, exponential, laplace, sample_distinct};
+use crate::noise::{Binomial, DiscreteLaplace, GridLaplace, sample_distinct};
 use crate::resources::alloc_output;
 use crate::rng::{Rng, Seed, try_fill_chunked};
 use crate::table::Columns;
@@ -39,7 +44,10 @@ pub const MAX_THRESHOLD: f64 = 9_007_199_254_740_992.0; // 2^53
 /// The noise added to every cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Noise {
-    /// Continuous Laplace noise `Lap(0, 2/ε)` (Proposition 1 of the paper).
+    /// Laplace noise `Lap(0, 2/ε)` (Proposition 1 of the paper), released without a
+    /// floating-point side channel: exact discrete Laplace noise on a power-of-two grid
+    /// ([`GridLaplace`]), so a released value is a multiple of the grid step `2^k ≈
+    /// 2^-40 · 2/ε` and the noise scale exceeds `2/ε` by a relative `2^-39` at most.
     Laplace,
     /// The exact discrete Laplace distribution `P(Z = z) ∝ exp(−|z|·ε/2)`, sampled with
     /// integer arithmetic (Canonne, Kamath & Steinke 2020).
@@ -53,15 +61,19 @@ pub struct Histogram {
     /// increasing.
     pub keys: Vec<u64>,
     /// The noisy value of each kept cell, all above the threshold (integers under
-    /// [`Noise::Discrete`]).
+    /// [`Noise::Discrete`], multiples of the grid step under [`Noise::Laplace`]).
     pub values: Vec<f64>,
 }
 
-/// The noise distribution of one histogram, validated once.
+/// The noise of one histogram, validated once. Both noises are discrete Laplace noise on a
+/// grid of step `2^exponent` (the integers under [`Noise::Discrete`]); counts, noise and
+/// the threshold are compared in grid units, exactly.
 #[derive(Clone, Copy, Debug)]
-enum Sampler {
-    Laplace { scale: f64, threshold: f64 },
-    Discrete { dist: DiscreteLaplace, floor: i64 },
+struct Sampler {
+    dist: DiscreteLaplace,
+    grid: Option<GridLaplace>,
+    /// `⌊τ / 2^exponent⌋`: a cell is kept iff its noisy value in units exceeds it.
+    floor: i128,
 }
 
 impl Sampler {
@@ -75,87 +87,71 @@ impl Sampler {
             ));
         }
         Ok(match noise {
-            Noise::Laplace => Sampler::Laplace {
-                scale: 2.0 / epsilon,
-                threshold,
-            },
-            Noise::Discrete => Sampler::Discrete {
+            Noise::Laplace => {
+                // Neighbouring histograms differ in at most two cells.
+                let grid = GridLaplace::new(2.0, epsilon, 2)?;
+                Sampler {
+                    dist: grid.unit_noise(),
+                    grid: Some(grid),
+                    floor: grid.floor_units(threshold)?,
+                }
+            }
+            Noise::Discrete => Sampler {
                 dist: DiscreteLaplace::new(2.0, epsilon)?,
-                // |threshold| < 2^53, so the floor is exact and fits an i64.
-                floor: threshold.floor() as i64,
+                grid: None,
+                // |threshold| < 2^53, so the floor is exact.
+                floor: threshold.floor() as i128,
             },
         })
     }
 
     /// `P(noise > τ)`: the probability that an empty cell is kept.
     fn keep_probability(&self) -> f64 {
-        match *self {
-            Sampler::Laplace { scale, threshold } => {
-                if threshold >= 0.0 {
-                    0.5 * (-threshold / scale).exp()
-                } else {
-                    1.0 - 0.5 * (threshold / scale).exp()
-                }
-            }
-            Sampler::Discrete { dist, floor } => {
-                // P(Z ≥ k) = q^k / (1 + q) for k ≥ 1, q = exp(−1/t); Z > τ ⟺ Z ≥ floor + 1.
-                let scale = dist.scale();
-                let log_q = -(scale.den as f64 / scale.num as f64);
-                let log_norm = log_q.exp().ln_1p();
-                if floor >= -1 {
-                    ((floor as f64 + 1.0) * log_q - log_norm).exp()
-                } else {
-                    -((-(floor as f64)) * log_q - log_norm).exp_m1()
-                }
-            }
+        // P(Z ≥ k) = q^k / (1 + q) for k ≥ 1, q = exp(−1/t); Z > τ ⟺ Z ≥ floor + 1.
+        let scale = self.dist.scale();
+        let log_q = -(scale.den as f64 / scale.num as f64);
+        let log_norm = log_q.exp().ln_1p();
+        let floor = self.floor as f64;
+        if self.floor >= -1 {
+            ((floor + 1.0) * log_q - log_norm).exp()
+        } else {
+            -((-floor) * log_q - log_norm).exp_m1()
         }
     }
 
-    /// The noisy value of a cell with true count `count`.
-    #[inline]
-    fn noisy(&self, rng: &mut Rng, count: u64) -> Result<f64> {
-        match *self {
-            Sampler::Laplace { scale, .. } => Ok(count as f64 + laplace(rng, scale)),
-            Sampler::Discrete { dist, .. } => {
-                let count = i64::try_from(count).map_err(|_| {
-                    Error::InvalidData(format!("a cell count of {count} exceeds the int64 range"))
-                })?;
-                let value = count
-                    .checked_add(dist.sample(rng)?)
-                    .ok_or_else(|| Error::InvalidData("a noisy count exceeds int64".into()))?;
-                Ok(value as f64)
-            }
+    /// A count in grid units (exact: a count is at most the number of rows, far below
+    /// 2^53).
+    fn units(&self, count: u64) -> Result<i128> {
+        match self.grid {
+            Some(grid) => grid.to_units(count as f64),
+            None => Ok(i128::from(count)),
         }
     }
 
-    /// Whether a noisy value is kept (strictly above τ).
+    /// The noisy value of a cell with true count `count`, in grid units.
     #[inline]
-    fn kept(&self, value: f64) -> bool {
-        match *self {
-            Sampler::Laplace { threshold, .. } => value > threshold,
-            Sampler::Discrete { floor, .. } => value > floor as f64,
-        }
+    fn noisy(&self, rng: &mut Rng, count: u64) -> Result<i128> {
+        Ok(self.units(count)? + i128::from(self.dist.sample(rng)?))
     }
 
-    /// A noise value conditioned on exceeding τ: the value of a kept empty cell.
+    /// Whether a noisy value in grid units is kept (strictly above τ).
     #[inline]
-    fn tail(&self, rng: &mut Rng) -> Result<f64> {
-        match *self {
-            Sampler::Laplace { scale, threshold } => {
-                if threshold >= 0.0 {
-                    Ok(threshold + exponential(rng, scale))
-                } else {
-                    // Below 0 the tail is not memoryless; rejection accepts with
-                    // probability P(L > τ) > 1/2.
-                    loop {
-                        let value = laplace(rng, scale);
-                        if value > threshold {
-                            return Ok(value);
-                        }
-                    }
-                }
-            }
-            Sampler::Discrete { dist, floor } => Ok(dist.sample_tail(rng, floor)? as f64),
+    fn kept(&self, units: i128) -> bool {
+        units > self.floor
+    }
+
+    /// A noise value conditioned on exceeding τ, in grid units: the value of a kept empty
+    /// cell.
+    #[inline]
+    fn tail(&self, rng: &mut Rng) -> Result<i128> {
+        self.dist.sample_tail_wide(rng, self.floor)
+    }
+
+    /// A value in grid units as the released double.
+    fn value(&self, units: i128) -> f64 {
+        match self.grid {
+            Some(grid) => grid.from_units(units),
+            None => units as f64,
         }
     }
 }
@@ -228,7 +224,7 @@ pub fn thresholded_histogram(
     let observed = counts.len();
     let n_empty = domain - observed as u128;
 
-    let mut noisy = alloc_output::<f64>(observed, "noisy observed cells")?;
+    let mut noisy = alloc_output::<i128>(observed, "noisy observed cells")?;
     let obs_counts = counts.counts();
     try_fill_chunked(&mut noisy, &seed.derive(TAG_OBSERVED), |rng, i| {
         sampler.noisy(rng, obs_counts[i])
@@ -246,7 +242,7 @@ pub fn thresholded_histogram(
         n_kept_empty,
     )?;
     let empty_keys = empty_keys_of_ranks(ranks, counts.keys());
-    let mut empty_values = alloc_output::<f64>(n_kept_empty, "values of kept empty cells")?;
+    let mut empty_values = alloc_output::<i128>(n_kept_empty, "values of kept empty cells")?;
     try_fill_chunked(
         &mut empty_values,
         &seed.derive(TAG_EMPTY_VALUES),
@@ -289,10 +285,10 @@ fn empty_keys_of_ranks(mut ranks: Vec<u64>, observed: &[u64]) -> Vec<u64> {
 /// Merges the kept observed cells with the kept empty cells into one key-sorted histogram.
 fn merge_cells(
     observed: &[u64],
-    noisy: &[f64],
+    noisy: &[i128],
     sampler: &Sampler,
     empty_keys: &[u64],
-    empty_values: &[f64],
+    empty_values: &[i128],
 ) -> Result<Histogram> {
     let n_kept = noisy.iter().filter(|&&v| sampler.kept(v)).count();
     let total = n_kept + empty_keys.len();
@@ -323,7 +319,7 @@ fn merge_cells(
         };
         if let Some((&key, &value)) = next {
             keys.push(key);
-            values.push(value);
+            values.push(sampler.value(value));
         }
     }
     Ok(Histogram { keys, values })
@@ -363,10 +359,12 @@ mod tests {
 
     #[test]
     fn keep_probabilities_follow_the_laplace_tails() {
+        // The grid noise is the continuous Laplace law up to its grid step (2^-40 of the
+        // scale) and a scale larger by at most 2^-39.
         let p = empty_cell_probability(1.0, 4.0, Noise::Laplace).unwrap();
-        assert!((p - 0.5 * (-2.0f64).exp()).abs() < 1e-15);
+        assert!((p / (0.5 * (-2.0f64).exp()) - 1.0).abs() < 1e-9);
         let p = empty_cell_probability(1.0, -4.0, Noise::Laplace).unwrap();
-        assert!((p - (1.0 - 0.5 * (-2.0f64).exp())).abs() < 1e-15);
+        assert!((p / (1.0 - 0.5 * (-2.0f64).exp()) - 1.0).abs() < 1e-9);
         // Discrete, ε = 1: q = exp(−1/2), P(Z > 3.5) = P(Z ≥ 4) = q^4 / (1 + q).
         let q = (-0.5f64).exp();
         let p = empty_cell_probability(1.0, 3.5, Noise::Discrete).unwrap();

@@ -4,7 +4,10 @@
 //! values, a vectorised form built on [`rng::fill_chunked`] / [`rng::try_fill_chunked`]: a
 //! given [`Seed`] gives the same output whatever the number of threads.
 //!
-//! - [`continuous`]: Laplace, Gumbel and exponential variates (floating point).
+//! - [`grid`]: the floating-point-safe Laplace mechanism for real values: exact discrete
+//!   Laplace noise on a power-of-two grid (the construction of OpenDP).
+//! - [`continuous`]: Laplace, Gumbel and exponential variates (floating point), for
+//!   randomised algorithms and tests, never for adding to a released value.
 //! - [`discrete`]: the exact discrete Laplace distribution and its tails, sampled with
 //!   integer arithmetic only (Canonne, Kamath & Steinke 2020).
 //! - [`binomial`]: binomial variates for any `n < 2^64` and any `p`, including tiny `p`.
@@ -13,8 +16,9 @@
 //! - [`ball`]: Gamma variates and vectors with density ∝ `exp(-‖b‖₂ / scale)` (the noise of
 //!   Chaudhuri et al.'s output and objective perturbation).
 //!
-//! Integer-valued releases should use [`discrete`]: textbook floating-point Laplace noise
-//! leaks the secret through the pattern of representable doubles (Mironov 2012).
+//! Every release goes through [`discrete`] (integers) or [`grid`] (reals): textbook
+//! floating-point Laplace noise leaks the secret through the pattern of representable
+//! doubles (Mironov 2012).
 //!
 //! [`rng::fill_chunked`]: crate::rng::fill_chunked
 //! [`rng::try_fill_chunked`]: crate::rng::try_fill_chunked
@@ -26,15 +30,17 @@ pub mod binomial;
 pub mod continuous;
 pub mod discrete;
 pub mod distinct;
+pub mod grid;
 pub mod selection;
 
 pub use ball::{gamma, gamma_samples, l2_laplace, l2_laplace_samples};
 pub use binomial::{Binomial, binomial, binomial_samples};
 pub use continuous::{
-    add_laplace, exponential, exponential_samples, gumbel, gumbel_samples, laplace, laplace_samples,
+    exponential, exponential_samples, gumbel, gumbel_samples, laplace, laplace_samples,
 };
 pub use discrete::{DiscreteLaplace, Rational, add_discrete_laplace};
 pub use distinct::{FULL_RANGE, sample_distinct};
+pub use grid::{GridLaplace, add_laplace, grid_laplace_samples};
 pub use selection::exponential_mechanism;
 
 pub(crate) use crate::resources::alloc_output;

@@ -146,20 +146,53 @@ fn sample_distinct(
     Ok(out.into_pyarray(py))
 }
 
-/// `values + Laplace(0, scale)` elementwise.
+/// The floating-point-safe Laplace mechanism (`noise::grid`): every value rounded to the
+/// grid, exact discrete Laplace noise of scale `sensitivity / epsilon` in grid units.
 #[pyfunction]
-#[pyo3(signature = (values, scale, seed=None, n_threads=None))]
+#[pyo3(signature = (values, sensitivity, epsilon, seed=None, n_threads=None))]
 fn add_laplace<'py>(
     py: Python<'py>,
     values: PyReadonlyArray1<'py, f64>,
-    scale: f64,
+    sensitivity: f64,
+    epsilon: f64,
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let values = contiguous(&values, "values")?;
     let out = detached(py, || {
         with_threads(n_threads, || {
-            noise::add_laplace(values, scale, &Seed::new(seed))
+            noise::add_laplace(values, sensitivity, epsilon, &Seed::new(seed))
+        })
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// The grid of the floating-point-safe Laplace mechanism for a query of L1 sensitivity
+/// `sensitivity` changing at most `changed` coordinates: `(k, t)`, the grid step `2**k`
+/// and the integer noise scale `t` in grid units.
+#[pyfunction]
+#[pyo3(signature = (sensitivity, epsilon, changed=1))]
+fn laplace_grid(sensitivity: f64, epsilon: f64, changed: u64) -> PyResult<(i32, u64)> {
+    let mechanism =
+        noise::GridLaplace::new(sensitivity, epsilon, changed).map_err(crate::errors::CoreError)?;
+    Ok((mechanism.grid_exponent(), mechanism.unit_scale()))
+}
+
+/// `n` noise values of the floating-point-safe Laplace mechanism (distribution tests).
+#[pyfunction]
+#[pyo3(signature = (n, sensitivity, epsilon, changed=1, seed=None, n_threads=None))]
+fn grid_laplace_samples(
+    py: Python<'_>,
+    n: usize,
+    sensitivity: f64,
+    epsilon: f64,
+    changed: u64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'_, PyArray1<f64>>> {
+    let out = detached(py, || {
+        with_threads(n_threads, || {
+            noise::grid_laplace_samples(n, sensitivity, epsilon, changed, &Seed::new(seed))
         })
     })?;
     Ok(out.into_pyarray(py))
@@ -258,6 +291,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(binomial_samples, m)?)?;
     m.add_function(wrap_pyfunction!(sample_distinct, m)?)?;
     m.add_function(wrap_pyfunction!(add_laplace, m)?)?;
+    m.add_function(wrap_pyfunction!(laplace_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(grid_laplace_samples, m)?)?;
     m.add_function(wrap_pyfunction!(add_discrete_laplace, m)?)?;
     m.add_function(wrap_pyfunction!(exponential_mechanism, m)?)?;
     m.add_function(wrap_pyfunction!(gamma_samples, m)?)?;

@@ -1,12 +1,14 @@
 //! Floating-point samplers: Laplace, Gumbel and exponential.
 //!
-//! These are for real-valued queries (entropies, centroids, model weights). For integer
-//! queries use [`super::discrete`], which has no floating-point side channel.
+//! These are building blocks of randomised algorithms (the Gumbel-max trick, the noise of
+//! objective perturbation, distribution tests), never added to a released value: a release
+//! of real values goes through [`super::grid`] and one of integers through
+//! [`super::discrete`], which have no floating-point side channel (Mironov 2012).
 
 use super::{alloc_output, open01};
+use crate::Result;
 use crate::error::check_positive_finite;
 use crate::rng::{Rng, Seed, fill_chunked};
-use crate::{Error, Result};
 use rand::Rng as _;
 use rand_distr::{Distribution, Exp1};
 
@@ -69,30 +71,6 @@ pub fn exponential_samples(n: usize, mean: f64, seed: &Seed) -> Result<Vec<f64>>
     Ok(out)
 }
 
-/// The Laplace mechanism: `values[i] + Laplace(0, scale)` for every `i`, in parallel.
-///
-/// # Privacy
-/// With `scale = Δ / ε`, where Δ is the L1 sensitivity of the query that produced
-/// `values`, the output is ε-differentially private (Dwork, McSherry, Nissim & Smith
-/// 2006). Floating-point noise can leak through the set of representable outputs
-/// (Mironov 2012); integer queries should use [`super::add_discrete_laplace`].
-///
-/// # Errors
-/// [`Error::InvalidParameter`] when `scale` is not finite and > 0; [`Error::InvalidData`]
-/// naming the first non-finite value.
-pub fn add_laplace(values: &[f64], scale: f64, seed: &Seed) -> Result<Vec<f64>> {
-    check_positive_finite("scale", scale)?;
-    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-        return Err(Error::InvalidData(format!(
-            "values must be finite, got values[{i}] = {}",
-            values[i]
-        )));
-    }
-    let mut out = alloc_output(values.len(), "laplace mechanism output")?;
-    fill_chunked(&mut out, seed, |rng, i| values[i] + laplace(rng, scale));
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,10 +104,6 @@ mod tests {
         let two = in_pool(2, || laplace_samples(n, 1.0, &seed(9)).unwrap());
         assert_eq!(one, two);
         assert_ne!(one, laplace_samples(n, 1.0, &seed(10)).unwrap());
-        let values: Vec<f64> = (0..n).map(|i| i as f64).collect();
-        let a = in_pool(1, || add_laplace(&values, 0.5, &seed(4)).unwrap());
-        let b = in_pool(3, || add_laplace(&values, 0.5, &seed(4)).unwrap());
-        assert_eq!(a, b);
         let g1 = in_pool(1, || gumbel_samples(n, &seed(5)).unwrap());
         assert_eq!(g1, in_pool(2, || gumbel_samples(n, &seed(5)).unwrap()));
     }
@@ -139,8 +113,5 @@ mod tests {
         assert!(laplace_samples(3, 0.0, &seed(0)).is_err());
         assert!(laplace_samples(3, f64::NAN, &seed(0)).is_err());
         assert!(exponential_samples(3, f64::INFINITY, &seed(0)).is_err());
-        let err = add_laplace(&[1.0, f64::NAN], 1.0, &seed(0)).unwrap_err();
-        assert!(err.to_string().contains("values[1]"), "{err}");
-        assert_eq!(add_laplace(&[], 1.0, &seed(0)).unwrap(), Vec::<f64>::new());
     }
 }

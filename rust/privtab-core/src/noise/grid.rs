@@ -1,0 +1,393 @@
+//! The floating-point-safe Laplace mechanism for real values: exact discrete Laplace noise
+//! on a power-of-two grid.
+//!
+//! Textbook Laplace noise computed in binary floating point (`value + scale·Exp·sign`)
+//! leaks its input: the set of doubles reachable from one input differs from the set
+//! reachable from a neighbouring input, so one output can tell the two apart (Mironov 2012,
+//! "On significance of the least significant bits for differential privacy"). This module
+//! uses the construction of OpenDP's float Laplace mechanism instead:
+//!
+//! 1. a grid step `g = 2^k` is fixed from public numbers only: the largest power of two not
+//!    above `scale / 2^GRID_BITS`, `scale = sensitivity / epsilon`;
+//! 2. each value is rounded to the nearest multiple of `g`, exactly (integer arithmetic on
+//!    the value's mantissa and exponent): `x ↦ n = round(x / g)`;
+//! 3. exact discrete Laplace noise `Z ~ DLap(t)` ([`DiscreteLaplace`], integer arithmetic
+//!    only) is added in units of `g`: the release is the integer `n + Z`;
+//! 4. the double nearest to `(n + Z)·g` is returned. This last rounding is a function of the
+//!    released integer only: post-processing, which costs no privacy.
+//!
+//! Rounding moves each value by at most `g/2`, so the rounded query's L1 sensitivity in
+//! units of `g` is at most `sensitivity / g + changed`, where `changed` bounds how many
+//! coordinates can differ between neighbouring inputs. The scale in units is the smallest
+//! integer `t ≥ (sensitivity / g + changed) / epsilon` (plus a relative margin of 2^-48 for
+//! the two roundings of its computation), so the release is exactly `epsilon`-DP with
+//! noise at most `1 + changed·2^-GRID_BITS + 2^-47` times the textbook scale.
+
+use super::{DiscreteLaplace, Rational, alloc_output};
+use crate::error::check_positive_finite;
+use crate::rng::{Rng, Seed, try_fill_chunked};
+use crate::{Error, Result};
+
+/// Bits of resolution of the grid below the noise scale: `g ≤ scale / 2^GRID_BITS`.
+pub const GRID_BITS: i32 = 40;
+
+/// Largest magnitude, in grid units, of a value that can be released: `|x| / g < 2^100`,
+/// i.e. `|x| < 2^60 · scale`, so units and noise stay far inside `i128`.
+const MAX_UNITS_BITS: u32 = 100;
+
+/// Laplace noise of scale `sensitivity / epsilon` (at least), exact on a power-of-two grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridLaplace {
+    exponent: i32,
+    dist: DiscreteLaplace,
+}
+
+impl GridLaplace {
+    /// The mechanism for a query of L1 sensitivity `sensitivity` whose neighbouring answers
+    /// differ in at most `changed` coordinates (`changed ≥ 1`; the number of values
+    /// released is always a valid bound).
+    ///
+    /// # Privacy
+    /// [`GridLaplace::release`] of every coordinate is `epsilon`-differentially private for
+    /// such a query, with the rounding to the grid accounted for (module documentation).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `sensitivity` or `epsilon` when it is not finite
+    /// and > 0, or naming `sensitivity / epsilon` when the scale in grid units does not fit
+    /// in 62 bits (`changed / epsilon` above about 4.6e18).
+    pub fn new(sensitivity: f64, epsilon: f64, changed: u64) -> Result<Self> {
+        check_positive_finite("sensitivity", sensitivity)?;
+        check_positive_finite("epsilon", epsilon)?;
+        let scale = sensitivity / epsilon;
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(Error::parameter(
+                "sensitivity / epsilon",
+                format!("{sensitivity:e} / {epsilon:e}"),
+                "must be a finite, non-zero double",
+            ));
+        }
+        let exponent = binary_exponent(scale) - GRID_BITS;
+        let changed = changed.max(1) as f64;
+        let exact = (scale_by_power_of_two(sensitivity, -exponent) + changed) / epsilon;
+        let mut units = exact.ceil() + (exact * 2f64.powi(-48)).ceil() + 1.0;
+        // An even scale lets the sampler split at half the scale (fewer random words).
+        if units % 2.0 != 0.0 {
+            units += 1.0;
+        }
+        if !(units.is_finite() && units < 2f64.powi(62)) {
+            return Err(Error::parameter(
+                "sensitivity / epsilon",
+                format!("{sensitivity:e} / {epsilon:e}"),
+                "gives a grid-unit noise scale beyond 2**62 (too many changed coordinates \
+                 for this epsilon)",
+            ));
+        }
+        let dist = DiscreteLaplace::from_scale(Rational::new(units as u128, 1)?);
+        Ok(GridLaplace { exponent, dist })
+    }
+
+    /// `k` of the grid step `g = 2^k`.
+    pub fn grid_exponent(&self) -> i32 {
+        self.exponent
+    }
+
+    /// The grid step `2^k` (0.0 if it is below the smallest subnormal double).
+    pub fn grid_step(&self) -> f64 {
+        scale_by_power_of_two(1.0, self.exponent)
+    }
+
+    /// The integer scale `t` of the discrete Laplace noise, in grid units.
+    pub fn unit_scale(&self) -> u64 {
+        self.dist.scale().num as u64
+    }
+
+    /// The discrete Laplace distribution of the noise, in grid units.
+    pub fn unit_noise(&self) -> DiscreteLaplace {
+        self.dist
+    }
+
+    /// `round(value / g)`, exactly (ties away from zero).
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `value` is not finite or `|value| / g ≥ 2^100`.
+    pub fn to_units(&self, value: f64) -> Result<i128> {
+        self.units(value, false)
+    }
+
+    /// `⌊value / g⌋`, exactly: a threshold in grid units.
+    ///
+    /// # Errors
+    /// As [`GridLaplace::to_units`].
+    pub fn floor_units(&self, value: f64) -> Result<i128> {
+        self.units(value, true)
+    }
+
+    /// `value / g` rounded to the nearest integer, or down when `floor`, in integer
+    /// arithmetic on the mantissa and exponent of `value`.
+    #[inline]
+    fn units(&self, value: f64, floor: bool) -> Result<i128> {
+        if !value.is_finite() {
+            return Err(Error::InvalidData(format!("value {value} is not finite")));
+        }
+        if value == 0.0 {
+            return Ok(0);
+        }
+        let negative = value < 0.0;
+        let (mantissa, exponent) = mantissa_exponent(value.abs());
+        let shift = exponent - self.exponent;
+        if shift >= 0 {
+            let bits = 64 - mantissa.leading_zeros();
+            if bits + shift as u32 > MAX_UNITS_BITS {
+                return Err(Error::InvalidData(format!(
+                    "value {value:e} is too large for noise of grid step 2^{}: |value| \
+                     must stay below 2^{MAX_UNITS_BITS} grid steps",
+                    self.exponent
+                )));
+            }
+            let magnitude = (u128::from(mantissa) << shift) as i128;
+            return Ok(if negative { -magnitude } else { magnitude });
+        }
+        let down = (-shift).min(65) as u32;
+        let mantissa = u128::from(mantissa);
+        let offset = match (floor, negative) {
+            (false, _) => 1u128 << (down - 1),
+            (true, false) => 0,
+            (true, true) => (1u128 << down) - 1,
+        };
+        let magnitude = ((mantissa + offset) >> down) as i128;
+        Ok(if negative { -magnitude } else { magnitude })
+    }
+
+    /// The double nearest to `units · g` (post-processing of a released integer).
+    #[inline]
+    pub fn from_units(&self, units: i128) -> f64 {
+        let value = match i64::try_from(units) {
+            Ok(narrow) => narrow as f64,
+            Err(_) => units as f64,
+        };
+        if (-1022..=1023).contains(&self.exponent) {
+            value * f64::from_bits(((self.exponent + 1023) as u64) << 52)
+        } else {
+            scale_by_power_of_two(value, self.exponent)
+        }
+    }
+
+    /// `round(value / g) + Z` with `Z ~ DLap(t)`: the released integer, in grid units.
+    ///
+    /// # Errors
+    /// As [`GridLaplace::to_units`].
+    #[inline]
+    pub fn release_units(&self, rng: &mut Rng, value: f64) -> Result<i128> {
+        Ok(self.to_units(value)? + i128::from(self.dist.sample(rng)?))
+    }
+
+    /// One noisy value: the double nearest to `(round(value / g) + Z)·g`.
+    ///
+    /// # Errors
+    /// As [`GridLaplace::to_units`]; [`Error::InvalidData`] when the noisy value overflows
+    /// a double (a function of the release only).
+    #[inline]
+    pub fn release(&self, rng: &mut Rng, value: f64) -> Result<f64> {
+        let noisy = self.from_units(self.release_units(rng, value)?);
+        if noisy.is_finite() {
+            Ok(noisy)
+        } else {
+            Err(Error::InvalidData(format!(
+                "the noisy version of {value:e} overflows float64"
+            )))
+        }
+    }
+}
+
+/// The floating-point-safe Laplace mechanism: every `values[i]` released with
+/// [`GridLaplace`] noise of scale `sensitivity / epsilon` (at least), in parallel; the
+/// output depends only on the inputs and `seed`, never on the number of threads.
+///
+/// # Privacy
+/// `epsilon`-differentially private when `sensitivity` bounds the L1 sensitivity of the
+/// query that produced `values`. The rounding to the grid is charged for any number of
+/// changed coordinates up to `values.len()`, and no floating-point artefact weakens the
+/// guarantee: the noise is exact discrete Laplace in units of the grid, and the returned
+/// doubles are a function of the released integers (module documentation).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for a bad `sensitivity` or `epsilon`; [`Error::InvalidData`]
+/// naming the first value that is not finite or too large for the grid;
+/// [`Error::OutputTooLarge`] when the output cannot be allocated.
+pub fn add_laplace(
+    values: &[f64],
+    sensitivity: f64,
+    epsilon: f64,
+    seed: &Seed,
+) -> Result<Vec<f64>> {
+    let mechanism = GridLaplace::new(sensitivity, epsilon, values.len() as u64)?;
+    let mut out = alloc_output(values.len(), "laplace mechanism output")?;
+    try_fill_chunked(&mut out, seed, |rng, i| {
+        mechanism.release(rng, values[i]).map_err(|err| match err {
+            Error::InvalidData(message) => Error::InvalidData(format!("values[{i}]: {message}")),
+            other => other,
+        })
+    })?;
+    Ok(out)
+}
+
+/// `n` noise values of [`GridLaplace`] (for distribution tests): `Z·g`, `Z ~ DLap(t)`.
+///
+/// # Errors
+/// As [`GridLaplace::new`]; [`Error::OutputTooLarge`] when the output cannot be allocated.
+pub fn grid_laplace_samples(
+    n: usize,
+    sensitivity: f64,
+    epsilon: f64,
+    changed: u64,
+    seed: &Seed,
+) -> Result<Vec<f64>> {
+    let mechanism = GridLaplace::new(sensitivity, epsilon, changed)?;
+    let mut out = alloc_output(n, "grid laplace samples")?;
+    try_fill_chunked(&mut out, seed, |rng, _| {
+        Ok(mechanism.from_units(i128::from(mechanism.dist.sample(rng)?)))
+    })?;
+    Ok(out)
+}
+
+/// `⌊log2 x⌋` for a finite `x > 0`.
+fn binary_exponent(x: f64) -> i32 {
+    let (mantissa, exponent) = mantissa_exponent(x);
+    exponent + 63 - mantissa.leading_zeros() as i32
+}
+
+/// `x = mantissa · 2^exponent` exactly, for a finite `x > 0`.
+fn mantissa_exponent(x: f64) -> (u64, i32) {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1u64 << 52) - 1);
+    if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1u64 << 52), biased - 1075)
+    }
+}
+
+/// `x · 2^exponent`, rounded once to the nearest double in the normal range (two steps when
+/// `2^exponent` itself is not a normal double).
+fn scale_by_power_of_two(x: f64, exponent: i32) -> f64 {
+    let power = |e: i32| f64::from_bits(((e + 1023) as u64) << 52);
+    let mut result = x;
+    let mut left = exponent;
+    while left != 0 {
+        let step = left.clamp(-1022, 1023);
+        result *= power(step);
+        left -= step;
+        if result == 0.0 || !result.is_finite() {
+            break;
+        }
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::noise::test_util::{in_pool, moments, seed};
+    use crate::rng::CHUNK;
+
+    #[test]
+    fn grid_is_a_power_of_two_below_the_scale() {
+        for (sens, eps) in [
+            (1.0, 1.0),
+            (2.0, 0.1),
+            (1e-9, 3.0),
+            (1e12, 1e-3),
+            (0.3, 7.0),
+        ] {
+            let m = GridLaplace::new(sens, eps, 1).unwrap();
+            let scale = sens / eps;
+            let g = m.grid_step();
+            assert_eq!(g, 2f64.powi(m.grid_exponent()));
+            assert!(g <= scale * 2f64.powi(-GRID_BITS + 1), "{g} {scale}");
+            assert!(g > scale * 2f64.powi(-GRID_BITS - 1), "{g} {scale}");
+            let t = m.unit_scale() as f64 * g;
+            assert!(t >= scale && t <= scale * (1.0 + 1e-9), "{t} {scale}");
+        }
+    }
+
+    #[test]
+    fn unit_scale_covers_the_rounding_of_changed_coordinates() {
+        let one = GridLaplace::new(1.0, 0.5, 1).unwrap();
+        let many = GridLaplace::new(1.0, 0.5, 1_000_000).unwrap();
+        assert_eq!(one.grid_exponent(), many.grid_exponent());
+        let g = one.grid_step();
+        let needed = (1.0 / g + 1_000_000.0) / 0.5;
+        assert!(many.unit_scale() as f64 >= needed);
+        assert!((many.unit_scale() as f64) < needed * (1.0 + 1e-12) + 2.0);
+    }
+
+    #[test]
+    fn values_round_to_the_nearest_grid_point_exactly() {
+        let m = GridLaplace::new(1.0, 1.0, 1).unwrap();
+        let g = m.grid_step();
+        assert_eq!(m.to_units(0.0).unwrap(), 0);
+        assert_eq!(m.to_units(1.0).unwrap(), 1i128 << GRID_BITS);
+        assert_eq!(m.to_units(-3.0 * g).unwrap(), -3);
+        assert_eq!(m.to_units(2.5 * g).unwrap(), 3);
+        assert_eq!(m.to_units(-2.5 * g).unwrap(), -3);
+        assert_eq!(m.to_units(2.4 * g).unwrap(), 2);
+        assert_eq!(m.to_units(1e-300).unwrap(), 0);
+        assert_eq!(m.to_units(f64::MIN_POSITIVE / 4.0).unwrap(), 0);
+        assert!(m.to_units(1e40).is_err());
+        assert!(m.to_units(f64::NAN).is_err());
+        assert_eq!(m.from_units(m.to_units(0.75).unwrap()), 0.75);
+        assert_eq!(m.floor_units(2.9 * g).unwrap(), 2);
+        assert_eq!(m.floor_units(-2.1 * g).unwrap(), -3);
+        assert_eq!(m.floor_units(-3.0 * g).unwrap(), -3);
+        assert_eq!(m.floor_units(1e-300).unwrap(), 0);
+        assert_eq!(m.floor_units(-1e-300).unwrap(), -1);
+    }
+
+    #[test]
+    fn every_output_is_a_grid_point_reachable_from_any_input() {
+        let m = GridLaplace::new(1.0, 1.0, 2).unwrap();
+        let g = m.grid_step();
+        let mut rng = seed(5).stream(0);
+        for value in [0.0, 1.0, 0.1, -7.3, 123.456] {
+            for _ in 0..10_000 {
+                let out = m.release(&mut rng, value).unwrap();
+                let units = out / g;
+                assert_eq!(units, units.round(), "{out} is off the grid");
+            }
+        }
+    }
+
+    #[test]
+    fn noise_has_the_laplace_moments() {
+        let samples = grid_laplace_samples(400_000, 2.0, 1.0, 1, &seed(1)).unwrap();
+        let (mean, var) = moments(samples.iter().copied());
+        assert!(mean.abs() < 0.03, "{mean}");
+        assert!((var / 8.0 - 1.0).abs() < 0.03, "{var}");
+    }
+
+    #[test]
+    fn deterministic_and_thread_independent() {
+        let values: Vec<f64> = (0..(2 * CHUNK + 7)).map(|i| i as f64 * 0.37).collect();
+        let a = in_pool(1, || add_laplace(&values, 1.0, 0.5, &seed(4)).unwrap());
+        let b = in_pool(2, || add_laplace(&values, 1.0, 0.5, &seed(4)).unwrap());
+        assert_eq!(a, b);
+        assert_ne!(a, add_laplace(&values, 1.0, 0.5, &seed(5)).unwrap());
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        assert!(GridLaplace::new(0.0, 1.0, 1).is_err());
+        assert!(GridLaplace::new(1.0, f64::NAN, 1).is_err());
+        assert!(GridLaplace::new(f64::MAX, f64::MIN_POSITIVE, 1).is_err());
+        assert!(GridLaplace::new(1.0, 1e-30, u64::MAX).is_err());
+        let err = add_laplace(&[1.0, f64::INFINITY], 1.0, 1.0, &seed(0)).unwrap_err();
+        assert!(err.to_string().contains("values[1]"), "{err}");
+        let err = add_laplace(&[1e300], 1.0, 1.0, &seed(0)).unwrap_err();
+        assert!(err.to_string().contains("values[0]"), "{err}");
+        assert_eq!(
+            add_laplace(&[], 1.0, 1.0, &seed(0)).unwrap(),
+            Vec::<f64>::new()
+        );
+    }
+}
