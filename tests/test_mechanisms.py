@@ -200,7 +200,8 @@ def test_vectorised_kernels_one_vs_two_threads():
     floats = np.linspace(0, 1, n)
     ints = np.arange(n, dtype=np.int64)
     np.testing.assert_array_equal(
-        _core.add_laplace(floats, 1.0, 2.0, 3, 1), _core.add_laplace(floats, 1.0, 2.0, 3, 2)
+        _core.add_laplace(floats, 1.0, 2.0, 3, 1),
+        _core.add_laplace(floats, 1.0, 2.0, 3, 2),
     )
     np.testing.assert_array_equal(
         _core.add_discrete_laplace(ints, 1.0, 0.3, 3, 1),

@@ -535,7 +535,9 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
         binary = classes.shape[0] == 2
         targets = [classes[1]] if binary else list(classes)
         parts = [epsilon] if binary else split_budget(epsilon, [1.0] * len(targets))
-        rng = None if self.random_state is None else check_random_state(self.random_state)
+        rng = (
+            None if self.random_state is None else check_random_state(self.random_state)
+        )
         l1_sensitivity = output_perturbation_l1_sensitivity(n, n_weights, C)
         if self.method == "objective":
             # Unit-scale draws, rescaled per model: exp(-‖b‖/s) is a scale family.
