@@ -206,6 +206,12 @@ fn bernoulli_exp_fraction<W: Word>(rng: &mut Rng, u: W, t: W) -> bool {
     k & 1 == 1
 }
 
+/// Bernoulli(exp(-u / t)) for 64-bit integers `0 ≤ u < t`, exactly.
+#[inline]
+pub(crate) fn bernoulli_exp_ratio(rng: &mut Rng, u: u64, t: u64) -> bool {
+    bernoulli_exp_fraction(rng, u, t)
+}
+
 /// `floor(X / s)` with `X` geometric of ratio exp(-1/t), i.e. a geometric variate of ratio
 /// exp(-s/t) (steps 1-5 of Algorithm 2 of Canonne et al.). `None` on 128-bit overflow.
 #[inline]

@@ -17,16 +17,32 @@
 //!    released integer only: post-processing, which costs no privacy.
 //!
 //! Rounding moves each value by at most `g/2`, so the rounded query's L1 sensitivity in
-//! units of `g` is at most `sensitivity / g + changed`, where `changed` bounds how many
-//! coordinates can differ between neighbouring inputs. The scale in units is the smallest
-//! integer `t ≥ (sensitivity / g + changed) / epsilon` (plus a relative margin of 2^-48 for
-//! the two roundings of its computation), so the release is exactly `epsilon`-DP with
-//! noise at most `1 + changed·2^-GRID_BITS + 2^-47` times the textbook scale.
+//! units of `g` is at most `D = sensitivity / g + changed`, where `changed` bounds how
+//! many coordinates can differ between neighbouring inputs.
+//!
+//! # The noise sampler and its accounting
+//! The noise magnitude `M ≥ 0` (with a fair sign, `−0` rejected) has the geometric law
+//! `P(M = m) ∝ exp(−m/t)`. It is drawn as `M = w·J + L` with `w = t/32`: the offset `L` on
+//! `[0, w)` with `P ∝ exp(−l/t)` exactly (a uniform draw accepted with the exact
+//! Bernoulli(exp(−l/t)) of Canonne, Kamath & Steinke 2020), and the block index `J`,
+//! geometric of ratio `e^{-1/32}`, from one 64-bit word compared with the table
+//! `⌊2^64·e^{-j/32}⌋`, `j = 1..256` (memoryless restart beyond 256, probability `e^-8`).
+//! The table was computed with 80-digit decimal arithmetic, so each of its probabilities is
+//! within `2^-63` of the exact one: a relative `2^-46.5` for `J` within a table and
+//! `2^-52.5` per restart. Between two neighbouring inputs the log-ratio of the sampler's
+//! probabilities therefore differs from the exact geometric's by at most `2^-45` per
+//! changed coordinate plus `2^-55` per unit of `D/t`. The scale in units is the smallest
+//! multiple of 32 with `t ≥ (D/epsilon)·(1 + κ)`, `κ = 2^-40 + changed·2^-44/epsilon`
+//! (plus a relative `2^-48` for the rounding of its own computation), which covers both
+//! terms: the release is exactly `epsilon`-DP. One table look-up replaces about twenty
+//! random words and as many unpredictable branches of the all-Bernoulli construction.
 
-use super::{DiscreteLaplace, Rational, alloc_output};
+use super::discrete::bernoulli_exp_ratio;
+use super::{DiscreteLaplace, Rational, alloc_output, below_u64};
 use crate::error::check_positive_finite;
-use crate::rng::{Rng, Seed, try_fill_chunked};
+use crate::rng::{Rng, Seed, fill_chunked, try_fill_chunked};
 use crate::{Error, Result};
+use rand::Rng as _;
 
 /// Bits of resolution of the grid below the noise scale: `g ≤ scale / 2^GRID_BITS`.
 pub const GRID_BITS: i32 = 40;
@@ -34,6 +50,270 @@ pub const GRID_BITS: i32 = 40;
 /// Largest magnitude, in grid units, of a value that can be released: `|x| / g < 2^100`,
 /// i.e. `|x| < 2^60 · scale`, so units and noise stay far inside `i128`.
 const MAX_UNITS_BITS: u32 = 100;
+
+/// Blocks per unit of scale: the noise magnitude is `w·J + L` with `w = t / BLOCKS`.
+const BLOCKS: u64 = 32;
+
+/// `⌊2^64 · e^{-j/32}⌋` for `j = 1..=256` (computed with 80-digit decimal arithmetic): the
+/// block index `J` is at least `j` iff a uniform 64-bit word is below entry `j`.
+const BLOCK_EDGES: [u64; 256] = [
+    17879197424118840458,
+    17329112349219823218,
+    16795951612838286746,
+    16279194507819420732,
+    15778336347483353405,
+    15292887972726955522,
+    14822375274290527580,
+    14366338729722795843,
+    13924332954591997770,
+    13495926267504750746,
+    13080700268507883282,
+    12678249430461478227,
+    12288180702984045739,
+    11910113128583022257,
+    11543677470595692402,
+    11188515852577165299,
+    10844281408783216469,
+    10510637945406642174,
+    10187259612236275421,
+    9873830584417992025,
+    9570044754006901182,
+    9275605431009477473,
+    8990225053623659488,
+    8713624907393923403,
+    8445534853007046548,
+    8185693062462714896,
+    7933845763361307609,
+    7689746991059119360,
+    7453158348448964813,
+    7223848773131556920,
+    7001594311750268832,
+    6786177901268885274,
+    6577389156978730060,
+    6375024167028128604,
+    6178885293273534289,
+    5988780978257821528,
+    5804525558127232421,
+    5625939081304263861,
+    5452847132739403386,
+    5285080663570070684,
+    5122475826020402491,
+    4964873813380637100,
+    4812120704909815628,
+    4664067315510325498,
+    4520569050027472006,
+    4381485762031780795,
+    4246681616946112123,
+    4116024959383911112,
+    3989388184569030945,
+    3866647613711552211,
+    3747683373217885200,
+    3632379277617186655,
+    3520622716089752007,
+    3412304542486561967,
+    3307318968732571931,
+    3205563461509637392,
+    3106938642118171555,
+    3011348189419735861,
+    2918698745765773061,
+    2828899825820608904,
+    2741863728189675162,
+    2657505449766646383,
+    2575742602715838213,
+    2496495334008788799,
+    2419686247436439330,
+    2345240328020747525,
+    2273084868751911294,
+    2203149399579651052,
+    2135365618589200607,
+    2069667325294790197,
+    2005990355985473288,
+    1944272521060153166,
+    1884453544290608071,
+    1826475003953196589,
+    1770280275771750074,
+    1715814477615927702,
+    1663024415901024289,
+    1611858533636882634,
+    1562266860075172810,
+    1514200961905861799,
+    1467613895955209902,
+    1422460163339096806,
+    1378695665026901516,
+    1336277658772537974,
+    1295164717370583406,
+    1255316688196730579,
+    1216694653993049483,
+    1179260894859759661,
+    1142978851416392781,
+    1107813089096367067,
+    1073729263540102199,
+    1040694087052876123,
+    1008675296094665123,
+    977641619770216356,
+    947562749288578935,
+    918409308362266468,
+    890152824517141611,
+    862765701285002682,
+    836221191251714441,
+    810493369934560711,
+    785557110463306367,
+    761388059040241149,
+    737962611155238561,
+    715257888532600469,
+    693251716787172729,
+    671922603767909866,
+    651249718567738221,
+    631212871179217713,
+    611792492776133093,
+    592969616601756849,
+    574725859445118448,
+    557043403687188861,
+    539904979899445913,
+    523293849977825499,
+    507193790795586565,
+    491589078359124560,
+    476464472451259259,
+    461805201746998950,
+    447596949387244417,
+    433825838996343383,
+    420478421129839582,
+    407541660139180759,
+    395002921440557116,
+    382849959175436416,
+    371070904250744523,
+    359654252747010890,
+    348588854683157924,
+    337863903126961437,
+    327468923640547017,
+    317393764050614323,
+    307628584533398501,
+    298163848004685266,
+    288990310805494132,
+    280099013674333046,
+    271481272997207549,
+    263128672326838843,
+    255033054162808103,
+    247186511984599146,
+    239581382529758621,
+    232210238309632223,
+    225065880355367505,
+    218141331187098717,
+    211429827999447080,
+    204924816056681191,
+    198619942291086962,
+    192509049098295019,
+    186586168323505812,
+    180845515432739113,
+    175281483863415331,
+    169888639548751153,
+    164661715610621829,
+    159595607215706913,
+    154685366589895770,
+    149926198186083688,
+    145313454000639284,
+    140842629033969055,
+    136509356890745676,
+    132309405515503040,
+    128238673059433251,
+    124293183874348897,
+    120469084629898154,
+    116762640550240616,
+    113170231766508445,
+    109688349781490483,
+    106313594043086610,
+    103042668623185822,
+    99872378998724487,
+    96799628931781033,
+    93821417445660026,
+    90934835894012364,
+    88137065120129155,
+    85425372703634949,
+    82797110291891296,
+    80249711013504398,
+    77780686971410760,
+    75387626813092487,
+    73068193375549194,
+    70820121402726524,
+    68641215333171991,
+    66529347155757513,
+    64482454331374416,
+    62498537778571169,
+    60575659921166518,
+    58711942795931267,
+    56905566218490550,
+    55154766005655376,
+    53457832252447269,
+    51813107662133293,
+    50218985927640498,
+    48673910162769007,
+    47176371381671600,
+    45724907025114798,
+    44318099532082124,
+    42954574955324508,
+    41633001619505736,
+    40352088820632416,
+    39110585565498281,
+    37907279349911714,
+    36740994974513256,
+    35610593397026586,
+    34514970619822020,
+    33453056611706083,
+    32423814262884134,
+    31426238372075408,
+    30459354664791245,
+    29522218841817738,
+    28613915656973475,
+    27733558023241705,
+    26880286146403921,
+    26053266685328735,
+    25251691938095950,
+    24474779053160959,
+    23721769264789070,
+    22991927152013037,
+    22284539920390074,
+    21598916705856883,
+    20934387900002810,
+    20290304496102163,
+    19666037455267007,
+    19060977092101372,
+    18474532479256912,
+    17906130870308449,
+    17355217140385772,
+    16821253244015389,
+    16303717689642731,
+    15802105030321612,
+    15315925370073523,
+    14844703885434658,
+    14387980361723386,
+    13945308743575276,
+    13516256699306707,
+    13100405198681594,
+    12697348103668875,
+    12306691771791057,
+    11928054671676456,
+    11561067010439638,
+    11205370372526168,
+    10860617369668934,
+    10526471301614185,
+    10202605827285929,
+    9888704646067537,
+    9584461188889290,
+    9289578318820153,
+    9003768040871376,
+    8726751220728499,
+    8458257312137067,
+    8198024092675798,
+    7945797407659160,
+    7701330921919237,
+    7464385879224467,
+    7234730869100280,
+    7012141600823916,
+    6796400684372693,
+    6587297418111784,
+    6384627583014155,
+    6188193243211692,
+];
 
 /// Laplace noise of scale `sensitivity / epsilon` (at least), exact on a power-of-two grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,12 +348,11 @@ impl GridLaplace {
         }
         let exponent = binary_exponent(scale) - GRID_BITS;
         let changed = changed.max(1) as f64;
-        let exact = (scale_by_power_of_two(sensitivity, -exponent) + changed) / epsilon;
-        let mut units = exact.ceil() + (exact * 2f64.powi(-48)).ceil() + 1.0;
-        // An even scale lets the sampler split at half the scale (fewer random words).
-        if units % 2.0 != 0.0 {
-            units += 1.0;
-        }
+        let kappa = 2f64.powi(-40) + changed * 2f64.powi(-44) / epsilon;
+        let needed =
+            (scale_by_power_of_two(sensitivity, -exponent) + changed) / epsilon * (1.0 + kappa);
+        let units = needed.ceil() + (needed * 2f64.powi(-48)).ceil() + 1.0;
+        let units = (units / BLOCKS as f64).ceil() * BLOCKS as f64;
         if !(units.is_finite() && units < 2f64.powi(62)) {
             return Err(Error::parameter(
                 "sensitivity / epsilon",
@@ -101,7 +380,8 @@ impl GridLaplace {
         self.dist.scale().num as u64
     }
 
-    /// The discrete Laplace distribution of the noise, in grid units.
+    /// The exact discrete Laplace distribution of scale [`GridLaplace::unit_scale`], in grid
+    /// units (for constructions that need its exact tails, such as the histogram's).
     pub fn unit_noise(&self) -> DiscreteLaplace {
         self.dist
     }
@@ -110,7 +390,17 @@ impl GridLaplace {
     ///
     /// # Errors
     /// [`Error::InvalidData`] when `value` is not finite or `|value| / g ≥ 2^100`.
+    #[inline]
     pub fn to_units(&self, value: f64) -> Result<i128> {
+        // Scaling by a power of two is exact unless the result is subnormal (then below
+        // 1/2, so it rounds to 0 either way), and `round` is exact: the fast path agrees
+        // with the integer arithmetic of `units` wherever it is taken.
+        if (-1022..=1022).contains(&self.exponent) {
+            let scaled = value * f64::from_bits(((1023 - self.exponent) as u64) << 52);
+            if scaled.abs() < 4_611_686_018_427_387_904.0 {
+                return Ok(i128::from(scaled.round() as i64));
+            }
+        }
         self.units(value, false)
     }
 
@@ -178,7 +468,36 @@ impl GridLaplace {
     /// As [`GridLaplace::to_units`].
     #[inline]
     pub fn release_units(&self, rng: &mut Rng, value: f64) -> Result<i128> {
-        Ok(self.to_units(value)? + i128::from(self.dist.sample(rng)?))
+        Ok(self.to_units(value)? + self.sample_units(rng))
+    }
+
+    /// One noise value in grid units (see the module documentation for the sampler).
+    #[inline]
+    pub fn sample_units(&self, rng: &mut Rng) -> i128 {
+        let t = self.unit_scale();
+        let width = t / BLOCKS;
+        loop {
+            let mut block = 0u64;
+            let word = loop {
+                let word = rng.next_u64();
+                if word >= BLOCK_EDGES[BLOCK_EDGES.len() - 1] {
+                    break word;
+                }
+                block += BLOCK_EDGES.len() as u64;
+            };
+            block += blocks_passed(word) as u64;
+            let (l, negative) = loop {
+                let draw = below_u64(rng, width << 1);
+                if bernoulli_exp_ratio(rng, draw >> 1, t) {
+                    break (draw >> 1, draw & 1 == 1);
+                }
+            };
+            let magnitude = i128::from(width) * i128::from(block) + i128::from(l);
+            if negative && magnitude == 0 {
+                continue;
+            }
+            return if negative { -magnitude } else { magnitude };
+        }
     }
 
     /// One noisy value: the double nearest to `(round(value / g) + Z)·g`.
@@ -244,10 +563,25 @@ pub fn grid_laplace_samples(
 ) -> Result<Vec<f64>> {
     let mechanism = GridLaplace::new(sensitivity, epsilon, changed)?;
     let mut out = alloc_output(n, "grid laplace samples")?;
-    try_fill_chunked(&mut out, seed, |rng, _| {
-        Ok(mechanism.from_units(i128::from(mechanism.dist.sample(rng)?)))
-    })?;
+    fill_chunked(&mut out, seed, |rng, _| {
+        mechanism.from_units(mechanism.sample_units(rng))
+    });
     Ok(out)
+}
+
+/// The number of the first 255 block edges that `word` is below (a branch-free binary
+/// search over the decreasing edges).
+#[inline]
+fn blocks_passed(word: u64) -> usize {
+    let mut passed = 0usize;
+    let mut step = 128usize;
+    while step > 0 {
+        if word < BLOCK_EDGES[passed + step - 1] {
+            passed += step;
+        }
+        step >>= 1;
+    }
+    passed
 }
 
 /// `⌊log2 x⌋` for a finite `x > 0`.
@@ -318,8 +652,11 @@ mod tests {
         assert_eq!(one.grid_exponent(), many.grid_exponent());
         let g = one.grid_step();
         let needed = (1.0 / g + 1_000_000.0) / 0.5;
-        assert!(many.unit_scale() as f64 >= needed);
-        assert!((many.unit_scale() as f64) < needed * (1.0 + 1e-12) + 2.0);
+        let kappa = 2f64.powi(-40) + 1_000_000.0 * 2f64.powi(-44) / 0.5;
+        let units = many.unit_scale() as f64;
+        assert!(units >= needed * (1.0 + kappa));
+        assert!(units < needed * (1.0 + kappa) * (1.0 + 1e-12) + 2.0 * BLOCKS as f64);
+        assert_eq!(many.unit_scale() % BLOCKS, 0);
     }
 
     #[test]
@@ -337,6 +674,12 @@ mod tests {
         assert!(m.to_units(1e40).is_err());
         assert!(m.to_units(f64::NAN).is_err());
         assert_eq!(m.from_units(m.to_units(0.75).unwrap()), 0.75);
+        let mut rng = seed(6).stream(0);
+        for _ in 0..100_000 {
+            let x = f64::from_bits(rand::Rng::next_u64(&mut rng) >> 2);
+            let exact = m.units(x, false);
+            assert_eq!(m.to_units(x).ok(), exact.ok(), "{x:e}");
+        }
         assert_eq!(m.floor_units(2.9 * g).unwrap(), 2);
         assert_eq!(m.floor_units(-2.1 * g).unwrap(), -3);
         assert_eq!(m.floor_units(-3.0 * g).unwrap(), -3);
@@ -356,6 +699,56 @@ mod tests {
                 assert_eq!(units, units.round(), "{out} is off the grid");
             }
         }
+    }
+
+    #[test]
+    fn block_edges_are_the_exact_thresholds() {
+        for (j, &edge) in BLOCK_EDGES.iter().enumerate() {
+            let expected = (-(j as f64 + 1.0) / 32.0).exp() * 2f64.powi(64);
+            assert!((edge as f64 - expected).abs() <= expected * 1e-14, "{j}");
+        }
+        assert!(BLOCK_EDGES.windows(2).all(|pair| pair[0] > pair[1]));
+        for j in 0..BLOCK_EDGES.len() - 1 {
+            let (above, at) = (BLOCK_EDGES[j] + 1, BLOCK_EDGES[j]);
+            let count = |word: u64| BLOCK_EDGES[..255].iter().filter(|&&e| word < e).count();
+            assert_eq!(blocks_passed(above), count(above));
+            assert_eq!(blocks_passed(at), count(at));
+            assert_eq!(blocks_passed(at - 1), count(at - 1));
+        }
+        assert_eq!(blocks_passed(u64::MAX), 0);
+    }
+
+    #[test]
+    fn block_index_and_offset_follow_the_geometric_law() {
+        // M / w is geometric of ratio e^{-1/32}: check P(J = j) for small j and the mean.
+        let m = GridLaplace::new(1.0, 1.0, 1).unwrap();
+        let width = (m.unit_scale() / BLOCKS) as i128;
+        let mut rng = seed(21).stream(0);
+        let n = 400_000;
+        let mut counts = [0u32; 8];
+        let mut offsets = 0.0;
+        for _ in 0..n {
+            let magnitude = m.sample_units(&mut rng).abs();
+            let j = (magnitude / width) as usize;
+            if j < counts.len() {
+                counts[j] += 1;
+            }
+            offsets += (magnitude % width) as f64 / width as f64;
+        }
+        let q = (-1.0f64 / 32.0).exp();
+        for (j, &count) in counts.iter().enumerate() {
+            let p = (1.0 - q) * q.powi(j as i32);
+            let observed = f64::from(count) / n as f64;
+            let sd = (p * (1.0 - p) / n as f64).sqrt();
+            assert!((observed - p).abs() < 6.0 * sd, "{j}: {observed} vs {p}");
+        }
+        // The offset within a block has density ∝ e^{-x/32} on [0, 1): mean just below 1/2.
+        let mean = offsets / n as f64;
+        let expected = 0.5 - 1.0 / 12.0 / 32.0;
+        assert!(
+            (mean - expected).abs() < 6.0 * (1.0 / 12.0 / n as f64).sqrt(),
+            "{mean}"
+        );
     }
 
     #[test]
