@@ -708,8 +708,8 @@ mod tests {
             assert!((edge as f64 - expected).abs() <= expected * 1e-14, "{j}");
         }
         assert!(BLOCK_EDGES.windows(2).all(|pair| pair[0] > pair[1]));
-        for j in 0..BLOCK_EDGES.len() - 1 {
-            let (above, at) = (BLOCK_EDGES[j] + 1, BLOCK_EDGES[j]);
+        for &at in &BLOCK_EDGES[..BLOCK_EDGES.len() - 1] {
+            let above = at + 1;
             let count = |word: u64| BLOCK_EDGES[..255].iter().filter(|&&e| word < e).count();
             assert_eq!(blocks_passed(above), count(above));
             assert_eq!(blocks_passed(at), count(at));
