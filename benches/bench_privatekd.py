@@ -103,6 +103,7 @@ def adult_benchmark(results):
     names = [c for c in table.columns if c != "income"]
     X = table.select(names)
     y = table.codes[:, target]
+    income = np.arange(table.cardinalities[target])  # declared: the codes of income
     k, epsilon = 4, 1.0
     columns = np.ascontiguousarray(X.codes.T, dtype=np.uint32)
     cards = np.asarray(X.cardinalities, dtype=np.uint32)
@@ -119,7 +120,12 @@ def adult_benchmark(results):
     assert greedy == loop_greedy == pandas_greedy, (greedy, loop_greedy, pandas_greedy)
 
     t_rust, order = best_of(
-        25, lambda: pt.PrivateKD(k, epsilon, random_state=1).fit(X, y).selection_order_
+        25,
+        lambda: (
+            pt.PrivateKD(k, epsilon, random_state=1, classes=income)
+            .fit(X, y)
+            .selection_order_
+        ),
     )
     t_loop, _ = best_of(
         25,
@@ -171,7 +177,11 @@ def synthetic_benchmark(results, n, d=50, k=8):
     X = columns.T  # an F-ordered view: the column-major codes reach Rust uncopied
     t_rust, order = best_of(
         2,
-        lambda: pt.PrivateKD(k, 1.0, random_state=3).fit(X, y, cards).selection_order_,
+        lambda: (
+            pt.PrivateKD(k, 1.0, random_state=3, classes=[0, 1, 2])
+            .fit(X, y, cards)
+            .selection_order_
+        ),
     )
     t_greedy, greedy = best_of(
         1, lambda: pt.greedy_discernibility(X, y, k, cardinalities=cards)
@@ -188,7 +198,7 @@ def synthetic_benchmark(results, n, d=50, k=8):
     t_rust_small, _ = best_of(
         1,
         lambda: (
-            pt.PrivateKD(k, 1.0, random_state=3)
+            pt.PrivateKD(k, 1.0, random_state=3, classes=[0, 1, 2])
             .fit(sub.T, y[:small], cards)
             .selection_order_
         ),

@@ -212,6 +212,7 @@ def run_fold(data, train, test, epsilon, seed, methods):
     y_train = data.frame.iloc[train][data.target].to_numpy()
     X_test = data.frame.iloc[test][data.predictors]
     y_test = data.frame.iloc[test][data.target].to_numpy()
+    # The data set's documented classes: declared, so no fold infers its own.
     classes = np.unique(data.frame[data.target].to_numpy())
     out = {}
     if "OLR" in methods:
@@ -226,7 +227,7 @@ def run_fold(data, train, test, epsilon, seed, methods):
         )
         table = encoder.fit_transform(X_train)
         model = pt.ProjectedHistogram(
-            epsilon, n_features=data.n_features, random_state=seed
+            epsilon, n_features=data.n_features, random_state=seed, classes=classes
         ).fit(table, y_train)
         X_syn, y_syn = model.synthetic()
         selected = [data.predictors[j] for j in model.selection_order_]
@@ -249,7 +250,7 @@ def run_fold(data, train, test, epsilon, seed, methods):
         Z_train = features.fit_transform(X_train)
         Z_test = features.transform(X_test)
         model = pt.DPLogisticRegression(
-            epsilon, C=DP_C, data_norm=norm, random_state=seed
+            epsilon, C=DP_C, data_norm=norm, random_state=seed, classes=classes
         )
         model.fit(Z_train, y_train)
         proba = model.predict_proba(Z_test)

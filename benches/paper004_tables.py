@@ -124,6 +124,7 @@ def _dp(cls: Any, epsilon: float) -> Callable[..., Release]:
             min(t, B.shape[1], MAX_DP_T),
             random_state=rng,
             accountant=pt.BudgetAccountant(),
+            classes=[0, 1],  # both data sets have 0/1 labels
         ).fit(B, y)
         return model.synthetic_X_, model.synthetic_y_, np.flatnonzero(model.support_)
 

@@ -241,7 +241,9 @@ def test_copies_share_the_ledger_so_clones_cannot_escape_the_budget():
     acc = pt.BudgetAccountant(1.0)
     assert copy.copy(acc) is acc
     assert copy.deepcopy(acc) is acc
-    selector = clone(pt.PrivateKD(1, 0.6, accountant=acc, random_state=0))
+    selector = clone(
+        pt.PrivateKD(1, 0.6, accountant=acc, random_state=0, classes=[0, 1])
+    )
     assert selector.accountant is acc
     X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]])
     selector.fit(X, [0, 1, 1, 0], cardinalities=[2, 2])

@@ -102,7 +102,7 @@ def test_labels():
     )
     with pytest.raises(ValueError, match="exactly two classes, got 1"):
         as_binary_labels([1, 1], 2)
-    with pytest.raises(ValueError, match="y has 2 labels for 3 rows"):
+    with pytest.raises(ValueError, match="y has 2 labels, expected 3"):
         as_binary_labels([0, 1], 3)
     with pytest.raises(ValueError, match="1-dimensional"):
         as_binary_labels([[0, 1]], 1)

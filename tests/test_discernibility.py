@@ -105,8 +105,12 @@ def labelled_tables(draw, max_n=30, max_d=5, max_card=4):
     return X, y
 
 
+#: The label set of make_table, declared to PrivateKD.
+LABELS = [0, 1, 2]
+
+
 def make_table(seed, n=400, cards=(2, 3, 5, 4, 2, 6), noise=0.3):
-    """Codes whose label depends on a few columns, so that gains differ."""
+    """Codes whose label depends on a few columns, so that gains differ (labels 0-2)."""
     rng = np.random.default_rng(seed)
     X = np.column_stack([rng.integers(0, k, n) for k in cards])
     y = (X[:, 0] + X[:, 2] // 2 + (rng.random(n) < noise)) % 3
@@ -199,7 +203,7 @@ def first_round_probs(X, y, epsilon_step):
 def first_round_counts(epsilon, draws, seed):
     generator = np.random.default_rng(seed)
     picks = [
-        PrivateKD(1, epsilon, random_state=generator)
+        PrivateKD(1, epsilon, random_state=generator, classes=LABELS)
         .fit(FREQ_X, FREQ_Y, cardinalities=[2, 3, 2, 4])
         .selection_order_[0]
         for _ in range(draws)
@@ -235,7 +239,7 @@ def test_second_round_given_first_follows_exponential_weights():
     epsilon = 8 * 2.0 / discernibility(FREQ_X, FREQ_Y, [0, 1, 2, 3])
     orders = [
         tuple(
-            PrivateKD(2, epsilon, random_state=generator)
+            PrivateKD(2, epsilon, random_state=generator, classes=LABELS)
             .fit(FREQ_X, FREQ_Y, cardinalities=[2, 3, 2, 4])
             .selection_order_
         )
@@ -267,7 +271,7 @@ def test_huge_epsilon_reproduces_the_greedy_order(seed):
     X, y = make_table(seed, n=500)
     k = distinct_greedy_prefix(X, y)
     assert k >= 3
-    selector = PrivateKD(k, 1e12, random_state=seed).fit(
+    selector = PrivateKD(k, 1e12, random_state=seed, classes=LABELS).fit(
         X, y, cardinalities=X.max(axis=0) + 1
     )
     assert selector.selection_order_.tolist() == greedy_discernibility(X, y, k).tolist()
@@ -278,7 +282,7 @@ def test_same_seed_same_output_at_one_and_two_threads():
     cards = X.max(axis=0) + 1
     runs = {
         threads: [
-            PrivateKD(5, 50.0, random_state=seed, n_threads=threads)
+            PrivateKD(5, 50.0, random_state=seed, n_threads=threads, classes=LABELS)
             .fit(X, y, cardinalities=cards)
             .selection_order_.tolist()
             for seed in range(6)
@@ -294,9 +298,9 @@ def test_same_seed_same_output_at_one_and_two_threads():
 def test_ledger_adds_up_exactly_and_accountant_is_charged_once(k, epsilon):
     X, y = make_table(9, n=200, cards=(2, 3, 4, 2, 5, 3, 2))
     acc = BudgetAccountant(10.0)
-    selector = PrivateKD(k, epsilon, random_state=0, accountant=acc).fit(
-        X, y, cardinalities=[2, 3, 4, 2, 5, 3, 2]
-    )
+    selector = PrivateKD(
+        k, epsilon, random_state=0, accountant=acc, classes=LABELS
+    ).fit(X, y, cardinalities=[2, 3, 4, 2, 5, 3, 2])
     assert selector.epsilon_spent_ == epsilon
     assert len(selector.privacy_ledger_) == k
     assert sum(part for _, part in selector.privacy_ledger_) == epsilon
@@ -333,7 +337,7 @@ def test_sklearn_basics_with_pandas_and_polars():
     names = [f"col_{j}" for j in range(X.shape[1])]
     frame = pd.DataFrame(X, columns=names)
     cards = X.max(axis=0) + 1
-    selector = PrivateKD(3, 5.0, random_state=4)
+    selector = PrivateKD(3, 5.0, random_state=4, classes=LABELS)
     assert selector.get_params()["n_features"] == 3
     twin = clone(selector)
     assert twin.get_params() == selector.get_params()
@@ -351,11 +355,13 @@ def test_sklearn_basics_with_pandas_and_polars():
     assert selector.get_feature_names_out().tolist() == [
         names[j] for j in np.flatnonzero(support)
     ]
-    fitted = PrivateKD(3, 5.0, random_state=4).fit(pl.from_pandas(frame), y, cards)
+    fitted = PrivateKD(3, 5.0, random_state=4, classes=LABELS).fit(
+        pl.from_pandas(frame), y, cards
+    )
     assert fitted.selection_order_.tolist() == selector.selection_order_.tolist()
     assert fitted.feature_names_in_.tolist() == names
     assert np.asarray(fitted.transform(pl.from_pandas(frame))).shape == (300, 3)
-    plain = PrivateKD(3, 5.0, random_state=4).fit(X, y, cards)
+    plain = PrivateKD(3, 5.0, random_state=4, classes=LABELS).fit(X, y, cards)
     assert not hasattr(plain, "feature_names_in_")
     assert plain.get_feature_names_out().tolist() == [
         f"x{j}" for j in np.flatnonzero(plain.support_)
@@ -367,21 +373,25 @@ def test_encoded_table_supplies_cardinalities_without_warning():
     frame = pd.DataFrame(X, columns=list("abcdef"))
     domains = {c: list(range(int(X[:, j].max()) + 1)) for j, c in enumerate(frame)}
     table = TableEncoder(domains=domains).fit_transform(frame)
-    selector = PrivateKD(2, 1.0, random_state=0).fit(table, y)
-    expected = PrivateKD(2, 1.0, random_state=0).fit(X, y, X.max(axis=0) + 1)
+    selector = PrivateKD(2, 1.0, random_state=0, classes=LABELS).fit(table, y)
+    expected = PrivateKD(2, 1.0, random_state=0, classes=LABELS).fit(
+        X, y, X.max(axis=0) + 1
+    )
     assert selector.selection_order_.tolist() == expected.selection_order_.tolist()
 
 
 def test_inferred_cardinalities_warn():
     X, y = make_table(13, n=100)
     with pytest.warns(PrivacyLeakWarning, match="cardinalities were inferred"):
-        PrivateKD(2, 1.0, random_state=0).fit(X, y)
+        PrivateKD(2, 1.0, random_state=0, classes=LABELS).fit(X, y)
 
 
 def test_refit_replaces_the_fitted_state():
     X, y = make_table(14, n=200)
     frame = pd.DataFrame(X, columns=list("abcdef"))
-    selector = PrivateKD(2, 1.0, random_state=0).fit(frame, y, X.max(axis=0) + 1)
+    selector = PrivateKD(2, 1.0, random_state=0, classes=LABELS).fit(
+        frame, y, X.max(axis=0) + 1
+    )
     selector.set_params(n_features=4).fit(X, y, X.max(axis=0) + 1)
     assert selector.support_.sum() == 4
     assert not hasattr(selector, "feature_names_in_")
@@ -409,7 +419,7 @@ SMALL_Y = np.array([0, 1, 1, 0])
     ],
 )
 def test_private_kd_parameter_validation(kwargs, error, match):
-    params = {"n_features": 1, "epsilon": 1.0, **kwargs}
+    params = {"n_features": 1, "epsilon": 1.0, "classes": [0, 1], **kwargs}
     with pytest.raises(error, match=match):
         PrivateKD(**params).fit(SMALL_X, SMALL_Y, cardinalities=[2, 2])
 
@@ -538,7 +548,9 @@ def test_no_input_makes_the_core_panic(X, y, k, epsilon):
 def test_private_kd_returns_distinct_valid_indices(table, k, epsilon):
     X, y = table
     assume(k <= X.shape[1])
-    selector = PrivateKD(k, epsilon, random_state=1).fit(X, y, X.max(axis=0) + 1)
+    selector = PrivateKD(k, epsilon, random_state=1, classes=range(-2, 3)).fit(
+        X, y, X.max(axis=0) + 1
+    )
     order = selector.selection_order_.tolist()
     assert len(order) == len(set(order)) == k
     assert all(0 <= a < X.shape[1] for a in order)

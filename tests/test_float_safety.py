@@ -217,7 +217,9 @@ def test_output_perturbation_goes_through_the_safe_release(estimator, monkeypatc
     rng = np.random.default_rng(10)
     X = rng.normal(size=(200, 2))
     y = (X[:, 0] > 0).astype(int)
-    model = estimator(1.0, method="output", data_norm=5.0, random_state=0)
+    model = estimator(
+        1.0, method="output", data_norm=5.0, random_state=0, classes=[0, 1]
+    )
     model.fit(X, y)
     assert calls == [((1, 3), model.l1_sensitivity_, [1.0])]
     assert model.noise_scale_[0] == pytest.approx(model.l1_sensitivity_ / 1.0)

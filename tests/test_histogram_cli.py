@@ -85,9 +85,26 @@ def test_numeric_columns_decode_to_bin_midpoints(table_csv, tmp_path):
     assert set(synthetic["age"].dropna()) <= {10.0, 30.0, 50.0, 70.0, 90.0}
     assert set(synthetic["label"]) <= {"yes", "no"}
     # Declared bounds for age: the warning names only the inferred categories.
-    warning = next(line for line in result.stderr.splitlines() if "warning" in line)
+    warning = next(line for line in result.stderr.splitlines() if "categories" in line)
     assert "categories of ['colour', 'size', 'shape']" in warning
     assert "bounds of" not in warning
+
+
+def test_declared_classes_set_the_target_domain(table_csv, tmp_path):
+    path, _ = table_csv
+    args = [path, "--target", "label", "-e", 1e7, "--k", 2, "--gamma", 0.5]
+    args += ["--seed", 3, "--bounds", "age=20:80", "--bins", 4]
+    inferred, declared = tmp_path / "inferred.csv", tmp_path / "declared.csv"
+    result = run([*args, "-o", inferred])
+    assert result.exit_code == 0, result.output
+    assert "label set of y was inferred" in result.stderr
+    # A declared label no record holds: its cells are in the domain (and empty).
+    result = run([*args, "-o", declared, "--classes", "yes,no,maybe"])
+    assert result.exit_code == 0, result.output
+    assert "label set" not in result.stderr
+    synthetic = pd.read_csv(declared)
+    assert set(synthetic["label"]) == {"yes", "no"}
+    assert len(synthetic) == len(pd.read_csv(inferred))
 
 
 def test_estimated_parameters_seed_and_parquet(table_csv, tmp_path):
@@ -120,6 +137,9 @@ def test_estimated_parameters_seed_and_parquet(table_csv, tmp_path):
         (["--target", "label", "--bounds", "w=0:1"], "'w' is not a predictor"),
         (["--target", "label", "--bounds", "age=30:40"], "outside"),
         (["-e", 1], "Missing option '--target'"),
+        (["--target", "label", "--classes", "yes,maybe"], "label 'no' at row"),
+        (["--target", "label", "--classes", "yes"], "at least 2 labels"),
+        (["--target", "label", "--classes", "yes,"], "an empty label"),
     ],
 )
 def test_histogram_errors(table_csv, tmp_path, extra, message):
@@ -149,7 +169,7 @@ def test_histogram_help_explains_the_options():
     assert result.exit_code == 0
     for text in ("--target", "--k", "--gamma", "--epsilon", "--seed", "--noise"):
         assert text in result.output
-    for text in ("--bins", "--bounds", "lei_bins", "stderr", "PrivateKD"):
+    for text in ("--bins", "--bounds", "--classes", "lei_bins", "stderr", "PrivateKD"):
         assert text in result.output
 
 

@@ -487,7 +487,7 @@ def test_selector_validation(estimator, error, match):
     [
         ([[2, 0], [0, 1]], [1, 0], [0], ValueError, "must be binary"),
         (B0, [1, 1, 1], [0], ValueError, "exactly two classes"),
-        (B0, [1, 0], [0], ValueError, "2 labels for 3 rows"),
+        (B0, [1, 0], [0], ValueError, "y has 2 labels, expected 3"),
         (B0, Y0, [2], ValueError, "out of range for 2 features"),
         (B0, Y0, [-1], ValueError, "out of range for 2 features"),
         (B0, Y0, np.array([True]), ValueError, "boolean mask of length 1"),

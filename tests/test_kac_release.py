@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from privtab import (
     LaplaceDPRelease,
     randomization_flipping,
 )
-from privtab.exceptions import BudgetExceededError
+from privtab.exceptions import BudgetExceededError, PrivacyLeakWarning
 
 binary_matrices = hnp.arrays(
     np.uint8,
@@ -248,7 +249,9 @@ def laplace_max_probabilities(scores, scale):
 def first_picks(cls, B, y, epsilon, n_runs):
     picks = np.empty(n_runs, dtype=np.int64)
     for r in range(n_runs):
-        model = cls(epsilon, 1, random_state=r, accountant=BudgetAccountant())
+        model = cls(
+            epsilon, 1, random_state=r, accountant=BudgetAccountant(), classes=[0, 1]
+        )
         picks[r] = model.fit(B, y).selection_order_[0]
     return np.bincount(picks, minlength=B.shape[1])
 
@@ -283,7 +286,9 @@ def test_laplace_selection_follows_report_noisy_max():
 def test_huge_epsilon_selects_the_top_ham_features(cls):
     B, y = small_data()
     ham = reference_ham(B, y)
-    model = cls(1e9, 3, random_state=0, accountant=BudgetAccountant()).fit(B, y)
+    model = cls(
+        1e9, 3, random_state=0, accountant=BudgetAccountant(), classes=[0, 1]
+    ).fit(B, y)
     np.testing.assert_array_equal(model.selection_order_, np.argsort(-ham)[:3])
     assert model.support_.sum() == 3
     np.testing.assert_array_equal(
@@ -297,7 +302,9 @@ def test_histogram_noise_has_the_discrete_laplace_scale(cls):
     epsilon, t = 2.0, 3
     noise = []
     for seed in range(40):
-        model = cls(epsilon, t, random_state=seed, accountant=BudgetAccountant())
+        model = cls(
+            epsilon, t, random_state=seed, accountant=BudgetAccountant(), classes=[0, 1]
+        )
         model.fit(B, y)
         columns = np.sort(model.selection_order_)
         keys = (B[:, columns].astype(np.int64) << np.arange(t)).sum(axis=1) + (y << t)
@@ -321,7 +328,7 @@ def test_histogram_noise_has_the_discrete_laplace_scale(cls):
 def test_ledger_sums_exactly_and_accountant_is_charged_once(cls, epsilon):
     B, y = small_data()
     acc = BudgetAccountant(10.0)
-    model = cls(epsilon, 3, random_state=0, accountant=acc).fit(B, y)
+    model = cls(epsilon, 3, random_state=0, accountant=acc, classes=[0, 1]).fit(B, y)
     assert model.epsilon_spent_ == epsilon
     assert sum(e for _, e in model.privacy_ledger_) == epsilon
     assert len(model.privacy_ledger_) == 4
@@ -377,8 +384,9 @@ def test_dp_release_keeps_label_values_and_feature_names():
     frame = pd.DataFrame(B, columns=["a", "b", "c", "d"])
     labels = np.where(y == 1, "yes", "no")
     model = ExponentialDPRelease(
-        1e9, 2, random_state=0, accountant=BudgetAccountant()
+        1e9, 2, random_state=0, accountant=BudgetAccountant(), classes=["yes", "no"]
     ).fit(frame, labels)
+    assert model.classes_.tolist() == ["no", "yes"]
     assert set(np.unique(model.synthetic_y_)) <= {"yes", "no"}
     assert list(model.get_feature_names_out()) == ["a", "b"]
 
@@ -394,5 +402,7 @@ def test_dp_release_keeps_label_values_and_feature_names():
 )
 def test_dp_release_never_panics(cls, B, y, t):
     model = cls(1.0, t, random_state=0, accountant=BudgetAccountant())
-    with contextlib.suppress(ValueError, TypeError):
+    with warnings.catch_warnings(), contextlib.suppress(ValueError, TypeError):
+        # The labels are arbitrary floats: a fit infers them, and says so.
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
         model.fit(B, y)

@@ -242,7 +242,13 @@ def test_fitted_objective_constants(Estimator, c):
     X, y = blobs(80, [[1, 1], [-1, -1]], 1.0, 0)
     kwargs = {"huber_h": 0.3} if Estimator is DPLinearSVC else {}
     model = Estimator(
-        0.2, C=2.0, method="objective", data_norm=4.0, random_state=0, **kwargs
+        0.2,
+        C=2.0,
+        method="objective",
+        data_norm=4.0,
+        random_state=0,
+        classes=[0, 1],
+        **kwargs,
     )
     model.fit(X, y)
     lam = 1.0 / (2.0 * 80)
@@ -361,7 +367,7 @@ def test_solver_certifies_the_minimiser_for_a_tiny_lambda(loss):
     grad = Z.T @ (signs * slope) / 4000 + lam * w
     assert np.linalg.norm(grad) / lam < 1e-6
     # The estimator raises no ConvergenceWarning (warnings are errors in this suite).
-    DPLinearSVC(1.0, C=1000.0, data_norm=6.0, random_state=0).fit(X, y)
+    DPLinearSVC(1.0, C=1000.0, data_norm=6.0, random_state=0, classes=[0, 1]).fit(X, y)
 
 
 def test_erm_minimizer_validation():
@@ -392,6 +398,7 @@ def test_huge_epsilon_logistic_matches_sklearn(method, fit_intercept):
         data_norm=4.0,
         fit_intercept=fit_intercept,
         random_state=0,
+        classes=[0, 1],
     ).fit(X, y)
     Z = reference_rows(X, 4.0, fit_intercept)
     expected = sklearn_logistic_weights(Z, np.where(y == 1, 1, -1), 0.5)
@@ -416,7 +423,13 @@ def test_huge_epsilon_logistic_matches_sklearn(method, fit_intercept):
 def test_huge_epsilon_svm_matches_huber_minimiser(method):
     X, y = blobs(300, [[1.0, 0.5], [-0.5, -1.0]], 1.5, 2)
     model = DPLinearSVC(
-        1e9, C=2.0, huber_h=0.25, method=method, data_norm=5.0, random_state=0
+        1e9,
+        C=2.0,
+        huber_h=0.25,
+        method=method,
+        data_norm=5.0,
+        random_state=0,
+        classes=[0, 1],
     ).fit(X, y)
     Z = reference_rows(X, 5.0)
     expected = huber_reference_weights(Z, np.where(y == 1, 1.0, -1.0), 2.0, 0.25)
@@ -434,7 +447,9 @@ def output_noise(Estimator, n_fits, epsilon, C, seed0, **kwargs):
         exact = sklearn_logistic_weights(Z, signs, C)
     else:
         exact = huber_reference_weights(Z, signs, C, 0.5)
-    model = Estimator(epsilon, C=C, method="output", data_norm=3.0, **kwargs)
+    model = Estimator(
+        epsilon, C=C, method="output", data_norm=3.0, classes=[0, 1], **kwargs
+    )
     noise = np.empty((n_fits, 2))
     for i in range(n_fits):
         model.set_params(random_state=seed0 + i).fit(X, y)
@@ -465,7 +480,9 @@ def test_accuracy_well_above_chance(Estimator, method):
     # Two separable blobs (Bayes accuracy ~ 1); chance is 0.5. At ε = 0.5, n = 3000,
     # C = 0.05 the private models reach >= 0.9 on held-out data with these seeds.
     X, y = blobs(6000, [[2.0, 2.0], [-2.0, -2.0]], 1.0, 4)
-    model = Estimator(0.5, C=0.05, method=method, data_norm=8.0, random_state=7)
+    model = Estimator(
+        0.5, C=0.05, method=method, data_norm=8.0, random_state=7, classes=[0, 1]
+    )
     model.fit(X[:3000], y[:3000])
     assert model.score(X[3000:], y[3000:]) >= 0.9
 
@@ -477,8 +494,15 @@ def test_multiclass_one_vs_rest_budget(Estimator, method):
     X, y = blobs(3000, [[3, 0], [-3, 0], [0, 3], [0, -3]], 0.7, 5)
     labels = np.array(["north", "south", "east", "west"])[y]
     acc = BudgetAccountant(3.0)
+    # Declared in any order; classes_ holds them sorted.
     model = Estimator(
-        2.0, C=0.05, method=method, data_norm=6.0, random_state=1, accountant=acc
+        2.0,
+        C=0.05,
+        method=method,
+        data_norm=6.0,
+        random_state=1,
+        accountant=acc,
+        classes=["north", "south", "east", "west"],
     )
     model.fit(X, labels)
     assert list(model.classes_) == ["east", "north", "south", "west"]
@@ -520,7 +544,9 @@ def test_multiclass_one_vs_rest_budget(Estimator, method):
 
 def test_binary_proba_and_decision_are_consistent():
     X, y = blobs(200, [[1, 1], [-1, -1]], 1.0, 6)
-    model = DPLogisticRegression(1.0, data_norm=4.0, random_state=0).fit(X, y)
+    model = DPLogisticRegression(
+        1.0, data_norm=4.0, random_state=0, classes=[0, 1]
+    ).fit(X, y)
     scores = model.decision_function(X)
     assert scores.shape == (200,)
     np.testing.assert_allclose(scores, X @ model.coef_[0] + model.intercept_[0])
@@ -554,7 +580,7 @@ def test_budget_checked_before_reading_data_and_charged_once(Estimator):
     with pytest.raises(ValueError, match="at least 2 classes"):
         Estimator(0.5, data_norm=3.0, accountant=acc).fit(X, np.zeros(100))
     assert acc.spent == 0
-    Estimator(0.5, data_norm=3.0, accountant=acc).fit(X, y)
+    Estimator(0.5, data_norm=3.0, accountant=acc, classes=[0, 1]).fit(X, y)
     assert acc.spent == 0.5
     assert len(acc.ledger) == 1
 
@@ -562,14 +588,16 @@ def test_budget_checked_before_reading_data_and_charged_once(Estimator):
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_seeds_reproduce_and_differ(Estimator):
     X, y = blobs(100, [[1, 1], [-1, -1]], 1.0, 8)
-    a = Estimator(1.0, data_norm=3.0, random_state=3).fit(X, y).coef_
-    b = Estimator(1.0, data_norm=3.0, random_state=3).fit(X, y).coef_
-    c = Estimator(1.0, data_norm=3.0, random_state=4).fit(X, y).coef_
-    d = Estimator(1.0, data_norm=3.0).fit(X, y).coef_
+    a = Estimator(1.0, data_norm=3.0, random_state=3, classes=[0, 1]).fit(X, y).coef_
+    b = Estimator(1.0, data_norm=3.0, random_state=3, classes=[0, 1]).fit(X, y).coef_
+    c = Estimator(1.0, data_norm=3.0, random_state=4, classes=[0, 1]).fit(X, y).coef_
+    d = Estimator(1.0, data_norm=3.0, classes=[0, 1]).fit(X, y).coef_
     assert np.array_equal(a, b)
     assert not np.array_equal(a, c)
     assert not np.array_equal(a, d)
-    gen = Estimator(1.0, data_norm=3.0, random_state=np.random.default_rng(0))
+    gen = Estimator(
+        1.0, data_norm=3.0, random_state=np.random.default_rng(0), classes=[0, 1]
+    )
     assert not np.array_equal(gen.fit(X, y).coef_, gen.fit(X, y).coef_)
 
 
@@ -577,10 +605,12 @@ def test_seeds_reproduce_and_differ(Estimator):
 def test_inferred_data_norm_warns(Estimator):
     X, y = blobs(50, [[1, 1], [-1, -1]], 1.0, 9)
     with pytest.warns(PrivacyLeakWarning, match="data_norm was not given"):
-        model = Estimator(1.0, random_state=0).fit(X, y)
+        model = Estimator(1.0, random_state=0, classes=[0, 1]).fit(X, y)
     assert model.data_norm_ == pytest.approx(np.linalg.norm(X, axis=1).max())
     with pytest.warns(PrivacyLeakWarning):
-        zero = Estimator(1.0, random_state=0).fit(np.zeros((4, 2)), [0, 1, 0, 1])
+        zero = Estimator(1.0, random_state=0, classes=[0, 1]).fit(
+            np.zeros((4, 2)), [0, 1, 0, 1]
+        )
     assert zero.data_norm_ == 1.0
 
 
@@ -588,7 +618,9 @@ def test_rows_above_the_bound_are_clipped():
     X, y = blobs(100, [[1, 1], [-1, -1]], 1.0, 10)
     far = X * 100
     clipped = reference_rows(far, 0.5)
-    model = DPLogisticRegression(1e9, data_norm=0.5, random_state=0, method="output")
+    model = DPLogisticRegression(
+        1e9, data_norm=0.5, random_state=0, method="output", classes=[0, 1]
+    )
     expected = sklearn_logistic_weights(clipped, np.where(y == 1, 1, -1), 1.0)
     np.testing.assert_allclose(
         unscaled_weights(model.fit(far, y), 0.5)[0], expected, rtol=1e-4, atol=1e-5
@@ -600,11 +632,12 @@ def test_dataframes_and_feature_names():
     pl = pytest.importorskip("polars")
     X, y = blobs(100, [[1, 1], [-1, -1]], 1.0, 11)
     frame = pd.DataFrame(X, columns=["a", "b"])
-    model = DPLinearSVC(1.0, data_norm=3.0, random_state=0).fit(frame, y)
+    model = DPLinearSVC(1.0, data_norm=3.0, random_state=0, classes=[0, 1])
+    model.fit(frame, pd.Series(y))
     assert list(model.feature_names_in_) == ["a", "b"]
-    expected = DPLinearSVC(1.0, data_norm=3.0, random_state=0).fit(X, y).coef_
+    expected = clone(model).fit(X, y).coef_
     assert np.array_equal(model.coef_, expected)
-    polars_model = DPLinearSVC(1.0, data_norm=3.0, random_state=0)
+    polars_model = DPLinearSVC(1.0, data_norm=3.0, random_state=0, classes=[0, 1])
     polars_model.fit(pl.DataFrame(X, schema=["a", "b"]), pl.Series(y))
     assert np.array_equal(polars_model.coef_, expected)
 
@@ -636,7 +669,7 @@ X_OK, Y_OK = blobs(40, [[1, 1], [-1, -1]], 1.0, 12)
 )
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_parameter_validation(Estimator, params, error, match):
-    kwargs = {"epsilon": 1.0, "data_norm": 3.0, **params}
+    kwargs = {"epsilon": 1.0, "data_norm": 3.0, "classes": [0, 1], **params}
     epsilon = kwargs.pop("epsilon")
     with pytest.raises(error, match=match):
         Estimator(epsilon, **kwargs).fit(X_OK, Y_OK)
@@ -670,7 +703,8 @@ def test_data_validation(Estimator, X, y, match):
 def test_predict_validation(Estimator):
     with pytest.raises(NotFittedError):
         Estimator(1.0).predict(X_OK)
-    model = Estimator(1.0, data_norm=3.0, random_state=0).fit(X_OK, Y_OK)
+    model = Estimator(1.0, data_norm=3.0, random_state=0, classes=[0, 1])
+    model.fit(X_OK, Y_OK)
     with pytest.raises(ValueError, match="X has 3 features, but"):
         model.predict(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="NaN"):
@@ -696,7 +730,10 @@ def test_no_input_makes_the_core_panic(X, y_kind, method, Estimator):
         "many": np.arange(n),
         "float": np.linspace(0, 1, n),
     }[y_kind]
-    model = Estimator(1.0, method=method, data_norm=2.0, random_state=0)
+    # Declared labels: "one" then fits with a class no record holds.
+    model = Estimator(
+        1.0, method=method, data_norm=2.0, random_state=0, classes=np.arange(max(n, 2))
+    )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -728,5 +765,10 @@ def test_unconverged_solver_warns(monkeypatch):
     X, y = blobs(4000, [[0.3] * 8, [-0.3] * 8], 1.0, 13)
     with pytest.warns(ConvergenceWarning, match="from the exact minimiser"):
         DPLogisticRegression(
-            1e6, C=1000.0, method="output", data_norm=6.0, random_state=0
+            1e6,
+            C=1000.0,
+            method="output",
+            data_norm=6.0,
+            random_state=0,
+            classes=[0, 1],
         ).fit(X, y)

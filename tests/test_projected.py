@@ -105,6 +105,10 @@ def ref_keys(codes, cards):
     return keys
 
 
+#: The label set of signal_data, declared to the estimator.
+SIGNAL_CLASSES = ["no", "yes"]
+
+
 def signal_data(n=3000, seed=0):
     """Four predictors with distinct discernibility gains and a binary label."""
     rng = np.random.default_rng(seed)
@@ -243,7 +247,12 @@ def test_ledger_splits_epsilon_exactly_and_charges_once():
     X, y, cards = signal_data()
     acc = pt.BudgetAccountant(0.7)
     model = ProjectedHistogram(
-        0.7, n_features=2, gamma=0.3, random_state=1, accountant=acc
+        0.7,
+        n_features=2,
+        gamma=0.3,
+        random_state=1,
+        accountant=acc,
+        classes=SIGNAL_CLASSES,
     ).fit(X, y, cardinalities=cards)
     assert model.epsilon_spent_ == 0.7
     (kd, kd_eps), (hist, hist_eps) = model.privacy_ledger_
@@ -258,7 +267,12 @@ def test_ledger_splits_epsilon_exactly_and_charges_once():
 
 def test_estimated_parameters_are_the_estimators():
     X, y, cards = signal_data(n=2000)
-    model = ProjectedHistogram(1.0, random_state=3, accountant=pt.BudgetAccountant())
+    model = ProjectedHistogram(
+        1.0,
+        random_state=3,
+        accountant=pt.BudgetAccountant(),
+        classes=SIGNAL_CLASSES,
+    )
     model.fit(X, y, cardinalities=cards)
     rng = np.random.default_rng(3)
     k = estimate_n_features(2000, 4, 2, random_state=rng)
@@ -289,9 +303,9 @@ def test_budget_is_checked_before_reading_data():
 def test_failure_charges_nothing():
     acc = pt.BudgetAccountant(1.0)
     with pytest.raises(DomainError):
-        ProjectedHistogram(1.0, n_features=2, max_cells=5, accountant=acc).fit(
-            np.zeros((50, 2), dtype=int), [0, 1] * 25, cardinalities=[100, 100]
-        )
+        ProjectedHistogram(
+            1.0, n_features=2, max_cells=5, accountant=acc, classes=[0, 1]
+        ).fit(np.zeros((50, 2), dtype=int), [0, 1] * 25, cardinalities=[100, 100])
     assert acc.spent == 0
 
 
@@ -299,7 +313,12 @@ def test_failure_charges_nothing():
 def test_no_projection_when_k_keeps_every_predictor(gamma):
     X, y, cards = signal_data(n=1000)
     model = ProjectedHistogram(
-        2.0, n_features=4, gamma=gamma, random_state=0, accountant=pt.BudgetAccountant()
+        2.0,
+        n_features=4,
+        gamma=gamma,
+        random_state=0,
+        accountant=pt.BudgetAccountant(),
+        classes=SIGNAL_CLASSES,
     ).fit(X, y, cardinalities=cards)
     assert model.gamma_ == 1.0
     assert model.privacy_ledger_ == [("thresholded_histogram", 2.0)]
@@ -320,6 +339,7 @@ def test_huge_epsilon_matches_greedy_and_true_counts(noise):
         noise=noise,
         random_state=4,
         accountant=pt.BudgetAccountant(),
+        classes=SIGNAL_CLASSES,
     ).fit(X, y, cardinalities=cards)
     assert model.selection_order_.tolist() == ref_greedy(X, y, k)
     classes, labels = np.unique(y, return_inverse=True)
@@ -369,7 +389,12 @@ def test_synthetic_decodes_categories_and_bin_midpoints():
     encoder = pt.TableEncoder(domains=domains, bounds={"age": (17, 90)}, bins=bins)
     table = encoder.fit_transform(frame.drop(columns="label"))
     model = ProjectedHistogram(
-        5.0, n_features=2, gamma=0.5, random_state=2, accountant=pt.BudgetAccountant()
+        5.0,
+        n_features=2,
+        gamma=0.5,
+        random_state=2,
+        accountant=pt.BudgetAccountant(),
+        classes=[">50K", "<=50K"],
     ).fit(table, frame["label"])
     X_syn, y_syn = model.synthetic()
     hist = model.histogram_
@@ -397,7 +422,12 @@ def test_synthetic_decodes_categories_and_bin_midpoints():
 def test_synthetic_from_codes_returns_codes():
     X, y, cards = signal_data(n=1000)
     model = ProjectedHistogram(
-        3.0, n_features=2, gamma=0.6, random_state=0, accountant=pt.BudgetAccountant()
+        3.0,
+        n_features=2,
+        gamma=0.6,
+        random_state=0,
+        accountant=pt.BudgetAccountant(),
+        classes=SIGNAL_CLASSES,
     ).fit(X, y, cardinalities=cards)
     X_syn, y_syn = model.synthetic()
     assert X_syn.dtype == np.uint32
@@ -418,20 +448,26 @@ def test_synthetic_before_fit():
 def test_inferred_cardinalities_warn():
     X, y, _ = signal_data(n=500)
     model = ProjectedHistogram(
-        1.0, n_features=2, gamma=0.5, random_state=0, accountant=pt.BudgetAccountant()
+        1.0,
+        n_features=2,
+        gamma=0.5,
+        random_state=0,
+        accountant=pt.BudgetAccountant(),
+        classes=SIGNAL_CLASSES,
     )
     with pytest.warns(PrivacyLeakWarning, match="cardinalities of X were inferred"):
         model.fit(X, y)
     np.testing.assert_array_equal(model.cardinalities_, X.max(axis=0) + 1)
 
 
-def fitted(X, y, cardinalities=None, seed=5):
+def fitted(X, y, cardinalities=None, seed=5, classes=SIGNAL_CLASSES):
     return ProjectedHistogram(
         2.0,
         n_features=2,
         gamma=0.4,
         random_state=seed,
         accountant=pt.BudgetAccountant(),
+        classes=classes,
     ).fit(X, y, cardinalities=cardinalities)
 
 
@@ -462,7 +498,7 @@ def test_seed_determinism():
 def test_numeric_labels_round_trip():
     X, y, cards = signal_data(n=800)
     labels = np.where(y == "yes", 7.0, -1.0)
-    model = fitted(X, labels, cards)
+    model = fitted(X, labels, cards, classes=[7.0, -1.0])
     np.testing.assert_array_equal(model.classes_, [-1.0, 7.0])
     assert set(model.synthetic()[1].tolist()) <= {-1.0, 7.0}
 
@@ -496,7 +532,11 @@ def test_numeric_labels_round_trip():
 )
 def test_parameter_validation(params, error, match):
     X, y, cards = signal_data(n=200)
-    params = {"epsilon": 1.0, "accountant": pt.BudgetAccountant()} | params
+    params = {
+        "epsilon": 1.0,
+        "accountant": pt.BudgetAccountant(),
+        "classes": SIGNAL_CLASSES,
+    } | params
     epsilon = params.pop("epsilon")
     with pytest.raises(error, match=match):
         ProjectedHistogram(epsilon, **params).fit(X, y, cardinalities=cards)
@@ -505,10 +545,10 @@ def test_parameter_validation(params, error, match):
 @pytest.mark.parametrize(
     ("X", "y", "cards", "error", "match"),
     [
-        (np.zeros((4, 2)), [0, 1, 0], [2, 2], ValueError, "y must be 1-dimensional "),
+        (np.zeros((4, 2)), [0, 1, 0], [2, 2], ValueError, "y has 3 labels, expected 4"),
         (np.zeros((4, 2)), [[0, 1, 0, 1]], [2, 2], ValueError, r"got shape \(1, 4\)"),
         (np.zeros((4, 2)), [1, 1, 1, 1], [2, 2], ValueError, "at least 2 classes"),
-        (np.zeros((2, 2)), [0.0, np.nan], [2, 2], ValueError, "y must not contain NaN"),
+        (np.zeros((2, 2)), [0.0, np.nan], [2, 2], ValueError, "only finite labels"),
         (np.zeros((2, 2)), ["a", None], [2, 2], ValueError, "missing labels"),
         (
             np.zeros((2, 2)),
@@ -592,6 +632,7 @@ def first_choices(X, y, cards, epsilon, gamma, fits):
             gamma=gamma,
             random_state=rng,
             accountant=pt.BudgetAccountant(),
+            classes=[0, 1],
         ).fit(X, y, cardinalities=cards)
         picks[model.selection_order_[0]] += 1
     return picks
@@ -634,6 +675,7 @@ def histogram_noise(epsilon, gamma, seeds):
             gamma=gamma,
             random_state=seed,
             accountant=pt.BudgetAccountant(),
+            classes=[0, 1],
         ).fit(X, y, cardinalities=cards)
         order = model.selection_order_
         pcards = [cards[j] for j in order] + [2]
@@ -667,6 +709,7 @@ def test_clone_and_params():
         "A": 0.5,
         "B": 0.5,
         "accountant": acc,
+        "classes": None,
         "epsilon": 1.5,
         "gamma": 0.5,
         "max_cells": 10_000_000,
@@ -681,7 +724,7 @@ def test_clone_and_params():
     assert copy.get_params() | {"accountant": acc} == params
     assert copy.accountant.remaining == acc.remaining
     X, y, cards = signal_data(n=500)
-    model.fit(X, y, cardinalities=cards)
+    model.set_params(classes=SIGNAL_CLASSES).fit(X, y, cardinalities=cards)
     assert not hasattr(clone(model), "histogram_")
     assert model.set_params(gamma=0.2) is model
     assert model.gamma == 0.2

@@ -58,6 +58,33 @@ def test_privatekd_writes_json_with_ledger(table_csv, tmp_path):
     assert json.loads(again.read_text())["selected"] == report["selected"]
 
 
+def test_declared_classes_silence_the_label_warning(table_csv, tmp_path):
+    path, _ = table_csv
+    base = [path, "--target", "label", "--k", 2, "-e", 1e6, "--seed", 3]
+    inferred, declared = tmp_path / "inferred.json", tmp_path / "declared.json"
+    result = run([*base, "-o", inferred])
+    assert result.exit_code == 0, result.output
+    notes = json.loads(inferred.read_text())["warnings"]
+    label_notes = [note for note in notes if "label set of y" in note]
+    assert len(label_notes) == 1
+    assert "with --classes" in label_notes[0]  # the shell's way to declare them
+    result = run([*base, "-o", declared, "--classes", "yes,no"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(declared.read_text())
+    assert not any("label set" in note for note in report["warnings"])
+    assert report["selected"] == json.loads(inferred.read_text())["selected"]
+
+
+@pytest.mark.parametrize("method", ["privatekd", "greedy"])
+def test_a_label_outside_the_declared_classes_is_an_error(table_csv, tmp_path, method):
+    path, _ = table_csv
+    args = [path, "-o", tmp_path / "o.json", "--target", "label", "--k", 1]
+    result = run([*args, "--method", method, "--classes", "yes,maybe"])
+    assert result.exit_code != 0
+    assert "y has the label 'no' at row" in result.output
+    assert "not among the declared classes ['maybe', 'yes']" in result.output
+
+
 def test_greedy_and_csv_projection(table_csv, tmp_path):
     path, frame = table_csv
     out = tmp_path / "projected.csv"
@@ -82,6 +109,8 @@ def test_greedy_and_csv_projection(table_csv, tmp_path):
         (["--target", "label", "--k", 1, "-e", 0], "must be finite and > 0"),
         (["--target", "label", "--k", 1, "--method", "x"], "'x' is not one of"),
         (["--k", 1], "Missing option '--target'"),
+        (["--target", "label", "--k", 1, "--classes", "yes,,no"], "an empty label"),
+        (["--target", "label", "--k", 1, "--classes", "no,no"], "repeats the label"),
     ],
 )
 def test_select_errors(table_csv, tmp_path, extra, message):
@@ -102,7 +131,7 @@ def test_select_unreadable_input(tmp_path):
 def test_select_help_explains_the_options():
     result = CliRunner().invoke(main, ["select", "--help"])
     assert result.exit_code == 0
-    for text in ("--target", "--k", "--epsilon", "--seed", "privatekd", ".json"):
+    for text in ("--target", "--k", "--classes", "--epsilon", "--seed", "privatekd"):
         assert text in result.output
 
 

@@ -42,9 +42,10 @@ SELECTORS = [
     PrivateKD(1, epsilon=100.0, random_state=1, n_threads=1),
 ]
 
-# The instances declare data_norm (no PrivacyLeakWarning) and a seed (fits are
-# reproducible). Both estimators set the `poor_score` classifier tag: DP noise costs
-# accuracy, so the generic 0.83 accuracy threshold is not asserted.
+# The instances declare data_norm (no PrivacyLeakWarning for it) and a seed (fits are
+# reproducible); the label set comes from each check's data. Both estimators set the
+# `poor_score` classifier tag: DP noise costs accuracy, so the generic 0.83 accuracy
+# threshold is not asserted.
 DP_MODELS = [
     DPLogisticRegression(epsilon=1.0, data_norm=10.0, random_state=0),
     DPLogisticRegression(epsilon=1.0, method="output", data_norm=10.0, random_state=0),
@@ -232,8 +233,9 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-# The checks fit without cardinalities, so PrivateKD infers them from the data and says
-# so with a PrivacyLeakWarning (tested in test_discernibility.py).
+# The checks fit without cardinalities or classes, so PrivateKD infers them from the
+# data and says so with a PrivacyLeakWarning (tested in test_discernibility.py and
+# test_declared_classes.py).
 @pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
 @pytest.mark.parametrize(("estimator", "check"), _checks(SELECTORS))
 def test_sklearn_compatible_selector(estimator, check):
@@ -253,11 +255,16 @@ def test_sklearn_compatible_distance(estimator, check):
     check(estimator)
 
 
+# The checks fit with labels of their own, so the DP estimators infer the label set and
+# say so with a PrivacyLeakWarning (tested in test_declared_classes.py), as they do for
+# cardinalities and bounds above.
+@pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
 @pytest.mark.parametrize(("estimator", "check"), _checks(DP_RELEASES))
 def test_sklearn_compatible_dp_release(estimator, check):
     check(estimator)
 
 
+@pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
 @pytest.mark.parametrize(("estimator", "check"), _checks(DP_MODELS))
 def test_sklearn_compatible_dp_model(estimator, check):
     check(estimator)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from privtab._validation import to_numpy_2d
+from privtab._validation import check_labels, to_numpy_2d
 
 __all__ = ["BinaryMatrix", "as_binary_labels", "as_binary_matrix", "ham_scores"]
 
@@ -196,28 +196,12 @@ def as_binary_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
 
     ``y`` holds exactly two distinct values; the larger one (``1``, ``True``, or the
     later string in sorted order) is the positive class. Both classes must be present,
-    since the utilities of paper 004 compare positive with negative rows.
+    since the utilities of paper 004 compare positive with negative rows. Validated by
+    :func:`privtab._validation.check_labels`; for the non-private k-AC methods, so the
+    inferred label set raises no warning.
     """
-    module = type(y).__module__.split(".")[0]
-    if module in ("pandas", "polars"):
-        y = y.to_numpy()
-    array = np.asarray(y)
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-dimensional, got shape {array.shape}")
-    if len(array) != n_rows:
-        raise ValueError(f"{name} has {len(array)} labels for {n_rows} rows")
-    if array.dtype.kind == "f" and not np.isfinite(array).all():
-        raise ValueError(f"{name} contains NaN or infinity")
-    try:
-        classes = np.unique(array)
-    except TypeError as exc:
-        raise TypeError(f"{name} has labels that cannot be compared: {exc}") from exc
-    if len(classes) != 2:
-        raise ValueError(
-            f"{name} must hold exactly two classes, got {len(classes)}: "
-            f"{classes[:5].tolist()}"
-        )
-    return np.asarray(array == classes[1])
+    _, codes = check_labels(y, None, n_rows=n_rows, name=name, n_classes=2, warn=False)
+    return codes == 1
 
 
 def ham_scores(B: BinaryMatrix, positive: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from privtab.exceptions import PrivacyLeakWarning
+from privtab.exceptions import DomainError, PrivacyLeakWarning
 
 __all__ = [
     "CORE_CODE_DTYPES",
@@ -25,6 +25,7 @@ __all__ = [
     "as_int_array",
     "check_cardinalities",
     "check_epsilon",
+    "check_labels",
     "check_positive",
     "check_positive_int",
     "infer_code_columns",
@@ -430,3 +431,268 @@ def as_code_vector(
     if native:
         return np.ascontiguousarray(_core_dtype(array)), cardinality
     return np.ascontiguousarray(array, dtype=np.uint32), cardinality
+
+
+# Labels -------------------------------------------------------------------------------
+#: Labels shown in an error message before it is cut short.
+_SHOWN_LABELS = 10
+_NUMBER_WORDS = {2: "two"}
+
+
+def _show_labels(values: np.ndarray) -> str:
+    """Return up to :data:`_SHOWN_LABELS` labels as a list, with the count if cut."""
+    shown = values[:_SHOWN_LABELS].tolist()
+    if values.shape[0] <= _SHOWN_LABELS:
+        return repr(shown)
+    return f"{repr(shown)[:-1]}, ...] ({values.shape[0]} labels)"
+
+
+def _label_array(values: Any, name: str) -> np.ndarray:
+    """Return 1-D ``values`` as an array of integer, whole-float or string labels."""
+    module = type(values).__module__.split(".")[0]
+    if module in ("pandas", "polars") and hasattr(values, "to_numpy"):
+        values = values.to_numpy()
+    elif isinstance(values, set | frozenset):
+        values = list(values)
+    try:
+        array = np.asarray(values)
+    except ValueError as exc:
+        raise ValueError(f"{name} is ragged or not array-like: {exc}") from exc
+    # numpy turns ["a", 1] into strings; keep the labels as they were given.
+    if (
+        array.dtype.kind in "US"
+        and isinstance(values, list | tuple)
+        and not all(isinstance(v, str | bytes) for v in values)
+    ):
+        array = np.asarray(values, dtype=object)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {array.shape}")
+    kind = array.dtype.kind
+    if kind not in "biufUSO":
+        raise TypeError(
+            f"{name} must hold integers or strings, got dtype {array.dtype}"
+        )
+    if kind == "f":
+        finite = np.isfinite(array)
+        if not finite.all():
+            bad = array[~finite][0]
+            raise ValueError(
+                f"{name} must contain only finite labels (no NaN or inf), found {bad}"
+            )
+        whole = array == np.round(array)
+        if not whole.all():
+            bad = array[~whole][0]
+            raise TypeError(
+                f"{name} must hold integers or strings, got non-integral floats "
+                f"(e.g. {bad})"
+            )
+    if kind == "O" and array.size:
+        # None, and NaN (the one label unequal to itself), in one pass each.
+        with np.errstate(invalid="ignore"):
+            missing = np.equal(array, None) | np.not_equal(array, array)
+        if np.any(missing):
+            raise ValueError(f"{name} must not contain missing labels (None or NaN)")
+    return array
+
+
+def _infer_labels(array: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``numpy.unique(array, return_inverse=True)`` with uint32 codes.
+
+    Integer and boolean labels with a small range are ranked in O(n + range) without
+    sorting; the result is the same.
+    """
+    if array.dtype.kind in "biu" and array.size:
+        low, high = int(array.min()), int(array.max())
+        span = high - low + 1
+        if span <= max(1 << 16, 4 * array.size) and high <= np.iinfo(np.int64).max:
+            shifted = array.astype(np.int64) - low
+            present = np.bincount(shifted, minlength=span) > 0
+            ranks = (np.cumsum(present) - 1).astype(np.uint32)
+            classes = (np.flatnonzero(present) + low).astype(array.dtype)
+            return classes, ranks[shifted]
+    try:
+        classes, inverse = np.unique(array, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"{name} must hold labels of one sortable type: {exc}") from exc
+    return classes, np.ascontiguousarray(inverse.ravel(), dtype=np.uint32)
+
+
+def _declared_classes(
+    classes: Any, min_classes: int, n_classes: int | None, owner: str
+) -> np.ndarray:
+    """Validate a declared label set; return it sorted."""
+    if isinstance(classes, str | bytes | numbers.Number):
+        raise TypeError(
+            f"classes must be an array-like of labels, got {type(classes).__name__}"
+        )
+    array = _label_array(classes, "classes")
+    if array.shape[0] == 0:
+        raise ValueError("classes must be non-empty, got no labels")
+    try:
+        unique, counts = np.unique(array, return_counts=True)
+    except TypeError as exc:
+        raise TypeError(
+            f"classes must hold labels of one sortable type: {exc}"
+        ) from exc
+    if unique.shape[0] != array.shape[0]:
+        raise ValueError(
+            f"classes must not repeat a label, got duplicates "
+            f"{_show_labels(unique[counts > 1])}"
+        )
+    where = f" for {owner}" if owner else ""
+    if n_classes is not None and unique.shape[0] != n_classes:
+        raise ValueError(
+            f"classes must hold exactly {n_classes} labels{where}, got "
+            f"{unique.shape[0]}: {_show_labels(unique)}"
+        )
+    if unique.shape[0] < min_classes:
+        raise ValueError(
+            f"classes must hold at least {min_classes} labels{where}, got "
+            f"{unique.shape[0]}: {_show_labels(unique)}"
+        )
+    return unique
+
+
+def _declared_codes(
+    array: np.ndarray, classes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of ``array``'s labels in the sorted ``classes``, and a found mask."""
+    try:
+        index = np.searchsorted(classes, array)
+        np.minimum(index, classes.shape[0] - 1, out=index)
+        found = np.asarray(classes[index] == array)
+        if found.shape != array.shape:  # no elementwise comparison between the types
+            found = np.zeros(array.shape, dtype=bool)
+    except TypeError:
+        # Labels numpy cannot order against the declared ones: look them up instead.
+        lookup = {value: i for i, value in enumerate(classes.tolist())}
+        index = np.fromiter(
+            (lookup.get(value, -1) for value in array.tolist()),
+            dtype=np.int64,
+            count=array.shape[0],
+        )
+        found = index >= 0
+    return np.ascontiguousarray(index, dtype=np.uint32), found
+
+
+def check_labels(
+    y: Any,
+    classes: Any = None,
+    *,
+    n_rows: int,
+    name: str = "y",
+    min_classes: int = 1,
+    n_classes: int | None = None,
+    owner: str = "",
+    warn: bool = True,
+    stacklevel: int = 2,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate class labels and code them against a declared or inferred label set.
+
+    The one place where privtab checks a target ``y``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_rows,), pandas or polars Series
+        Labels: integers, whole-number floats, booleans or strings (no NaN or None).
+    classes : array-like of labels, optional
+        The public label set (e.g. from the data's documentation): distinct labels,
+        in any order; it is sorted, as :func:`numpy.unique` sorts inferred labels,
+        so declaring the labels the data happen to hold changes nothing but the
+        warning. Labels no record holds keep their place. ``None`` takes the set
+        from ``y`` with :func:`numpy.unique` and, if ``warn``, emits a
+        :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    n_rows : int
+        The number of rows ``y`` must have (one label per row of ``X``).
+    name : str, default="y"
+        The argument's name, used in messages.
+    min_classes : int, default=1
+        Fewest classes allowed: in the declared set, or in ``y`` when inferred.
+    n_classes : int, optional
+        The exact number of classes required (2 for binary estimators).
+    owner : str, default=""
+        The estimator, named in the warning and in messages about the label count.
+    warn : bool, default=True
+        Warn when the label set is inferred. ``False`` only for non-private callers.
+    stacklevel : int, default=2
+        Of the warning, counted from the caller of this function.
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,)
+        The label set, sorted.
+    codes : ndarray of uint32, shape (n_rows,)
+        The index in ``classes`` of every row's label.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is missing, not 1-D, of the wrong length, holds NaN or None, has too
+        few (or, with ``n_classes``, not exactly that many) classes; if ``classes`` is
+        empty, repeats a label or has the wrong size. A label of ``y`` outside the
+        declared set raises :class:`~privtab.exceptions.DomainError`, a ``ValueError``.
+    TypeError
+        If labels are not integers or strings, or cannot be ordered together.
+
+    Notes
+    -----
+    An inferred label set is not private: a class held by a single record appears in
+    ``classes_``, and in the shape of what is released, on one data set and not on its
+    neighbour without that record. A declared set is the same on both.
+
+    Examples
+    --------
+    >>> classes, codes = check_labels(["b", "a", "b"], ["a", "b", "c"], n_rows=3)
+    >>> classes.tolist(), codes.tolist()
+    (['a', 'b', 'c'], [1, 0, 1])
+    """
+    # The declared set is a parameter: checked before the data.
+    declared = (
+        None
+        if classes is None
+        else _declared_classes(classes, min_classes, n_classes, owner)
+    )
+    if y is None:
+        raise ValueError(
+            f"this function requires {name} to be passed, but the target {name} is None"
+        )
+    array = _label_array(y, name)
+    if array.shape[0] != n_rows:
+        raise ValueError(
+            f"{name} has {array.shape[0]} labels, expected {n_rows} (one per row)"
+        )
+    if declared is not None:
+        codes, found = _declared_codes(array, declared)
+        if not found.all():
+            row = int(np.argmin(found))
+            label = array[row : row + 1].tolist()[0]  # a Python value, for the message
+            raise DomainError(
+                f"{name} has the label {label!r} at row {row}, which is not "
+                f"among the declared classes {_show_labels(declared)}"
+            )
+        return declared, codes
+    inferred, codes = _infer_labels(array, name)
+    count = inferred.shape[0]
+    if n_classes is not None and count != n_classes:
+        raise ValueError(
+            f"{name} must hold exactly {_NUMBER_WORDS.get(n_classes, n_classes)} "
+            f"classes, got {count}: "
+            f"{_show_labels(inferred)}"
+        )
+    if count < min_classes:
+        got = f"{count} class" if count == 1 else f"{count} classes"
+        raise ValueError(
+            f"{name} must contain at least {min_classes} classes, got {got}: "
+            f"{_show_labels(inferred)}"
+        )
+    if warn:
+        who = f"{owner}: " if owner else ""
+        warnings.warn(
+            f"{who}the label set of {name} was inferred from the data ({count} "
+            "classes, numpy.unique), so the privacy guarantee does not cover it: a "
+            "class held by one record is revealed by classes_. Declare the public "
+            "label set with classes=[...]",
+            PrivacyLeakWarning,
+            stacklevel=stacklevel + 1,
+        )
+    return inferred, codes

@@ -24,7 +24,7 @@ from privtab._core import __version__
 from privtab.demo import SECTIONS, run_demo
 from privtab.exceptions import PrivtabError
 
-__all__ = ["epsilon_option", "main", "seed_option"]
+__all__ = ["classes_option", "epsilon_option", "main", "seed_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,6 +74,38 @@ def output_option(metavar: str, help: str) -> Callable[[F], F]:
     )
 
 
+def _parse_classes(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> list[str] | None:
+    if value is None:
+        return None
+    labels = value.split(",")
+    if "" in labels:
+        raise click.BadParameter(
+            f"expected labels separated by commas, got an empty label in {value!r}"
+        )
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise click.BadParameter(
+            f"repeats the label(s) {', '.join(map(repr, repeated))}"
+        )
+    return labels
+
+
+def classes_option() -> Callable[[F], F]:
+    """Add the ``--classes`` option: the public label set of the target column."""
+    return click.option(
+        "--classes",
+        metavar="LABEL,LABEL,...",
+        default=None,
+        callback=_parse_classes,
+        help="The public labels of TARGET, separated by commas and written as in IN "
+        "(e.g. --classes '<=50K,>50K'); a row with another label is an error. "
+        "Default: the labels found in the data, with a warning (a label held by "
+        "one record would show in the output).",
+    )
+
+
 def _read_input(input_path: str, target: str | None = None) -> Any:
     """Read IN as a DataFrame; with ``target``, check that it is one of its columns."""
     from privtab import _io
@@ -91,6 +123,16 @@ def _read_input(input_path: str, target: str | None = None) -> Any:
     return frame
 
 
+#: Advice in the library's warnings, and how to follow it from the shell.
+_SHELL_ADVICE = {"with classes=[...]": "with --classes"}
+
+
+def _shell_advice(message: str) -> str:
+    for python, shell in _SHELL_ADVICE.items():
+        message = message.replace(python, shell)
+    return message
+
+
 @contextlib.contextmanager
 def _warnings_to_stderr() -> Iterator[list[str]]:
     """Collect the warnings of a release and print each once to stderr afterwards.
@@ -101,7 +143,7 @@ def _warnings_to_stderr() -> Iterator[list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield notes
-    notes.extend(sorted({str(w.message) for w in caught}))
+    notes.extend(sorted({_shell_advice(str(w.message)) for w in caught}))
     for note in notes:
         click.echo(f"warning: {note}", err=True)
 
@@ -208,6 +250,7 @@ def demo(
     required=True,
     help="Number of attributes to select, at most the number of predictors.",
 )
+@classes_option()
 @epsilon_option(help="Privacy budget ε of the whole selection (finite and > 0).")
 @seed_option()
 def select(
@@ -216,6 +259,7 @@ def select(
     method: str,
     target: str,
     k: int,
+    classes: list[str] | None,
     epsilon: float,
     seed: int | None,
 ) -> None:
@@ -224,9 +268,11 @@ def select(
     Every column except TARGET is a candidate. Columns are encoded with their
     categories (numeric columns are binned); as nothing is declared, the domains
     come from the data, which a warning repeats: declare them through the Python
-    API (TableEncoder) for a guarantee that covers them too.
+    API (TableEncoder) for a guarantee that covers them too. The labels of TARGET
+    are declared with --classes.
     """
     from privtab import _io
+    from privtab._validation import check_labels
     from privtab.discernibility import PrivateKD, greedy_discernibility
     from privtab.table import TableEncoder
 
@@ -246,10 +292,14 @@ def select(
             table = encoder.fit_transform(frame[predictors])
             labels = frame[target].astype(str).to_numpy()
             if method == "privatekd":
-                selector = PrivateKD(k, epsilon, random_state=seed).fit(table, labels)
+                selector = PrivateKD(
+                    k, epsilon, random_state=seed, classes=classes
+                ).fit(table, labels)
                 order = selector.selection_order_
                 ledger = [[label, eps] for label, eps in selector.privacy_ledger_]
             else:
+                if classes is not None:  # not private: only check the labels
+                    check_labels(labels, classes, n_rows=len(labels), warn=False)
                 order = greedy_discernibility(table, labels, k)
                 ledger = []
         except (PrivtabError, ValueError, TypeError) as exc:
@@ -345,6 +395,7 @@ def _parse_bounds(
     help="Public bounds of a numeric column (repeatable), e.g. --bounds age=17:90. "
     "Bounds not given are taken from the data, with a warning.",
 )
+@classes_option()
 @seed_option()
 def histogram(
     input_path: str,
@@ -356,6 +407,7 @@ def histogram(
     noise: str,
     bins: int | None,
     bounds: dict[str, tuple[float, float]],
+    classes: list[str] | None,
     seed: int | None,
 ) -> None:
     """Release synthetic data from a DP projected histogram of the table IN.
@@ -365,7 +417,8 @@ def histogram(
     (Vinterbo 2012); the synthetic records replicate each kept cell. Columns are
     encoded with their categories (numeric columns are binned); domains that are
     not declared come from the data, which a warning repeats: declare them through
-    the Python API (TableEncoder) for a guarantee that covers them too.
+    the Python API (TableEncoder) for a guarantee that covers them too, and the
+    labels of TARGET with --classes (they also set the histogram's domain).
     """
     from privtab import _io
     from privtab.projected import ProjectedHistogram
@@ -399,7 +452,12 @@ def histogram(
             table = encoder.fit_transform(frame[predictors])
             labels = frame[target].astype(str).to_numpy()
             model = ProjectedHistogram(
-                epsilon, n_features=k, gamma=gamma, noise=noise, random_state=seed
+                epsilon,
+                n_features=k,
+                gamma=gamma,
+                noise=noise,
+                random_state=seed,
+                classes=classes,
             ).fit(table, labels)
             X_syn, y_syn = model.synthetic()
         except (PrivtabError, ValueError, TypeError, MemoryError) as exc:

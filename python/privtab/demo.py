@@ -243,8 +243,13 @@ def _privatekd(ctx: DemoContext) -> None:
     k = 4
     greedy = privtab.greedy_discernibility(X, y, k)
     ctx.advance("non-private greedy order")
+    # income's codes 0 .. cardinality - 1 are public: its categories are declared.
     selector = privtab.PrivateKD(
-        k, ctx.epsilon, random_state=ctx.random_state, accountant=ctx.accountant
+        k,
+        ctx.epsilon,
+        random_state=ctx.random_state,
+        accountant=ctx.accountant,
+        classes=np.arange(table.cardinalities[target]),
     ).fit(X, y)
     ctx.advance("private selection")
     full = privtab.discernibility(X, y, range(len(predictors)))
@@ -313,7 +318,10 @@ def _projected(ctx: DemoContext) -> None:
     ctx.advance(f"encoded {n:,} training records, bins = lei_bins(n, 14)")
 
     model = privtab.ProjectedHistogram(
-        ctx.epsilon, random_state=ctx.random_state, accountant=ctx.accountant
+        ctx.epsilon,
+        random_state=ctx.random_state,
+        accountant=ctx.accountant,
+        classes=[0, 1],  # income is >50K or not: a public label set
     ).fit(X_train, y_train)
     X_syn, y_syn = model.synthetic(decode=False)
     ctx.advance("released the projected histogram")

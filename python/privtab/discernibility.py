@@ -28,8 +28,8 @@ from privtab import _core
 from privtab._random import RandomState, core_seed
 from privtab._validation import (
     as_code_columns,
-    as_int_array,
     check_epsilon,
+    check_labels,
     check_positive_int,
     to_numpy_2d,
 )
@@ -84,9 +84,13 @@ def _column_names(X: Any) -> list[Any] | None:
 
 
 def _prepare(
-    X: Any, y: Any, cardinalities: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, list[Any] | None]:
-    """Validate ``X`` and ``y``; return (columns, cardinalities, labels, n_labels, names)."""
+    X: Any, y: Any, cardinalities: Any, classes: Any = None, *, owner: str = ""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any] | None]:
+    """Validate ``X`` and ``y``: (columns, cardinalities, labels, classes, names).
+
+    The label set is ``classes`` when declared; otherwise it is inferred from ``y``,
+    with a ``PrivacyLeakWarning`` when an ``owner`` (a private estimator) is named.
+    """
     names = _column_names(X)
     try:
         if cardinalities is None and not _is_encoded(X):
@@ -102,45 +106,15 @@ def _prepare(
             raise
         # The wording scikit-learn expects of estimators that take non-negative X.
         raise ValueError(f"Negative values in data: {exc}") from None
-    labels, n_labels = _label_codes(y, columns.shape[1])
-    return columns, cards, labels, n_labels, names
-
-
-def _label_codes(y: Any, n_rows: int) -> tuple[np.ndarray, int]:
-    if y is None:
-        raise ValueError(
-            "this function requires y to be passed, but the target y is None"
-        )
-    try:
-        array = np.asarray(y)
-    except ValueError as exc:
-        raise ValueError(f"y is ragged or not array-like: {exc}") from exc
-    if array.ndim != 1:
-        raise ValueError(f"y must be 1-dimensional, got {array.ndim} dimension(s)")
-    if array.shape[0] != n_rows:
-        raise ValueError(
-            f"y has {array.shape[0]} labels, expected {n_rows} (one per row of X)"
-        )
-    if array.dtype.kind in "biuf":
-        array = as_int_array(array, "y")
-        if array.size:
-            low = int(array.min())
-            shifted = array.astype(np.int64, copy=False) - low
-            span = int(shifted.max()) + 1
-            if span <= max(1 << 16, 4 * array.size):
-                # The ranks numpy.unique would return, in O(n + span) without sorting.
-                present = np.bincount(shifted.ravel(), minlength=span) > 0
-                ranks = (np.cumsum(present) - 1).astype(np.uint32)
-                return ranks[shifted.ravel()], int(np.count_nonzero(present))
-    elif array.dtype.kind not in "USO":
-        raise TypeError(
-            f"y must hold integer or string labels, got dtype {array.dtype}"
-        )
-    try:
-        uniques, inverse = np.unique(array, return_inverse=True)
-    except TypeError as exc:
-        raise TypeError(f"y must hold labels of one sortable type: {exc}") from exc
-    return np.ascontiguousarray(inverse.ravel(), dtype=np.uint32), int(uniques.shape[0])
+    label_set, labels = check_labels(
+        y,
+        classes,
+        n_rows=columns.shape[1],
+        owner=owner,
+        warn=bool(owner),
+        stacklevel=3,
+    )
+    return columns, cards, labels, label_set, names
 
 
 def _resolve(
@@ -223,7 +197,8 @@ def discernibility(
     >>> discernibility(X, y, [0]), discernibility(X, y, [1]), discernibility(X, y, [])
     (2.0, 1.0, 0.0)
     """
-    columns, cards, labels, n_labels, names = _prepare(X, y, cardinalities)
+    columns, cards, labels, label_set, names = _prepare(X, y, cardinalities)
+    n_labels = len(label_set)
     subset = _resolve(features, names, columns.shape[0], "features")
     return float(
         _core.discernibility(
@@ -279,7 +254,8 @@ def score_candidates(
     >>> scores.discernibility, scores.entropy
     (array([2., 1.]), array([1., 1.]))
     """
-    columns, cards, labels, n_labels, names = _prepare(X, y, cardinalities)
+    columns, cards, labels, label_set, names = _prepare(X, y, cardinalities)
+    n_labels = len(label_set)
     d = columns.shape[0]
     base = _resolve(selected, names, d, "selected")
     cand = (
@@ -372,7 +348,8 @@ def greedy_discernibility(
     >>> greedy_discernibility(X, [0, 0, 1, 1], 3)
     array([0, 1, 2])
     """
-    columns, cards, labels, n_labels, _ = _prepare(X, y, cardinalities)
+    columns, cards, labels, label_set, _ = _prepare(X, y, cardinalities)
+    n_labels = len(label_set)
     k = _check_n_features(n_features, columns.shape[0])
     order, _ = _core.greedy_discernibility(
         columns, cards, labels, n_labels, k, n_threads=_check_threads(n_threads)
@@ -442,7 +419,8 @@ def minimum_discerning_attributes(
     array([], dtype=int64)
     """
     value = _check_sigma(sigma)
-    columns, cards, labels, n_labels, _ = _prepare(X, y, cardinalities)
+    columns, cards, labels, label_set, _ = _prepare(X, y, cardinalities)
+    n_labels = len(label_set)
     order, _ = _core.minimum_discerning_attributes(
         columns, cards, labels, n_labels, value, n_threads=_check_threads(n_threads)
     )
@@ -469,6 +447,11 @@ class PrivateKD(SelectorMixin, BaseEstimator):
         Charged ε once, after success (default: the process-wide accountant).
     n_threads : int, optional
         Threads to use (default: all cores). The selection does not depend on it.
+    classes : array-like of labels, optional
+        The public label set of ``y`` (distinct labels; stored sorted in
+        ``classes_``). A label of ``y`` outside it raises a ``ValueError``. ``None``
+        takes it from ``y`` with ``numpy.unique`` and emits a
+        :class:`~privtab.exceptions.PrivacyLeakWarning`.
 
     Attributes
     ----------
@@ -484,13 +467,16 @@ class PrivateKD(SelectorMixin, BaseEstimator):
         ε charged to the accountant.
     privacy_ledger_ : list of (str, float)
         One entry per round, ε/k each; they add up exactly to ``epsilon_spent_``.
+    classes_ : ndarray
+        The label set: ``classes`` (sorted) when declared, else the labels of ``y``.
 
     Raises
     ------
     ValueError
         From :meth:`fit`, for ``n_features`` outside [1, d], ``epsilon`` not finite
-        and > 0, or invalid ``X``/``y``/``cardinalities`` (NaN, negative codes, codes
-        >= cardinality, mismatched lengths).
+        and > 0, invalid ``X``/``y``/``cardinalities`` (NaN, negative codes, codes
+        >= cardinality, mismatched lengths), an empty ``classes`` or one with a
+        repeated label, or a label of ``y`` outside ``classes``.
     BudgetExceededError
         From :meth:`fit`, before any data is read, when the accountant cannot afford ε.
 
@@ -505,8 +491,10 @@ class PrivateKD(SelectorMixin, BaseEstimator):
     F(S ∪ {a}), since F(S) is common to every candidate of a round. The exponential
     mechanism with weights exp(ε'·u) for a utility of sensitivity Δ is 2ε'Δ-DP, so one
     round is 4ε'-DP, and k rounds compose (adaptively, S being public after each
-    round) to 4kε' = ε. The ledger splits ε into k equal rounds. The label set of ``y``
-    (the values present) is treated as public: only equality of labels enters F.
+    round) to 4kε' = ε. The ledger splits ε into k equal rounds. Only equality of
+    labels enters F, so the selection does not depend on the label set, but
+    ``classes_`` shows it: declare it with ``classes`` so that it is public knowledge
+    rather than read off the data (where a class held by one record would appear).
     Cardinalities are public too: from an ``EncodedTable``, the ``cardinalities``
     argument of :meth:`fit`, or inferred from the data (``max + 1``, with a
     :class:`~privtab.exceptions.PrivacyLeakWarning`); they only serve validation.
@@ -526,7 +514,7 @@ class PrivateKD(SelectorMixin, BaseEstimator):
     >>> X = np.array([[0, 1, 5], [0, 0, 5], [1, 1, 5], [1, 0, 5]] * 25)
     >>> y = np.array([0, 0, 1, 1] * 25)
     >>> acc = BudgetAccountant(1.0)
-    >>> selector = PrivateKD(1, epsilon=1.0, random_state=0, accountant=acc)
+    >>> selector = PrivateKD(1, 1.0, random_state=0, accountant=acc, classes=[0, 1])
     >>> selector = selector.fit(X, y, cardinalities=[2, 2, 6])
     >>> selector.get_support()
     array([ True, False, False])
@@ -542,12 +530,14 @@ class PrivateKD(SelectorMixin, BaseEstimator):
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         n_threads: int | None = None,
+        classes: Any = None,
     ) -> None:
         self.n_features = n_features
         self.epsilon = epsilon
         self.random_state = random_state
         self.accountant = accountant
         self.n_threads = n_threads
+        self.classes = classes
 
     def fit(self, X: Any, y: Any, cardinalities: Any = None) -> PrivateKD:
         """Select ``n_features`` attributes of ``X`` privately.
@@ -558,7 +548,7 @@ class PrivateKD(SelectorMixin, BaseEstimator):
             DataFrame, or :class:`~privtab.EncodedTable`
             Categorical codes ``0 .. cardinality - 1``.
         y : array-like of shape (n_samples,)
-            Labels (any integers or strings; remapped with ``numpy.unique``).
+            Labels (integers or strings), in ``classes`` when it is declared.
         cardinalities : array-like of int, optional
             Public domain sizes. Taken from an ``EncodedTable``; otherwise inferred as
             ``max + 1`` per column, which emits a ``PrivacyLeakWarning``.
@@ -581,12 +571,14 @@ class PrivateKD(SelectorMixin, BaseEstimator):
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
-        columns, cards, labels, n_labels, _ = _prepare(X, y, cardinalities)
+        columns, cards, labels, label_set, _ = _prepare(
+            X, y, cardinalities, self.classes, owner="PrivateKD"
+        )
         d = columns.shape[0]
         k = _check_n_features(k, d)
         step = epsilon / (4 * k)
         order = _core.private_kd(
-            columns, cards, labels, n_labels, k, step, seed, n_threads=threads
+            columns, cards, labels, len(label_set), k, step, seed, n_threads=threads
         )
         validate_data(self, X, skip_check_array=True, reset=True)
         accountant.spend(epsilon, label=f"PrivateKD: {k} exponential-mechanism rounds")
@@ -595,6 +587,7 @@ class PrivateKD(SelectorMixin, BaseEstimator):
         support[order] = True
         self.support_ = support
         self.n_features_in_ = d
+        self.classes_ = label_set
         self.epsilon_spent_ = epsilon
         self.privacy_ledger_ = [
             (

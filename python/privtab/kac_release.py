@@ -24,9 +24,9 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privtab import _core
-from privtab._binary import as_binary_labels, as_binary_matrix, ham_scores
+from privtab._binary import as_binary_matrix, ham_scores
 from privtab._random import RandomState, check_random_state, core_seed
-from privtab._validation import check_epsilon, check_positive_int
+from privtab._validation import check_epsilon, check_labels, check_positive_int
 from privtab.accountant import (
     BudgetAccountant,
     resolve_accountant,
@@ -159,13 +159,6 @@ def randomization_flipping(
     )
 
 
-def _labels_array(y: Any) -> np.ndarray:
-    module = type(y).__module__.split(".")[0]
-    if module in ("pandas", "polars"):
-        return np.asarray(y.to_numpy())
-    return np.asarray(y)
-
-
 class _DPRelease(SelectorMixin, BaseEstimator):
     """Shared fit of the two DP baselines; subclasses pick the selection mechanism."""
 
@@ -179,12 +172,14 @@ class _DPRelease(SelectorMixin, BaseEstimator):
         max_cells: int = 2**24,
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
+        classes: Any = None,
     ) -> None:
         self.epsilon = epsilon
         self.n_features = n_features
         self.max_cells = max_cells
         self.random_state = random_state
         self.accountant = accountant
+        self.classes = classes
 
     def _select(
         self,
@@ -204,7 +199,9 @@ class _DPRelease(SelectorMixin, BaseEstimator):
         B : array-like, DataFrame or sparse matrix of shape (n_rows, n_features_in)
             0/1 data.
         y : array-like of shape (n_rows,)
-            Binary labels (two distinct values; the larger is the positive class).
+            Binary labels: in ``classes`` when it is declared, else two distinct
+            values. The larger class (``classes_[1]``) is the positive one; both
+            must occur (their sizes are public, see Notes).
 
         Returns
         -------
@@ -221,14 +218,26 @@ class _DPRelease(SelectorMixin, BaseEstimator):
         accountant = resolve_accountant(self.accountant)
         accountant.check(epsilon)
         matrix = as_binary_matrix(B)
-        positive = as_binary_labels(y, matrix.n_rows)
-        classes = np.unique(_labels_array(y))
         m = matrix.n_features
         if t > m:
             raise ValueError(
                 f"n_features must be <= the number of features ({m}), got {t}"
             )
+        classes, codes = check_labels(
+            y,
+            self.classes,
+            n_rows=matrix.n_rows,
+            n_classes=2,
+            owner=type(self).__name__,
+        )
+        positive = codes == 1
         n_positive = int(positive.sum())
+        if not 0 < n_positive < matrix.n_rows:
+            absent = 0 if n_positive else 1
+            raise ValueError(
+                "y must hold both classes (their sizes are public here), but no "
+                f"record has the class {classes[absent : absent + 1].tolist()[0]!r}"
+            )
         sensitivity = 1.0 / min(n_positive, matrix.n_rows - n_positive)
         parts = split_budget(epsilon, [1.0] * t + [float(t)])
         steps, release = parts[:t], parts[t]
@@ -305,6 +314,11 @@ class LaplaceDPRelease(_DPRelease):
     accountant : BudgetAccountant, optional
         Checked for ``epsilon`` before reading data, charged once after success (the
         default accountant when ``None``).
+    classes : array-like of 2 labels, optional
+        The public label set: exactly two distinct labels, sorted into ``classes_``
+        (the second is the positive class). A label of ``y`` outside it raises a
+        ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
+        emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
 
     Attributes
     ----------
@@ -314,7 +328,7 @@ class LaplaceDPRelease(_DPRelease):
     synthetic_X_ : ndarray of uint8, shape (n_synthetic, n_features)
         The released records (selected features in ascending feature order).
     synthetic_y_ : ndarray, shape (n_synthetic,)
-        Their labels, in the values of ``y``.
+        Their labels, from ``classes_``.
     noisy_counts_ : ndarray of int64, shape (2^(n_features + 1),)
         The noisy histogram before negative counts are set to 0; cell
         ``Σ_j x_j 2^j + y 2^t`` (``x`` in ascending feature order, ``y`` 1 for the
@@ -322,6 +336,7 @@ class LaplaceDPRelease(_DPRelease):
     ham_sensitivity_ : float
         Δ = 1 / min(n+, n−).
     classes_ : ndarray, shape (2,)
+        ``classes`` (sorted) when declared, else the two labels of ``y``.
     epsilon_spent_ : float
         Equal to ``epsilon``.
     privacy_ledger_ : list of (str, float)
@@ -336,8 +351,9 @@ class LaplaceDPRelease(_DPRelease):
         If ``accountant`` cannot afford ``epsilon`` (before reading any data).
     ValueError
         For invalid parameters (``epsilon``, ``n_features`` larger than the number of
-        features, a histogram above ``max_cells``), non-binary ``B`` or ``y`` without
-        exactly two classes.
+        features, a histogram above ``max_cells``), non-binary ``B``, ``y`` without
+        exactly two classes (or without records of one of them), ``classes`` without
+        exactly two distinct labels, or a label of ``y`` outside ``classes``.
 
     Notes
     -----
@@ -369,8 +385,10 @@ class LaplaceDPRelease(_DPRelease):
     order, the order of :meth:`transform`. The histogram is refused (before any
     spending) when ``2^(t+1)`` exceeds ``max_cells``. Post-processing keeps the
     guarantee: ``epsilon``-DP overall by sequential composition, given public class
-    sizes. A fixed ``random_state`` is for reproducibility and voids privacy against
-    anyone who knows it.
+    sizes. The labels themselves (``classes_``, the values of ``synthetic_y_``) are
+    public only when declared with ``classes``; inferred ones are read off ``y``, with a
+    :class:`~privtab.exceptions.PrivacyLeakWarning`. A fixed ``random_state`` is for
+    reproducibility and voids privacy against anyone who knows it.
 
     Examples
     --------
@@ -380,7 +398,9 @@ class LaplaceDPRelease(_DPRelease):
     >>> rng = np.random.default_rng(0)
     >>> B = rng.integers(0, 2, size=(200, 6))
     >>> y = B[:, 0] | B[:, 1]
-    >>> model = LaplaceDPRelease(1.0, 2, random_state=0, accountant=BudgetAccountant())
+    >>> model = LaplaceDPRelease(
+    ...     1.0, 2, random_state=0, accountant=BudgetAccountant(), classes=[0, 1]
+    ... )
     >>> model.fit(B, y).transform(B).shape
     (200, 2)
     >>> model.synthetic_X_.shape[1], sum(e for _, e in model.privacy_ledger_)
@@ -430,6 +450,11 @@ class ExponentialDPRelease(_DPRelease):
     accountant : BudgetAccountant, optional
         Checked for ``epsilon`` before reading data, charged once after success (the
         default accountant when ``None``).
+    classes : array-like of 2 labels, optional
+        The public label set: exactly two distinct labels, sorted into ``classes_``
+        (the second is the positive class). A label of ``y`` outside it raises a
+        ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
+        emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
 
     Attributes
     ----------
@@ -439,7 +464,7 @@ class ExponentialDPRelease(_DPRelease):
     synthetic_X_ : ndarray of uint8, shape (n_synthetic, n_features)
         The released records (selected features in ascending feature order).
     synthetic_y_ : ndarray, shape (n_synthetic,)
-        Their labels, in the values of ``y``.
+        Their labels, from ``classes_``.
     noisy_counts_ : ndarray of int64, shape (2^(n_features + 1),)
         The noisy histogram before negative counts are set to 0; cell
         ``Σ_j x_j 2^j + y 2^t`` (``x`` in ascending feature order, ``y`` 1 for the
@@ -447,6 +472,7 @@ class ExponentialDPRelease(_DPRelease):
     ham_sensitivity_ : float
         Δ = 1 / min(n+, n−).
     classes_ : ndarray, shape (2,)
+        ``classes`` (sorted) when declared, else the two labels of ``y``.
     epsilon_spent_ : float
         Equal to ``epsilon``.
     privacy_ledger_ : list of (str, float)
@@ -461,8 +487,9 @@ class ExponentialDPRelease(_DPRelease):
         If ``accountant`` cannot afford ``epsilon`` (before reading any data).
     ValueError
         For invalid parameters (``epsilon``, ``n_features`` larger than the number of
-        features, a histogram above ``max_cells``), non-binary ``B`` or ``y`` without
-        exactly two classes.
+        features, a histogram above ``max_cells``), non-binary ``B``, ``y`` without
+        exactly two classes (or without records of one of them), ``classes`` without
+        exactly two distinct labels, or a label of ``y`` outside ``classes``.
 
     Notes
     -----
@@ -492,8 +519,10 @@ class ExponentialDPRelease(_DPRelease):
     order, the order of :meth:`transform`. The histogram is refused (before any
     spending) when ``2^(t+1)`` exceeds ``max_cells``. Post-processing keeps the
     guarantee: ``epsilon``-DP overall by sequential composition, given public class
-    sizes. A fixed ``random_state`` is for reproducibility and voids privacy against
-    anyone who knows it.
+    sizes. The labels themselves (``classes_``, the values of ``synthetic_y_``) are
+    public only when declared with ``classes``; inferred ones are read off ``y``, with a
+    :class:`~privtab.exceptions.PrivacyLeakWarning`. A fixed ``random_state`` is for
+    reproducibility and voids privacy against anyone who knows it.
 
     Examples
     --------
@@ -503,8 +532,9 @@ class ExponentialDPRelease(_DPRelease):
     >>> rng = np.random.default_rng(0)
     >>> B = rng.integers(0, 2, size=(200, 6))
     >>> y = B[:, 0] | B[:, 1]
-    >>> model = ExponentialDPRelease(1.0, 3, random_state=0,
-    ...                              accountant=BudgetAccountant())
+    >>> model = ExponentialDPRelease(
+    ...     1.0, 3, random_state=0, accountant=BudgetAccountant(), classes=[0, 1]
+    ... )
     >>> model.fit(B, y).selection_order_.shape
     (3,)
     """

@@ -39,7 +39,7 @@ from threadpoolctl import ThreadpoolController
 
 from privtab import _core
 from privtab._random import RandomState, check_random_state, core_seed
-from privtab._validation import check_epsilon, check_positive
+from privtab._validation import check_epsilon, check_labels, check_positive
 from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
 
@@ -465,6 +465,7 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
     fit_intercept: bool
     random_state: RandomState
     accountant: BudgetAccountant | None
+    classes: Any
 
     def _curvature(self) -> float:
         raise NotImplementedError
@@ -487,7 +488,8 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Finite real values (numpy, pandas or polars).
         y : array-like of shape (n_samples,)
-            Class labels; at least two classes.
+            Class labels: in ``classes`` when it is declared, else at least two
+            distinct ones.
 
         Returns
         -------
@@ -513,11 +515,13 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
 
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"y must contain at least 2 classes, got 1 class: {classes[0]!r}"
-            )
+        classes, _ = check_labels(
+            y,
+            self.classes,
+            n_rows=X.shape[0],
+            min_classes=2,
+            owner=type(self).__name__,
+        )
         if data_norm is None:
             largest = float(np.linalg.norm(X, axis=1).max())
             data_norm = largest if largest > 0 else 1.0
@@ -673,10 +677,17 @@ class DPLogisticRegression(_DPLinearClassifier):
     accountant : BudgetAccountant, optional
         Checked before the data are read and charged ``epsilon`` once after success
         (the default accountant when ``None``).
+    classes : array-like of labels, optional
+        The public label set: at least 2 distinct labels, stored sorted in
+        ``classes_``. One model per declared class (one in all for two classes), a
+        class no record holds included; a label of ``y`` outside it raises a
+        ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
+        emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        ``classes`` (sorted) when declared, else the labels of ``y``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_features_in_ : int
@@ -706,7 +717,9 @@ class DPLogisticRegression(_DPLinearClassifier):
     ------
     ValueError
         From ``fit``: invalid ``epsilon``, ``C``, ``method`` or ``data_norm``; ``X``
-        with NaN, infinities or the wrong shape; ``y`` with fewer than two classes.
+        with NaN, infinities or the wrong shape; ``y`` with fewer than two classes
+        (``classes=None``); ``classes`` with fewer than two labels or a repeated
+        one; a label of ``y`` outside ``classes``.
     BudgetExceededError
         From ``fit``, before the data are read, if the accountant cannot afford
         ``epsilon``.
@@ -751,8 +764,13 @@ class DPLogisticRegression(_DPLinearClassifier):
 
     With ``q > 2`` classes, one binary model per class (that class against the rest) is
     trained with ``ε/q`` each (sequential composition; ``privacy_ledger_`` has one entry
-    per class and the accountant is charged ``ε`` once). ``data_norm=None`` takes the
-    bound from the data and emits :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    per class and the accountant is charged ``ε`` once). ``q`` and the models are
+    those of the declared ``classes``, so that a class held by one record changes
+    neither ``classes_`` nor the shapes of ``coef_`` and ``intercept_``; with
+    ``classes=None`` the label set is read off ``y`` and is not covered by the
+    guarantee (a :class:`~privtab.exceptions.PrivacyLeakWarning` says so).
+    ``data_norm=None`` takes the bound from the data and emits
+    :class:`~privtab.exceptions.PrivacyLeakWarning`.
     A fixed ``random_state`` voids privacy against anyone who knows it.
 
     ``predict_proba`` gives ``[1 − σ(s), σ(s)]`` for two classes and, beyond, the
@@ -767,7 +785,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
     >>> acc = BudgetAccountant(2.0)
     >>> model = DPLogisticRegression(
-    ...     1.0, C=0.1, data_norm=5.0, random_state=0, accountant=acc
+    ...     1.0, C=0.1, data_norm=5.0, random_state=0, accountant=acc, classes=[0, 1]
     ... ).fit(X, y)
     >>> bool(model.score(X, y) > 0.9), acc.spent
     (True, 1.0)
@@ -785,6 +803,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         fit_intercept: bool = True,
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
+        classes: Any = None,
     ) -> None:
         self.epsilon = epsilon
         self.C = C
@@ -793,6 +812,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.accountant = accountant
+        self.classes = classes
 
     def _curvature(self) -> float:
         return LOGISTIC_CURVATURE
@@ -863,10 +883,17 @@ class DPLinearSVC(_DPLinearClassifier):
         ``None`` (the secure default) uses operating-system entropy.
     accountant : BudgetAccountant, optional
         Checked before the data are read and charged ``epsilon`` once after success.
+    classes : array-like of labels, optional
+        The public label set: at least 2 distinct labels, stored sorted in
+        ``classes_``. One model per declared class (one in all for two classes), a
+        class no record holds included; a label of ``y`` outside it raises a
+        ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
+        emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        ``classes`` (sorted) when declared, else the labels of ``y``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_features_in_ : int
@@ -892,7 +919,8 @@ class DPLinearSVC(_DPLinearClassifier):
     ValueError
         From ``fit``: invalid ``epsilon``, ``C``, ``huber_h``, ``method`` or
         ``data_norm``; ``X`` with NaN, infinities or the wrong shape; ``y`` with fewer
-        than two classes.
+        than two classes (``classes=None``); ``classes`` with fewer than two labels
+        or a repeated one; a label of ``y`` outside ``classes``.
     BudgetExceededError
         From ``fit``, before the data are read, if the accountant cannot afford
         ``epsilon``.
@@ -938,8 +966,13 @@ class DPLinearSVC(_DPLinearClassifier):
 
     With ``q > 2`` classes, one binary model per class (that class against the rest) is
     trained with ``ε/q`` each (sequential composition; ``privacy_ledger_`` has one entry
-    per class and the accountant is charged ``ε`` once). ``data_norm=None`` takes the
-    bound from the data and emits :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    per class and the accountant is charged ``ε`` once). ``q`` and the models are
+    those of the declared ``classes``, so that a class held by one record changes
+    neither ``classes_`` nor the shapes of ``coef_`` and ``intercept_``; with
+    ``classes=None`` the label set is read off ``y`` and is not covered by the
+    guarantee (a :class:`~privtab.exceptions.PrivacyLeakWarning` says so).
+    ``data_norm=None`` takes the bound from the data and emits
+    :class:`~privtab.exceptions.PrivacyLeakWarning`.
     A fixed ``random_state`` voids privacy against anyone who knows it.
 
     Examples
@@ -949,7 +982,9 @@ class DPLinearSVC(_DPLinearClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 2))
     >>> y = np.where(X[:, 0] - X[:, 1] > 0, "a", "b")
-    >>> model = DPLinearSVC(1.0, C=0.1, data_norm=5.0, random_state=0).fit(X, y)
+    >>> model = DPLinearSVC(
+    ...     1.0, C=0.1, data_norm=5.0, random_state=0, classes=["a", "b"]
+    ... ).fit(X, y)
     >>> bool(model.score(X, y) > 0.9), model.epsilon_spent_
     (True, 1.0)
     """
@@ -967,6 +1002,7 @@ class DPLinearSVC(_DPLinearClassifier):
         fit_intercept: bool = True,
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
+        classes: Any = None,
     ) -> None:
         self.epsilon = epsilon
         self.C = C
@@ -976,6 +1012,7 @@ class DPLinearSVC(_DPLinearClassifier):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.accountant = accountant
+        self.classes = classes
 
     def _curvature(self) -> float:
         return huber_curvature(self.huber_h)

@@ -23,6 +23,7 @@ from privtab._random import RandomState, check_random_state
 from privtab._validation import (
     as_code_columns,
     check_epsilon,
+    check_labels,
     check_positive,
     check_positive_int,
     infer_code_columns,
@@ -269,6 +270,13 @@ class ProjectedHistogram(BaseEstimator):
     accountant : BudgetAccountant, optional
         Charged ``epsilon`` once, after success (default: the process-wide
         accountant).
+    classes : array-like of labels, optional
+        The public label set of the target: at least 2 distinct labels, stored
+        sorted in ``classes_``. It sets the target's domain in the histogram (a
+        declared class no record holds still has its cells) and the number of
+        classes used to estimate ``k`` and ``gamma``; a label of ``y`` outside it
+        raises a ``ValueError``. ``None`` takes the set from ``y`` with
+        ``numpy.unique`` and emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
 
     Attributes
     ----------
@@ -286,7 +294,8 @@ class ProjectedHistogram(BaseEstimator):
     histogram_ : SparseHistogram
         Over the kept predictors (in ``selection_order_``) followed by the target.
     classes_ : ndarray
-        The target's labels, sorted; the histogram's last column holds their indices.
+        The target's labels, sorted (``classes`` when declared, else those of ``y``);
+        the histogram's last column holds their indices.
     cardinalities_ : ndarray of int64, shape (n_features_in_,)
         The predictors' domain sizes (declared or inferred).
     categories_ : list of ndarray or None
@@ -303,7 +312,9 @@ class ProjectedHistogram(BaseEstimator):
     ------
     ValueError
         From :meth:`fit`, for a parameter out of range or invalid ``X``/``y`` (NaN,
-        negative codes, codes >= cardinality, mismatched lengths, a single class).
+        negative codes, codes >= cardinality, mismatched lengths, a single class), a
+        ``classes`` with fewer than 2 labels or a repeated one, or a label of ``y``
+        outside ``classes``.
     TypeError
         From :meth:`fit`, for a parameter or data of the wrong type.
     BudgetExceededError
@@ -315,18 +326,19 @@ class ProjectedHistogram(BaseEstimator):
 
     Notes
     -----
-    Privacy (Vinterbo 2012, §2.3). Neighbouring tables differ by replacing one
-    record (``n`` is public); the predictors' domains and the label set (the values
-    present in ``y``) are public inputs. PrivateKD with ``eps_p = (1 - gamma) *
-    epsilon`` is ``eps_p``-DP (Corollary 1, per-round weights ``eps' = eps_p /
+    Privacy (Vinterbo 2012, §2.3). Neighbouring tables differ by replacing one record
+    (``n`` is public); the predictors' domains and the label set are public inputs, so
+    declare them: an inferred label set would reveal a class held by a single record (in
+    ``classes_``, the histogram's domain and the estimates of ``k`` and ``gamma``), and
+    a declared ``classes`` fixes all three in advance. PrivateKD with ``eps_p = (1 -
+    gamma) * epsilon`` is ``eps_p``-DP (Corollary 1, per-round weights ``eps' = eps_p /
     (4k)``, the discernibility having sensitivity 2); the thresholded histogram with
     noise ``Lap(0, 2 / eps_h)``, ``eps_h = gamma * epsilon`` (L1 sensitivity 2), is
     ``eps_h``-DP (Proposition 1: the threshold ``A ln(n) / eps_h`` depends only on
-    ``n``); by sequential composition the pair is ``epsilon``-DP, and
-    :meth:`synthetic` is post-processing. ``k`` and ``gamma``, when estimated, depend
-    only on ``n``, ``d``, the number of classes and the constants, so they spend
-    nothing. When ``k`` equals the number of predictors there is no projection and
-    ``gamma = 1``.
+    ``n``); by sequential composition the pair is ``epsilon``-DP, and :meth:`synthetic`
+    is post-processing. ``k`` and ``gamma``, when estimated, depend only on ``n``,
+    ``d``, the number of classes and the constants, so they spend nothing. When ``k``
+    equals the number of predictors there is no projection and ``gamma = 1``.
 
     Numeric predictors should be binned by :class:`~privtab.TableEncoder` with
     declared ``bounds`` and Lei's bin count ``bins=lei_bins(n, d - 1)`` (PAPERS.md
@@ -341,7 +353,7 @@ class ProjectedHistogram(BaseEstimator):
     >>> y = (X[:, 0] + X[:, 1] > 2).astype(int)
     >>> acc = BudgetAccountant(2.0)
     >>> model = ProjectedHistogram(
-    ...     2.0, n_features=2, gamma=0.5, random_state=0, accountant=acc
+    ...     2.0, n_features=2, gamma=0.5, random_state=0, accountant=acc, classes=[0, 1]
     ... ).fit(X, y, cardinalities=[3] * 5)
     >>> sorted(model.selection_order_.tolist())
     [0, 1]
@@ -365,6 +377,7 @@ class ProjectedHistogram(BaseEstimator):
         max_cells: int = 10_000_000,
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
+        classes: Any = None,
     ) -> None:
         self.epsilon = epsilon
         self.n_features = n_features
@@ -376,6 +389,7 @@ class ProjectedHistogram(BaseEstimator):
         self.max_cells = max_cells
         self.random_state = random_state
         self.accountant = accountant
+        self.classes = classes
 
     def fit(self, X: Any, y: Any, *, cardinalities: Any = None) -> ProjectedHistogram:
         """Choose the predictors and release the histogram.
@@ -385,8 +399,8 @@ class ProjectedHistogram(BaseEstimator):
         X : array-like of shape (n_samples, n_predictors), DataFrame or EncodedTable
             Categorical codes of the predictors.
         y : array-like of shape (n_samples,)
-            Target labels (integers, whole floats or strings; the label set is
-            public).
+            Target labels (integers, whole floats or strings), in ``classes`` when it
+            is declared.
         cardinalities : array-like of int, optional
             Public domain sizes of the predictors; taken from an ``EncodedTable``.
             Inferred from the data (``max + 1``, with a ``PrivacyLeakWarning``) when
@@ -427,7 +441,9 @@ class ProjectedHistogram(BaseEstimator):
         else:
             columns, cards = as_code_columns(X, "X", cardinalities=cardinalities)
         n_predictors, n = columns.shape
-        classes, label_codes = _label_codes(y, n)
+        classes, label_codes = check_labels(
+            y, self.classes, n_rows=n, min_classes=2, owner="ProjectedHistogram"
+        )
 
         if k_given is None:
             k = estimate_n_features(
@@ -451,7 +467,11 @@ class ProjectedHistogram(BaseEstimator):
         if gamma < 1.0:
             eps_p, eps_h = split_budget(epsilon, [1.0 - gamma, gamma])
             selector = PrivateKD(
-                k, eps_p, random_state=noise_state, accountant=internal
+                k,
+                eps_p,
+                random_state=noise_state,
+                accountant=internal,
+                classes=np.arange(len(classes)),
             ).fit(columns.T, label_codes, cardinalities=cards)
             order = np.asarray(selector.selection_order_, dtype=np.int64)
             ledger = [("PrivateKD", eps_p), ("thresholded_histogram", eps_h)]
@@ -551,31 +571,3 @@ class ProjectedHistogram(BaseEstimator):
         if not (0.0 < float(self.gamma) <= 1.0):
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
         return float(self.gamma)
-
-
-def _label_codes(y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Validate the target; return its sorted classes and each record's class index."""
-    try:
-        labels = np.asarray(y)
-    except ValueError as exc:
-        raise ValueError(f"y is ragged or not array-like: {exc}") from exc
-    if labels.ndim != 1 or labels.shape[0] != n:
-        raise ValueError(
-            f"y must be 1-dimensional with {n} labels (one per row of X), got shape "
-            f"{labels.shape}"
-        )
-    if labels.dtype.kind not in "biufUSO":
-        raise TypeError(f"y must hold integer or string labels, got {labels.dtype}")
-    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-        raise ValueError("y must not contain NaN or inf")
-    if labels.dtype.kind == "O" and any(
-        v is None or (isinstance(v, float) and math.isnan(v)) for v in labels
-    ):
-        raise ValueError("y must not contain missing labels (None or NaN)")
-    try:
-        classes, inverse = np.unique(labels, return_inverse=True)
-    except TypeError as exc:
-        raise TypeError(f"y must hold labels of one sortable type: {exc}") from exc
-    if len(classes) < 2:
-        raise ValueError(f"y must have at least 2 classes, got {len(classes)}")
-    return classes, np.ascontiguousarray(inverse.ravel(), dtype=np.uint32)
