@@ -225,7 +225,10 @@ def thresholded_histogram(
     A : float, default=0.5
         Constant of the default threshold, finite and >= 0.
     noise : {"laplace", "discrete"}, default="laplace"
-        ``"laplace"``: continuous ``Lap(0, 2/ε)`` (the paper's Proposition 1).
+        ``"laplace"``: ``Lap(0, 2/ε)`` (the paper's Proposition 1), released without
+        a floating-point side channel: exact discrete Laplace noise on a power-of-two
+        grid of step about ``2**-40 · 2/ε``, as :func:`~privtab.laplace_mechanism`
+        does; values are multiples of the grid step.
         ``"discrete"``: the exact discrete Laplace ``P(Z = z) ∝ exp(-|z|·ε/2)``,
         sampled with integer arithmetic [3]_; values are then integers.
     max_cells : int, default=10_000_000
@@ -275,13 +278,16 @@ def thresholded_histogram(
     ``O(n·d + output)`` time, never ``O(m)``): rows become mixed-radix keys and are
     counted by radix sort (the ``n'`` observed cells); each observed cell gets its
     own noise and is kept if above τ; the number of kept empty cells is
-    ``q ~ Binomial(m - n', p)`` with ``p = P(L > τ)`` (``½·exp(-ε·τ/2)`` for τ >= 0,
-    or ``q_d^(⌊τ⌋+1) / (1 + q_d)``, ``q_d = exp(-ε/2)``, for discrete noise); ``q``
+    ``q ~ Binomial(m - n', p)`` with ``p = P(L > τ)`` (``q_d^(⌊τ⌋+1) / (1 + q_d)``,
+    ``q_d = exp(-1/t)``, τ and the scale ``t`` in units of the grid: ``t = 2/ε`` and
+    unit 1 for discrete noise, unit ``2**k ≈ 2**-40 · 2/ε`` and ``t ≈ 2/(ε·2**k)`` for
+    Laplace noise, which is ``½·exp(-ε·τ/2)`` up to the grid's resolution); ``q``
     of the ``m - n'`` empty cells are drawn uniformly without replacement (ranks
     mapped to keys by one merge with the observed keys) and given the value
-    ``τ + Exponential(mean 2/ε)`` (the Laplace tail is memoryless), or
-    ``⌊τ⌋ + 1 + Geometric`` for discrete noise. Work is split into fixed chunks,
-    one ChaCha20 stream each: a seed gives the same output for any thread count.
+    ``⌊τ⌋ + 1 + Geometric`` in grid units (the discrete Laplace tail is memoryless).
+    Counts, noise and τ are compared in grid units, exactly. Work is split into fixed
+    chunks, one ChaCha20 stream each: a seed gives the same output for any thread
+    count.
 
     With the default τ and ``A``, ``p = ½·n^(-A/2)``: the expected number of kept
     empty cells is about ``m / (2·sqrt(n))``. Large domains need a larger ``A``
