@@ -377,8 +377,8 @@ def _parse_bounds(
     type=click.Choice(["laplace", "discrete"]),
     default="laplace",
     show_default=True,
-    help="Histogram noise: continuous Laplace (the paper's) or the exact discrete "
-    "Laplace.",
+    help="Histogram noise: the paper's Laplace (exact on a fine power-of-two grid, "
+    "no floating-point side channel) or the discrete Laplace (integer values).",
 )
 @click.option(
     "--bins",
