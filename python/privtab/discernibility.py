@@ -13,16 +13,14 @@ private; :class:`PrivateKD` selects attributes with differential privacy.
 
 from __future__ import annotations
 
-import math
 import numbers
-import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from privtab import _core
 from privtab._random import RandomState, core_seed
@@ -30,12 +28,16 @@ from privtab._validation import (
     as_code_columns,
     check_epsilon,
     check_labels,
+    check_n_features,
     check_positive_int,
-    to_numpy_2d,
+    check_threads,
+    check_unit_interval,
+    infer_code_columns,
+    is_encoded,
+    validate_data,
+    warn_inferred_domain,
 )
 from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
-from privtab.encode import _check_threads
-from privtab.exceptions import PrivacyLeakWarning
 
 __all__ = [
     "CandidateScores",
@@ -45,8 +47,6 @@ __all__ = [
     "minimum_discerning_attributes",
     "score_candidates",
 ]
-
-_U32_MAX = int(np.iinfo(np.uint32).max)
 
 
 class CandidateScores(NamedTuple):
@@ -93,12 +93,9 @@ def _prepare(
     """
     names = _column_names(X)
     try:
-        if cardinalities is None and not _is_encoded(X):
-            array = to_numpy_2d(X, "X")
-            columns, _ = as_code_columns(
-                array, "X", np.full(array.shape[1], _U32_MAX, dtype=np.int64)
-            )
-            cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
+        if cardinalities is None and not is_encoded(X):
+            # Inferred cardinalities only serve validation here; warned by the caller.
+            columns, cards = infer_code_columns(X, "X", warn=False)
         else:
             columns, cards = as_code_columns(X, "X", cardinalities)
     except ValueError as exc:
@@ -207,7 +204,7 @@ def discernibility(
             labels,
             n_labels,
             subset,
-            n_threads=_check_threads(n_threads),
+            n_threads=check_threads(n_threads),
         )
     )
 
@@ -270,22 +267,9 @@ def score_candidates(
         n_labels,
         base,
         cand,
-        n_threads=_check_threads(n_threads),
+        n_threads=check_threads(n_threads),
     )
     return CandidateScores(np.asarray(cand, dtype=np.int64), n_classes, pairs, h, hy, f)
-
-
-def _is_encoded(X: Any) -> bool:
-    return hasattr(X, "codes") and hasattr(X, "cardinalities")
-
-
-def _check_n_features(n_features: Any, n_columns: int) -> int:
-    k = check_positive_int(n_features, "n_features")
-    if k > n_columns:
-        raise ValueError(
-            f"n_features must be <= the number of columns of X ({n_columns}), got {k}"
-        )
-    return k
 
 
 def greedy_discernibility(
@@ -350,20 +334,11 @@ def greedy_discernibility(
     """
     columns, cards, labels, label_set, _ = _prepare(X, y, cardinalities)
     n_labels = len(label_set)
-    k = _check_n_features(n_features, columns.shape[0])
+    k = check_n_features(n_features, columns.shape[0])
     order, _ = _core.greedy_discernibility(
-        columns, cards, labels, n_labels, k, n_threads=_check_threads(n_threads)
+        columns, cards, labels, n_labels, k, n_threads=check_threads(n_threads)
     )
     return order
-
-
-def _check_sigma(sigma: Any) -> float:
-    if isinstance(sigma, bool | np.bool_) or not isinstance(sigma, numbers.Real):
-        raise TypeError(f"sigma must be a real number, got {type(sigma).__name__}")
-    value = float(sigma)
-    if not (math.isfinite(value) and 0.0 <= value < 1.0):
-        raise ValueError(f"sigma must be in [0, 1), got {sigma!r}")
-    return value
 
 
 def minimum_discerning_attributes(
@@ -418,11 +393,11 @@ def minimum_discerning_attributes(
     >>> minimum_discerning_attributes(X, [1, 1, 1, 1])
     array([], dtype=int64)
     """
-    value = _check_sigma(sigma)
+    value = check_unit_interval(sigma, "sigma", low_closed=True)
     columns, cards, labels, label_set, _ = _prepare(X, y, cardinalities)
     n_labels = len(label_set)
     order, _ = _core.minimum_discerning_attributes(
-        columns, cards, labels, n_labels, value, n_threads=_check_threads(n_threads)
+        columns, cards, labels, n_labels, value, n_threads=check_threads(n_threads)
     )
     return order
 
@@ -560,22 +535,17 @@ class PrivateKD(SelectorMixin, BaseEstimator):
         """
         k = check_positive_int(self.n_features, "n_features")
         epsilon = check_epsilon(self.epsilon)
-        threads = _check_threads(self.n_threads)
+        threads = check_threads(self.n_threads)
         accountant = resolve_accountant(self.accountant)
         accountant.check(epsilon)
         seed = core_seed(self.random_state)
-        if cardinalities is None and not _is_encoded(X):
-            warnings.warn(
-                "PrivateKD: cardinalities were inferred from the data (max + 1 per "
-                "column); pass them (or an EncodedTable) to keep them public",
-                PrivacyLeakWarning,
-                stacklevel=2,
-            )
+        if cardinalities is None and not is_encoded(X):
+            warn_inferred_domain("cardinalities", owner="PrivateKD")
         columns, cards, labels, label_set, _ = _prepare(
             X, y, cardinalities, self.classes, owner="PrivateKD"
         )
         d = columns.shape[0]
-        k = _check_n_features(k, d)
+        k = check_n_features(k, d)
         step = epsilon / (4 * k)
         order = _core.private_kd(
             columns, cards, labels, len(label_set), k, step, seed, n_threads=threads

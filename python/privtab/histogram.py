@@ -16,7 +16,6 @@ References
 from __future__ import annotations
 
 import math
-import numbers
 import sys
 from typing import Any
 
@@ -29,7 +28,9 @@ from privtab._validation import (
     check_cardinalities,
     check_epsilon,
     check_positive_int,
+    check_real,
     infer_code_columns,
+    is_encoded,
 )
 from privtab.accountant import BudgetAccountant, resolve_accountant
 from privtab.encode import mixed_radix_decode
@@ -184,12 +185,6 @@ class SparseHistogram:
         return np.repeat(self.to_codes(), counts, axis=0)
 
 
-def _check_real(value: Any, name: str) -> float:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return float(value)
-
-
 def thresholded_histogram(
     codes: Any,
     cardinalities: Any,
@@ -303,11 +298,11 @@ def thresholded_histogram(
     True
     """
     epsilon = check_epsilon(epsilon)
-    A = _check_real(A, "A")
+    A = check_real(A, "A")
     if not (math.isfinite(A) and A >= 0):
         raise ValueError(f"A must be finite and >= 0, got {A!r}")
     if threshold is not None:
-        threshold = _check_real(threshold, "threshold")
+        threshold = check_real(threshold, "threshold")
         if not (math.isfinite(threshold) and abs(threshold) < _MAX_THRESHOLD):
             raise ValueError(
                 f"threshold must be finite with |threshold| < 2**53, got {threshold!r}"
@@ -321,7 +316,7 @@ def thresholded_histogram(
     acc = resolve_accountant(accountant)
     acc.check(epsilon)
 
-    table_like = hasattr(codes, "codes") and hasattr(codes, "cardinalities")
+    table_like = is_encoded(codes)
     if table_like and cardinalities is None:
         cardinalities = codes.cardinalities
     raw = codes.codes if table_like else codes

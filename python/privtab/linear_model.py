@@ -34,12 +34,19 @@ from scipy import optimize, special
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
 from privtab import _core
 from privtab._random import RandomState, check_random_state, core_seed
-from privtab._validation import check_epsilon, check_labels, check_positive
+from privtab._validation import (
+    check_bool,
+    check_choice,
+    check_epsilon,
+    check_labels,
+    check_positive,
+    validate_data,
+)
 from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
 
@@ -413,8 +420,7 @@ def erm_minimizer(
     >>> bool(w[0] > 0)
     True
     """
-    if loss not in _LOSSES:
-        raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
+    check_choice(loss, "loss", _LOSSES)
     huber_h = check_positive(huber_h, "huber_h")
     C = check_positive(C, "C")
     Z = np.asarray(Z, dtype=np.float64)
@@ -497,8 +503,7 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
         """
         epsilon = check_epsilon(self.epsilon)
         C = check_positive(self.C, "C")
-        if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+        check_choice(self.method, "method", _METHODS)
         c = self._curvature()
         huber_h = self._huber_h()
         data_norm = (
@@ -506,10 +511,7 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
             if self.data_norm is None
             else check_positive(self.data_norm, "data_norm")
         )
-        if not isinstance(self.fit_intercept, bool | np.bool_):
-            raise TypeError(
-                f"fit_intercept must be a bool, got {type(self.fit_intercept).__name__}"
-            )
+        check_bool(self.fit_intercept, "fit_intercept")
         acc = resolve_accountant(self.accountant)
         acc.check(epsilon)
 

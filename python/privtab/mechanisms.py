@@ -27,6 +27,7 @@ from privtab._random import RandomState, check_random_state, core_seed
 from privtab._validation import (
     as_float_array,
     as_int_array,
+    check_bool,
     check_epsilon,
     check_positive,
     check_positive_int,
@@ -279,9 +280,7 @@ def exponential_mechanism(
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive(sensitivity, "sensitivity")
     size = check_positive_int(size, "size")
-    if not isinstance(replace, bool | np.bool_):
-        raise TypeError(f"replace must be a bool, got {type(replace).__name__}")
-    replace = bool(replace)
+    replace = check_bool(replace, "replace")
     total = size * epsilon
     acc = resolve_accountant(accountant)
     acc.check(total)

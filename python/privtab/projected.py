@@ -12,7 +12,6 @@ and use for prediction", ECML PKDD 2012, Sections 2.1-2.3.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -26,14 +25,12 @@ from privtab._validation import (
     check_labels,
     check_positive,
     check_positive_int,
+    check_unit_interval,
     infer_code_columns,
+    is_encoded,
 )
 from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
-from privtab.discernibility import (
-    PrivateKD,
-    _check_sigma,
-    minimum_discerning_attributes,
-)
+from privtab.discernibility import PrivateKD, minimum_discerning_attributes
 from privtab.histogram import SparseHistogram, thresholded_histogram
 from privtab.table import lei_bins
 
@@ -138,7 +135,7 @@ def estimate_n_features(
     n = check_positive_int(n, "n", minimum=2)
     n_predictors = check_positive_int(n_predictors, "n_predictors")
     n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
-    sigma = _check_sigma(sigma)
+    sigma = check_unit_interval(sigma, "sigma", low_closed=True)
     rng = check_random_state(random_state)
     codes, labels, bins = _simulate_table(n, n_predictors, n_classes, rng)
     chosen = minimum_discerning_attributes(
@@ -412,7 +409,11 @@ class ProjectedHistogram(BaseEstimator):
             ``self``, fitted.
         """
         epsilon = check_epsilon(self.epsilon)
-        gamma = self._check_gamma()
+        gamma = (
+            None
+            if self.gamma is None
+            else check_unit_interval(self.gamma, "gamma", high_closed=True)
+        )
         k_given = (
             None
             if self.n_features is None
@@ -420,7 +421,7 @@ class ProjectedHistogram(BaseEstimator):
         )
         A = check_positive(self.A, "A")
         B = check_positive(self.B, "B")
-        sigma = _check_sigma(self.sigma)
+        sigma = check_unit_interval(self.sigma, "sigma", low_closed=True)
         if not isinstance(self.noise, str):
             raise TypeError(f"noise must be a str, got {type(self.noise).__name__}")
         if self.noise not in ("laplace", "discrete"):
@@ -436,7 +437,7 @@ class ProjectedHistogram(BaseEstimator):
         accountant.check(epsilon)
 
         categories = getattr(X, "categories", None)
-        if cardinalities is None and not hasattr(X, "cardinalities"):
+        if cardinalities is None and not is_encoded(X):
             columns, cards = infer_code_columns(X, "X", stacklevel=2)
         else:
             columns, cards = as_code_columns(X, "X", cardinalities=cardinalities)
@@ -558,16 +559,3 @@ class ProjectedHistogram(BaseEstimator):
         tags.target_tags.required = True
         tags.non_deterministic = True
         return tags
-
-    def _check_gamma(self) -> float | None:
-        if self.gamma is None:
-            return None
-        if isinstance(self.gamma, bool | np.bool_) or not isinstance(
-            self.gamma, numbers.Real
-        ):
-            raise TypeError(
-                f"gamma must be a real number, got {type(self.gamma).__name__}"
-            )
-        if not (0.0 < float(self.gamma) <= 1.0):
-            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
-        return float(self.gamma)
