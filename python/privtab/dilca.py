@@ -29,11 +29,11 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privtab import _core
-from privtab._random import RandomState, check_random_state
+from privtab._estimator import DPEstimatorMixin
+from privtab._random import RandomState
 from privtab._validation import (
     as_code_columns,
     check_choice,
-    check_epsilon,
     check_positive,
     check_positive_int,
     check_unit_interval,
@@ -44,7 +44,7 @@ from privtab._validation import (
     validate_data,
     warn_inferred_domain,
 )
-from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
+from privtab.accountant import BudgetAccountant, split_budget
 from privtab.counts import contingency_table, entropy
 from privtab.mechanisms import exponential_mechanism, laplace_mechanism
 
@@ -772,7 +772,7 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
+class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator):
     """Differentially private DILCA distances (DP-DILCA) for every attribute.
 
     Parameters
@@ -807,7 +807,8 @@ class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
     n_features_in_ : int
     epsilon_spent_ : float
         ε, charged to the accountant.
-    privacy_ledger_ : list of (str, float)
+    privacy_ledger_ : list of LedgerEntry
+        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
         Two entries per attribute (its context, then its tables) for the DP-DILCA
         methods, one per pairwise table for ``"baseline"``; they add up exactly to
         ``epsilon_spent_``.
@@ -902,15 +903,10 @@ class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         DPDILCA
             ``self``, fitted.
         """
-        epsilon = check_epsilon(self.epsilon)
         check_choice(self.method, "method", _DP_METHODS)
         k = check_positive_int(self.context_size, "context_size")
         h = check_unit_interval(self.h, "h")
-        generator = (
-            None if self.random_state is None else check_random_state(self.random_state)
-        )
-        accountant = resolve_accountant(self.accountant)
-        accountant.check(epsilon)
+        run = self._start_private_fit()
         if cardinalities is None and not is_encoded(X):
             warn_inferred_domain("cardinalities", owner="DPDILCA")
         columns, cards, _ = _prepare(X, cardinalities)
@@ -922,28 +918,28 @@ class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
             )
         tables = _Tables(columns, cards)
         if self.method == "baseline":
-            contexts, used, ledger = _fit_baseline(tables, epsilon, generator)
+            contexts, used, ledger = _fit_baseline(
+                tables, run.epsilon, run.random_state
+            )
         else:
             contexts, used, ledger = _fit_dp_dilca(
-                tables, epsilon, self.method, k, h, generator
+                tables, run.epsilon, self.method, k, h, run.random_state
             )
         validate_data(self, X, skip_check_array=True, reset=True)
-        accountant.spend(epsilon, label=f"DPDILCA ({self.method}, {d} attributes)")
         self.n_features_in_ = d
         self.cardinalities_ = cards
         self.contexts_ = contexts
         self.tables_ = used
         self.distance_matrices_ = [dilca_distance_matrix(t) for t in used]
-        self.epsilon_spent_ = epsilon
-        self.privacy_ledger_ = ledger
+        self._finish_private_fit(
+            run, f"DPDILCA ({self.method}, {d} attributes)", ledger
+        )
         return self
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.positive_only = True
-        # A fixed seed makes fits reproducible (for any number of threads).
-        tags.non_deterministic = self.random_state is None
         return tags
 
 

@@ -19,14 +19,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.feature_selection import SelectorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from privtab import _core
-from privtab._random import RandomState, core_seed
+from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
+from privtab._random import RandomState
 from privtab._validation import (
     as_code_columns,
-    check_epsilon,
     check_labels,
     check_n_features,
     check_positive_int,
@@ -37,7 +35,7 @@ from privtab._validation import (
     validate_data,
     warn_inferred_domain,
 )
-from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
+from privtab.accountant import BudgetAccountant, split_budget
 
 __all__ = [
     "CandidateScores",
@@ -402,7 +400,7 @@ def minimum_discerning_attributes(
     return order
 
 
-class PrivateKD(SelectorMixin, BaseEstimator):
+class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
     """Differentially private attribute selection by discernibility (PrivateKD).
 
     Selects ``n_features`` attributes in k = ``n_features`` rounds; each round picks a
@@ -440,7 +438,8 @@ class PrivateKD(SelectorMixin, BaseEstimator):
         Column names, when X was a DataFrame with string column names.
     epsilon_spent_ : float
         ε charged to the accountant.
-    privacy_ledger_ : list of (str, float)
+    privacy_ledger_ : list of LedgerEntry
+        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
         One entry per round, ε/k each; they add up exactly to ``epsilon_spent_``.
     classes_ : ndarray
         The label set: ``classes`` (sorted) when declared, else the labels of ``y``.
@@ -534,11 +533,8 @@ class PrivateKD(SelectorMixin, BaseEstimator):
             ``self``, fitted.
         """
         k = check_positive_int(self.n_features, "n_features")
-        epsilon = check_epsilon(self.epsilon)
         threads = check_threads(self.n_threads)
-        accountant = resolve_accountant(self.accountant)
-        accountant.check(epsilon)
-        seed = core_seed(self.random_state)
+        run = self._start_private_fit()
         if cardinalities is None and not is_encoded(X):
             warn_inferred_domain("cardinalities", owner="PrivateKD")
         columns, cards, labels, label_set, _ = _prepare(
@@ -546,35 +542,36 @@ class PrivateKD(SelectorMixin, BaseEstimator):
         )
         d = columns.shape[0]
         k = check_n_features(k, d)
-        step = epsilon / (4 * k)
+        step = run.epsilon / (4 * k)
         order = _core.private_kd(
-            columns, cards, labels, len(label_set), k, step, seed, n_threads=threads
+            columns,
+            cards,
+            labels,
+            len(label_set),
+            k,
+            step,
+            run.seed(),
+            n_threads=threads,
         )
         validate_data(self, X, skip_check_array=True, reset=True)
-        accountant.spend(epsilon, label=f"PrivateKD: {k} exponential-mechanism rounds")
-        self.selection_order_ = order
-        support = np.zeros(d, dtype=bool)
-        support[order] = True
-        self.support_ = support
+        self._set_selection(order, d)
         self.n_features_in_ = d
         self.classes_ = label_set
-        self.epsilon_spent_ = epsilon
-        self.privacy_ledger_ = [
-            (
-                f"PrivateKD round {r + 1} of {k} (exponential mechanism, ε' = {step:g})",
-                part,
-            )
-            for r, part in enumerate(split_budget(epsilon, [1.0] * k))
-        ]
+        self._finish_private_fit(
+            run,
+            f"PrivateKD: {k} exponential-mechanism rounds",
+            [
+                (
+                    f"PrivateKD round {r + 1} of {k} (exponential mechanism, ε' = {step:g})",
+                    part,
+                )
+                for r, part in enumerate(split_budget(run.epsilon, [1.0] * k))
+            ],
+        )
         return self
-
-    def _get_support_mask(self) -> np.ndarray:
-        check_is_fitted(self, "support_")
-        return self.support_
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
         # X holds categorical codes 0 .. cardinality - 1.
         tags.input_tags.categorical = True
         tags.input_tags.positive_only = True

@@ -22,17 +22,17 @@ from typing import Any
 import numpy as np
 
 from privtab import _core
-from privtab._random import RandomState, core_seed
+from privtab._estimator import PrivateRun
+from privtab._random import RandomState
 from privtab._validation import (
     as_code_columns,
     check_cardinalities,
-    check_epsilon,
     check_positive_int,
     check_real,
     infer_code_columns,
     is_encoded,
 )
-from privtab.accountant import BudgetAccountant, resolve_accountant
+from privtab.accountant import BudgetAccountant
 from privtab.encode import mixed_radix_decode
 
 __all__ = ["SparseHistogram", "thresholded_histogram"]
@@ -297,7 +297,6 @@ def thresholded_histogram(
     >>> bool(np.all(hist.values > hist.threshold))
     True
     """
-    epsilon = check_epsilon(epsilon)
     A = check_real(A, "A")
     if not (math.isfinite(A) and A >= 0):
         raise ValueError(f"A must be finite and >= 0, got {A!r}")
@@ -313,8 +312,8 @@ def thresholded_histogram(
         raise ValueError(f"noise must be 'laplace' or 'discrete', got {noise!r}")
     max_cells = check_positive_int(max_cells, "max_cells")
     max_cells = min(max_cells, int(np.iinfo(np.uint64).max))
-    acc = resolve_accountant(accountant)
-    acc.check(epsilon)
+    run = PrivateRun.start(epsilon, random_state, accountant)
+    epsilon = run.epsilon
 
     table_like = is_encoded(codes)
     if table_like and cardinalities is None:
@@ -343,11 +342,10 @@ def thresholded_histogram(
                 f"the default threshold A * ln(n) / epsilon = {threshold!r} is not "
                 "below 2**53; pass a smaller A or a threshold"
             )
-    seed = core_seed(random_state)
     keys, values = _core.thresholded_histogram(
-        columns, cards, epsilon, threshold, noise, max_cells, seed
+        columns, cards, epsilon, threshold, noise, max_cells, run.seed()
     )
-    acc.spend(epsilon, label="thresholded_histogram")
+    run.spend("thresholded_histogram")
     return SparseHistogram(
         keys,
         values,

@@ -22,11 +22,10 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.feature_selection import SelectorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from privtab import _core
 from privtab._binary import BinaryMatrix, as_binary_matrix, ham_scores
+from privtab._estimator import SupportSelectorMixin
 from privtab._validation import (
     as_binary_labels,
     check_bool,
@@ -467,7 +466,7 @@ _UTILITIES: dict[str, Callable[[BinaryMatrix, np.ndarray, np.ndarray], float]] =
 }
 
 
-class _BinarySelector(SelectorMixin, BaseEstimator):
+class _BinarySelector(SupportSelectorMixin, BaseEstimator):
     """Shared fit plumbing of the selectors on binary data (not public)."""
 
     def _fit_data(self, B: Any, y: Any, k: int) -> _Data:
@@ -483,20 +482,12 @@ class _BinarySelector(SelectorMixin, BaseEstimator):
     def _finish(self, B: Any, data: _Data, order: list[int]) -> None:
         validate_data(self, B, skip_check_array=True, reset=True)
         self.n_features_in_ = data.matrix.n_features
-        self.selection_order_ = np.asarray(order, dtype=np.int64)
-        support = np.zeros(data.matrix.n_features, dtype=bool)
-        support[self.selection_order_] = True
-        self.support_ = support
+        self._set_selection(order, data.matrix.n_features)
         self.anonymity_ = int(_anonymity(data.matrix, order, data.n_threads).min())
         self.k_anonymity_ = int(_class_sizes(data.matrix, order, data.n_threads).min())
 
-    def _get_support_mask(self) -> np.ndarray:
-        check_is_fitted(self, "support_")
-        return self.support_
-
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
         tags.input_tags.sparse = True
         tags.input_tags.positive_only = True
         return tags
