@@ -40,10 +40,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _dilca_loaders as loaders
-
 import privtab as pt
 from privtab.datasets import load_adult
+
+import _dilca_loaders as loaders
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EPSILON, K, H = 1.0, 3, 0.3

@@ -67,9 +67,9 @@ from sklearn.neighbors import KNeighborsClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _dilca_loaders as loaders
-
 import privtab as pt
+
+import _dilca_loaders as loaders
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PAPER_EPSILONS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5]

@@ -69,9 +69,9 @@ from sklearn.svm import LinearSVC
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper004_data import load_adult19, load_semeion
-
 import privtab as pt
+
+from _paper004_data import load_adult19, load_semeion
 
 KS = (5, 8, 11)
 EPSILONS = (0.1, 0.5, 1.0)
