@@ -58,7 +58,7 @@ try:  # scikit-learn >= 1.6: the public function
     from sklearn.utils.validation import validate_data
 except ImportError:  # pragma: no cover - older scikit-learn
 
-    def validate_data(  # type: ignore[misc]
+    def validate_data(
         _estimator: Any,
         /,
         X: Any = "no_validation",
@@ -707,7 +707,9 @@ def _label_array(values: Any, name: str) -> np.ndarray:
     if kind == "O" and array.size:
         # None, and NaN (the one label unequal to itself), in one pass each.
         with np.errstate(invalid="ignore"):
-            missing = np.equal(array, None) | np.not_equal(array, array)
+            missing = np.equal(array, np.array(None, dtype=object)) | np.not_equal(
+                array, array
+            )
         if np.any(missing):
             raise ValueError(f"{name} must not contain missing labels (None or NaN)")
     return array

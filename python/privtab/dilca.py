@@ -459,6 +459,7 @@ class _DistanceMixin:
 
     distance_matrices_: list[np.ndarray]
     cardinalities_: np.ndarray
+    tables_: list[list[np.ndarray]]
 
     def distance_matrix(self, j: int) -> np.ndarray:
         """Return the |V_j|×|V_j| distances between the values of attribute ``j``.

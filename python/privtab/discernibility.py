@@ -144,7 +144,7 @@ def _resolve(
 def discernibility(
     X: Any,
     y: Any,
-    features: Sequence[Any],
+    features: Sequence[Any] | np.ndarray,
     *,
     cardinalities: Any = None,
     n_threads: int | None = None,

@@ -31,7 +31,7 @@ from privtab._validation import check_limits, check_threads
 __all__ = ["Itemsets", "maximal_itemsets", "maximal_kac_sets", "read_transactions"]
 
 
-class Itemsets(list):  # type: ignore[type-arg]
+class Itemsets(list[np.ndarray]):
     """Maximal sets: a list of sorted ``int64`` arrays of column indices.
 
     Sets come by decreasing size, then in lexicographic order of their column indices,

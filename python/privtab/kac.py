@@ -16,7 +16,7 @@ differential privacy: k-AC is a syntactic guarantee on the released columns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -460,7 +460,7 @@ class _Data:
 _DENSE_CELLS = 1 << 25
 
 
-_UTILITIES: dict[str, Callable[[BinaryMatrix, np.ndarray, np.ndarray], float]] = {
+_UTILITIES: dict[str, Callable[[BinaryMatrix, np.ndarray, Sequence[int]], float]] = {
     "ham": lambda M, p, S: ham_utility(M, p, S),
     "distcnt": lambda M, p, S: distcnt_utility(M, p, S),
 }

@@ -473,6 +473,8 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     random_state: RandomState
     accountant: BudgetAccountant | None
     classes: Any
+    epsilon_prime_: np.ndarray | None
+    extra_regularization_: np.ndarray | None
 
     def _curvature(self) -> float:
         raise NotImplementedError

@@ -107,7 +107,7 @@ labels removed, both files concatenated.
 
 
 def _read_adult() -> pd.DataFrame:
-    source = resources.files("privtab.datasets").joinpath("data", "adult.csv.gz")
+    source = resources.files("privtab.datasets") / "data" / "adult.csv.gz"
     with resources.as_file(source) as path:
         raw = pd.read_csv(
             path,
