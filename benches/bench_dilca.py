@@ -31,7 +31,6 @@ import json
 import math
 import platform
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -40,10 +39,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _dilca_loaders as loaders
-
 import privtab as pt
 from privtab.datasets import load_adult
+
+import _dilca_loaders as loaders
+from _timing import Stopwatch, best_of
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EPSILON, K, H = 1.0, 3, 0.3
@@ -65,15 +65,6 @@ def adult_codes():
     table = encoder.fit_transform(adult.data)
     codes = np.ascontiguousarray(table.codes, dtype=np.uint32)
     return codes, np.asarray(table.cardinalities, dtype=np.int64)
-
-
-def best_of(repeats, fn):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 # --------------------------------------------------------------------------- pandas
@@ -224,9 +215,9 @@ def bench(name, codes, cards, args, DILCA, DPDILCA):
         targets, scale = None, 1.0
         if args.quick and method == "DP-MaxDependency":
             targets, scale = list(range(2)), m / 2
-        start = time.perf_counter()
-        pd_ctx, pd_mat, pd_argmax = pandas_fit(frame, cards, method, rng, targets)
-        t_pd = (time.perf_counter() - start) * scale
+        with Stopwatch() as pandas_time:
+            pd_ctx, pd_mat, pd_argmax = pandas_fit(frame, cards, method, rng, targets)
+        t_pd = pandas_time.seconds * scale
         row = {
             "privtab_s": t_pt,
             "pandas_s": t_pd,

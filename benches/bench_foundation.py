@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import platform
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,15 +25,7 @@ import pandas as pd
 
 import privtab as pt
 
-
-def best_time(function, repeat: int) -> float:
-    """Best wall-clock time of ``repeat`` calls."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from _timing import best_seconds
 
 
 def bench_contingency(n: int, repeat: int, rng: np.random.Generator) -> dict:
@@ -44,11 +35,11 @@ def bench_contingency(n: int, repeat: int, rng: np.random.Generator) -> dict:
     reference = np.bincount(x * ky + y, minlength=kx * ky).reshape(kx, ky)
     np.testing.assert_array_equal(pt.contingency_table(x, y, kx, ky), reference)
     return {
-        "privtab": best_time(lambda: pt.contingency_table(x, y, kx, ky), repeat),
-        "numpy_bincount": best_time(
-            lambda: np.bincount(x * ky + y, minlength=kx * ky).reshape(kx, ky), repeat
+        "privtab": best_seconds(repeat, lambda: pt.contingency_table(x, y, kx, ky)),
+        "numpy_bincount": best_seconds(
+            repeat, lambda: np.bincount(x * ky + y, minlength=kx * ky).reshape(kx, ky)
         ),
-        "pandas_crosstab": best_time(lambda: pd.crosstab(x, y), 1),
+        "pandas_crosstab": best_seconds(1, lambda: pd.crosstab(x, y)),
     }
 
 
@@ -59,9 +50,9 @@ def bench_mixed_radix(n: int, repeat: int, rng: np.random.Generator) -> dict:
         pt.mixed_radix_encode(codes, cards), np.ravel_multi_index(codes.T, cards)
     )
     return {
-        "privtab": best_time(lambda: pt.mixed_radix_encode(codes, cards), repeat),
-        "numpy_ravel_multi_index": best_time(
-            lambda: np.ravel_multi_index(codes.T, cards), repeat
+        "privtab": best_seconds(repeat, lambda: pt.mixed_radix_encode(codes, cards)),
+        "numpy_ravel_multi_index": best_seconds(
+            repeat, lambda: np.ravel_multi_index(codes.T, cards)
         ),
     }
 
@@ -71,14 +62,14 @@ def bench_discrete_laplace(n: int, repeat: int, opendp_rows: int) -> dict:
     epsilon = 1.0
     numpy_rng = np.random.default_rng(0)
     result = {
-        "privtab": best_time(
+        "privtab": best_seconds(
+            repeat,
             lambda: pt.discrete_laplace_mechanism(
                 values, 1, epsilon, random_state=1, accountant=pt.BudgetAccountant()
             ),
-            repeat,
         ),
-        "numpy_float_laplace_unsafe": best_time(
-            lambda: values + np.rint(numpy_rng.laplace(0.0, 1.0 / epsilon, n)), repeat
+        "numpy_float_laplace_unsafe": best_seconds(
+            repeat, lambda: values + np.rint(numpy_rng.laplace(0.0, 1.0 / epsilon, n))
         ),
     }
     try:
@@ -93,7 +84,7 @@ def bench_discrete_laplace(n: int, repeat: int, opendp_rows: int) -> dict:
         dp.l1_distance(T=int),
         scale=1.0 / epsilon,
     )
-    opendp_time = best_time(lambda: measurement(small), 1)
+    opendp_time = best_seconds(1, lambda: measurement(small))
     result["opendp"] = opendp_time * n / opendp_rows
     result["opendp_rows_timed"] = opendp_rows
     return result

@@ -26,7 +26,6 @@ import json
 import math
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,19 +33,12 @@ import numpy as np
 from privtab import _core, thresholded_histogram
 from privtab.encode import mixed_radix_encode
 
+from _timing import Stopwatch, best_of, best_seconds
+
 EPSILON = 1.0
 A = 2.0
 CARDS = [1 << 10] * 4
 N_CELLS = 1_000_000
-
-
-def best_of(fn, repeat):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def make_data(n: int, seed: int = 0) -> np.ndarray:
@@ -94,7 +86,7 @@ def main() -> None:
     }
 
     t_api, hist = best_of(
-        lambda: thresholded_histogram(codes, CARDS, EPSILON, A=A, random_state=1), 3
+        3, lambda: thresholded_histogram(codes, CARDS, EPSILON, A=A, random_state=1)
     )
     observed = np.isin(hist.keys, keys)
     print(
@@ -103,21 +95,21 @@ def main() -> None:
     )
     columns = np.ascontiguousarray(codes.T)
     cards = np.array(CARDS, dtype=np.uint32)
-    t_core, _ = best_of(
+    t_core = best_seconds(
+        3,
         lambda: _core.thresholded_histogram(
             columns, cards, EPSILON, tau, "laplace", 10**7, 1
         ),
-        3,
     )
     print(f"privtab core kernel (no validation): {t_core:.3f} s")
-    t_disc, _ = best_of(
+    t_disc = best_seconds(
+        3,
         lambda: thresholded_histogram(
             codes, CARDS, EPSILON, A=A, noise="discrete", random_state=1
         ),
-        3,
     )
     print(f"privtab thresholded_histogram, discrete noise: {t_disc:.3f} s")
-    t_np, _ = best_of(lambda: np.unique(keys, return_counts=True), 2)
+    t_np = best_seconds(2, lambda: np.unique(keys, return_counts=True))
     print(
         f"numpy.unique(keys, return_counts=True): {t_np:.3f} s  "
         f"(privtab / numpy = {t_api / t_np:.2f})"
@@ -137,10 +129,10 @@ def main() -> None:
     except ImportError:
         print("OpenDP not installed (pip install opendp): skipped")
     else:
-        start = time.perf_counter()
-        as_list = keys.astype(np.int64).tolist()
-        t_list = time.perf_counter() - start
-        t_odp, released = best_of(lambda: measurement(as_list), 1)
+        with Stopwatch() as building:
+            as_list = keys.astype(np.int64).tolist()
+        t_list = building.seconds
+        t_odp, released = best_of(1, lambda: measurement(as_list))
         print(
             f"OpenDP count_by >> laplace_threshold: {t_odp:.3f} s "
             f"({len(released):,} cells kept; building its input list took "

@@ -24,9 +24,7 @@ from __future__ import annotations
 import json
 import os
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import fim
@@ -35,6 +33,8 @@ import pandas as pd
 from mlxtend.frequent_patterns import fpmax
 
 from privtab import maximal_itemsets, read_transactions
+
+from _timing import Stopwatch, median_of
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "fimi"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -57,28 +57,21 @@ CASES = [
 MLXTEND_LIMIT = 60.0
 
 
-def timed(function, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
 def main(quick: bool) -> None:
     rows = []
     for name, min_support, mlxtend_reference in CASES:
         B = read_transactions(DATA / f"{name}.dat")
         transactions = [t.tolist() for t in np.split(B.indices, B.indptr[1:-1])]
-        t_privtab, sets = timed(lambda B=B, s=min_support: maximal_itemsets(B, s), 3)
-        t_one, one = timed(
-            lambda B=B, s=min_support: maximal_itemsets(B, s, n_threads=1), 3
+        t_privtab, sets = median_of(
+            3, lambda B=B, s=min_support: maximal_itemsets(B, s)
+        )
+        t_one, one = median_of(
+            3, lambda B=B, s=min_support: maximal_itemsets(B, s, n_threads=1)
         )
         assert [a.tolist() for a in one] == [a.tolist() for a in sets]
-        t_pyfim, expected = timed(
-            lambda t=transactions, s=min_support: fim.fpgrowth(t, target="m", supp=-s),
+        t_pyfim, expected = median_of(
             3,
+            lambda t=transactions, s=min_support: fim.fpgrowth(t, target="m", supp=-s),
         )
         assert len(sets) == len(expected), (name, min_support, len(sets), len(expected))
         row = {
@@ -100,9 +93,9 @@ def main(quick: bool) -> None:
             else:
                 frame = pd.DataFrame(B.toarray())
             frame.columns = [str(c) for c in frame.columns]
-            start = time.perf_counter()
-            found = fpmax(frame, min_support=min_support / B.shape[0])
-            row["mlxtend_s"] = time.perf_counter() - start
+            with Stopwatch() as mlxtend_time:
+                found = fpmax(frame, min_support=min_support / B.shape[0])
+            row["mlxtend_s"] = mlxtend_time.seconds
             row["mlxtend_n_maximal"] = len(found)
         rows.append(row)
         print(row, flush=True)

@@ -15,20 +15,12 @@ core's raw float sampler plus a NumPy add) and NumPy's own float Laplace, in one
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 from privtab import _core
 
-
-def best_of(repeats, fn):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from _timing import best_seconds
 
 
 def main() -> None:
@@ -47,7 +39,7 @@ def main() -> None:
     for sensitivity, epsilon in scales:
         per = {}
         for threads in (1, 2):
-            seconds = best_of(
+            seconds = best_seconds(
                 3,
                 lambda threads=threads, sens=sensitivity, eps=epsilon: (
                     _core.discrete_laplace_samples(n, sens, eps, None, threads)
@@ -63,7 +55,9 @@ def main() -> None:
             )
             data = np.zeros(n_opendp, dtype=np.int64).tolist()
             opendp_ns = (
-                best_of(1, lambda meas=meas, data=data: meas(data)) / n_opendp * 1e9
+                best_seconds(1, lambda meas=meas, data=data: meas(data))
+                / n_opendp
+                * 1e9
             )
         ratio = opendp_ns / min(per.values())
         print(
@@ -87,7 +81,7 @@ def real_valued(n: int) -> None:
             values, 1.0
         ),
     }
-    times = {name: best_of(5, fn) for name, fn in rows.items()}
+    times = {name: best_seconds(5, fn) for name, fn in rows.items()}
     base = times["textbook float (raw sampler + add)"]
     print(f"\nreal-valued Laplace, {n:,} values")
     for name, seconds in times.items():

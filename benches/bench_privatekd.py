@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,14 +24,7 @@ import privtab as pt
 from privtab import _core
 from privtab.datasets import load_adult
 
-
-def best_of(repeats, fn):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
+from _timing import Stopwatch, best_of
 
 
 def pandas_private_kd(frame, target, k, epsilon, rng, greedy=False):
@@ -171,9 +163,9 @@ def synthetic(n, d, seed=0):
 
 
 def synthetic_benchmark(results, n, d=50, k=8):
-    start = time.perf_counter()
-    columns, cards, y = synthetic(n, d)
-    print(f"synthetic {n:,} x {d} generated in {time.perf_counter() - start:.1f} s")
+    with Stopwatch() as generating:
+        columns, cards, y = synthetic(n, d)
+    print(f"synthetic {n:,} x {d} generated in {generating.seconds:.1f} s")
     X = columns.T  # an F-ordered view: the column-major codes reach Rust uncopied
     t_rust, order = best_of(
         2,

@@ -56,7 +56,6 @@ import argparse
 import json
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -67,9 +66,10 @@ from sklearn.neighbors import KNeighborsClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _dilca_loaders as loaders
-
 import privtab as pt
+
+import _dilca_loaders as loaders
+from _timing import Stopwatch
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PAPER_EPSILONS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5]
@@ -333,13 +333,13 @@ def main():
     }
     for number in args.figs:
         title, ylabel, func, allowed = figures[number]
-        results, start = {}, time.perf_counter()
+        results, watch = {}, Stopwatch()
         for name in names:
             if name in allowed:
                 results[name] = func(
                     data[name], FIG3_DATA.index(name), args, DILCA, DPDILCA
                 )
-        elapsed = time.perf_counter() - start
+        elapsed = watch.seconds
         budget = (
             "ε is the budget of one target attribute (DPDILCA(ε·m) for the metric)"
             if number == 3

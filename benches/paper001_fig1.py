@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
 import privtab as pt
+
+from _timing import Stopwatch
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -292,7 +293,7 @@ def main() -> None:
     fig1, fig2, raw = [], [], {}
     for key in args.datasets:
         data = LOADERS[key]()
-        start = time.perf_counter()
+        watch = Stopwatch()
         cv = cross_validate(data, 1.0, folds, args.seed, {"OLR", "HLR", "PLR"})
         raw[data.name] = cv.to_dict(orient="list")
         multi = data.frame[data.target].nunique() > 2
@@ -329,7 +330,7 @@ def main() -> None:
                     "gamma": float(np.median(sweep_cv["gamma"])),
                 }
             )
-        print(f"{data.name}: {time.perf_counter() - start:.1f} s")
+        print(f"{data.name}: {watch.seconds:.1f} s")
 
     table1 = pd.DataFrame(fig1)
     table2 = pd.DataFrame(fig2)

@@ -55,7 +55,6 @@ import argparse
 import json
 import platform
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -69,9 +68,10 @@ from sklearn.svm import LinearSVC
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _paper004_data import load_adult19, load_semeion
-
 import privtab as pt
+
+from _paper004_data import load_adult19, load_semeion
+from _timing import Stopwatch
 
 KS = (5, 8, 11)
 EPSILONS = (0.1, 0.5, 1.0)
@@ -206,7 +206,7 @@ def run_table(
             continue
         results[name] = {}
         for k in KS:
-            start = time.perf_counter()
+            watch = Stopwatch()
             INCOMPLETE.clear()
             reps = args.repetitions if randomized else 1
             aucs = np.empty((reps, len(folds)))
@@ -229,7 +229,7 @@ def run_table(
                 "sfc": float(sfc.mean()),
                 "sfc_is_flip_percent": method is _rf,
                 "t": ts[k] if name.startswith(("Laplace", "Exponential")) else None,
-                "seconds": time.perf_counter() - start,
+                "seconds": watch.seconds,
                 "incomplete_folds": len(INCOMPLETE),
             }
             results[name][str(k)] = entry
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"{dataset}: {B.shape[0]} rows × {B.shape[1]} features, {y.sum()} positive"
         )
-        start = time.perf_counter()
+        watch = Stopwatch()
         results = run_table(B, y, args, dataset)
         label = "Adult-19" if dataset == "adult" else f"Semeion (digit {args.digit})"
         notes = (
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> None:
             "top_t": 10,
             "ks": list(KS),
             "epsilons": list(EPSILONS),
-            "seconds": time.perf_counter() - start,
+            "seconds": watch.seconds,
             "python": platform.python_version(),
             "privtab": pt.__version__,
             "results": results,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): builds the extension into ./.venv, installs the
-# test extras, then runs every check: rustfmt, clippy, cargo test, ruff, the stub check
-# and pytest (doctests included). Needs only python3 (>= 3.10) and a Rust toolchain.
+# test extras, then runs every check: rustfmt, clippy, cargo test, ruff, the stub check,
+# mypy and pytest (doctests included). Needs only python3 (>= 3.10) and a Rust toolchain.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -31,6 +31,8 @@ ruff check python tests benches
 ruff format --check python tests benches
 echo "== stubtest privtab._core"
 python -m mypy.stubtest privtab._core --allowlist tests/stubtest_allowlist.txt
+echo "== mypy"
+python -m mypy python/privtab
 
 echo "== pytest"
 set +e

@@ -250,3 +250,46 @@ def test_copies_share_the_ledger_so_clones_cannot_escape_the_budget():
     assert acc.spent == 0.6
     with pytest.raises(pt.BudgetExceededError):
         clone(selector).fit(X, [0, 1, 1, 0], cardinalities=[2, 2])
+
+
+def test_spend_records_the_kind_of_guarantee():
+    acc = pt.BudgetAccountant(2.0)
+    acc.spend(0.5, label="counts")
+    acc.spend(0.5, label="masked means", guarantee="idp")
+    assert [entry.guarantee for entry in acc.ledger] == ["dp", "idp"]
+    assert [tuple(entry) for entry in acc.ledger] == [
+        ("counts", 0.5),
+        ("masked means", 0.5),
+    ]
+    lines = acc.report().splitlines()
+    assert "guarantee" in lines[0]
+    assert lines[1].split()[-1] == "dp"
+    assert lines[2].split()[-1] == "idp"
+
+
+def test_parallel_block_carries_the_weakest_guarantee():
+    acc = pt.BudgetAccountant(1.0)
+    with acc.parallel(label="clusters"):
+        acc.spend(0.3, label="c0")
+        acc.spend(0.2, label="c1", guarantee="idp")
+    (entry,) = acc.ledger
+    assert entry.guarantee == "idp"
+    assert [p.guarantee for p in entry.parts] == ["dp", "idp"]
+
+
+def test_unknown_guarantee_is_rejected_and_nothing_recorded():
+    acc = pt.BudgetAccountant(1.0)
+    with pytest.raises(ValueError, match="guarantee must be one of 'dp', 'idp'"):
+        acc.spend(0.1, guarantee="approx")
+    assert acc.ledger == []
+
+
+def test_ledger_entry_is_a_pair_with_a_guarantee():
+    entry = pt.LedgerEntry("step", 0.25, guarantee="idp")
+    label, eps = entry
+    assert (label, eps) == ("step", 0.25)
+    assert entry == ("step", 0.25)
+    assert [("step", 0.25)] == [entry]  # noqa: SIM300 (the reflected comparison)
+    assert entry != pt.LedgerEntry("step", 0.25)
+    assert hash(entry) == hash(("step", 0.25))
+    assert repr(entry) == "LedgerEntry('step', 0.25, guarantee='idp')"

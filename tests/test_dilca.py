@@ -18,7 +18,6 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC
-from test_samplers import assert_accepts, assert_rejects, chi2_pvalue, ks_pvalue
 
 from privtab import DILCA, DPDILCA, BudgetAccountant, _core
 from privtab import dilca as dilca_module
@@ -30,6 +29,8 @@ from privtab.dilca import (
     max_relevance_context,
 )
 from privtab.exceptions import BudgetExceededError, PrivacyLeakWarning
+
+from _stats import assert_accepts, assert_rejects, chi2_pvalue, ks_pvalue
 
 # ---------------------------------------------------------------- references
 

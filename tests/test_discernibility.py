@@ -14,7 +14,6 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from sklearn.base import clone
-from test_samplers import assert_accepts, assert_rejects, chi2_pvalue
 
 import privtab as pt
 from privtab import (
@@ -28,6 +27,8 @@ from privtab import (
     greedy_discernibility,
     minimum_discerning_attributes,
 )
+
+from _stats import assert_accepts, assert_rejects, chi2_pvalue
 
 
 # NumPy references ---------------------------------------------------------------------

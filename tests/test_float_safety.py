@@ -24,11 +24,12 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
-from test_samplers import WRONG_SCALES, assert_accepts, assert_rejects, ks_pvalue
 
 import privtab as pt
 from privtab import _core
 from privtab import linear_model as lm
+
+from _stats import WRONG_SCALES, assert_accepts, assert_rejects, ks_pvalue
 
 DRAWS = 100_000
 

@@ -18,20 +18,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import stats
-from test_samplers import (
+
+import privtab as pt
+from privtab import _core
+from privtab.exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning
+
+from _stats import (
     ALPHA,
+    WRONG_SCALES,
     assert_accepts,
     assert_rejects,
     chi2_discrete_pvalue,
     chi2_pvalue,
     ks_pvalue,
 )
-
-import privtab as pt
-from privtab import _core
-from privtab.exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning
-
-WRONG = [0.7, 1.3]
 
 
 def equal_count_cells(n_cells: int, count: int) -> np.ndarray:
@@ -67,7 +67,7 @@ def test_observed_noise_is_laplace_of_scale_two_over_epsilon():
     assert len(hist) == 20_000
     noise = hist.values - count
     assert_accepts(ks_pvalue(noise, stats.laplace(scale=2 / eps)))
-    for factor in WRONG:
+    for factor in WRONG_SCALES:
         assert_rejects(ks_pvalue(noise, stats.laplace(scale=2 * factor / eps)))
 
 
@@ -78,13 +78,13 @@ def test_kept_observed_cells_follow_the_conditional_laplace_tail():
     scale = 2 / eps
     p_keep = stats.laplace(scale=scale).sf(tau - count)
     assert_accepts(stats.binomtest(len(hist), 30_000, p_keep).pvalue)
-    for factor in WRONG:
+    for factor in WRONG_SCALES:
         wrong = stats.laplace(scale=scale * factor).sf(tau - count)
         assert_rejects(stats.binomtest(len(hist), 30_000, wrong).pvalue)
     noise = hist.values - count
     assert noise.min() > tau - count
     assert_accepts(ks_pvalue(noise, truncated_laplace(scale, tau - count)))
-    for factor in WRONG:
+    for factor in WRONG_SCALES:
         assert_rejects(ks_pvalue(noise, truncated_laplace(scale * factor, tau - count)))
 
 
@@ -118,7 +118,7 @@ def test_number_of_kept_empty_cells_is_binomial(noise):
         q.append(len(keys))
     q = np.array(q)
     assert_accepts(chi2_discrete_pvalue(q, stats.binom(trials, p)))
-    for factor in WRONG:
+    for factor in WRONG_SCALES:
         assert_rejects(chi2_discrete_pvalue(q, stats.binom(trials, p * factor)))
 
 
@@ -162,7 +162,7 @@ def test_empty_cell_values_are_threshold_plus_exponential():
     assert len(values) > 20_000
     excess = values - tau
     assert_accepts(ks_pvalue(excess, stats.expon(scale=2 / eps)))
-    for factor in WRONG:
+    for factor in WRONG_SCALES:
         assert_rejects(ks_pvalue(excess, stats.expon(scale=2 * factor / eps)))
 
 
@@ -177,7 +177,7 @@ def test_discrete_observed_noise_and_geometric_tail():
     assert np.array_equal(hist.values, np.round(hist.values))
     noise = (hist.values - count).astype(np.int64)
     assert_accepts(chi2_discrete_pvalue(noise, stats.dlaplace(a)))
-    for factor in WRONG:
+    for factor in WRONG_SCALES:
         assert_rejects(chi2_discrete_pvalue(noise, stats.dlaplace(a / factor)))
 
     # P(Z > 20.5) = q^21 / (1 + q), q = exp(-0.3): about 17,600 of 2**24 cells.
@@ -193,7 +193,7 @@ def test_discrete_observed_noise_and_geometric_tail():
     excess = (values - (math.floor(tau) + 1)).astype(np.int64)
     q = math.exp(-a)
     assert_accepts(chi2_discrete_pvalue(excess, stats.geom(1 - q, loc=-1)))
-    for factor in WRONG:
+    for factor in WRONG_SCALES:
         wrong = math.exp(-a / factor)
         assert_rejects(chi2_discrete_pvalue(excess, stats.geom(1 - wrong, loc=-1)))
 

@@ -11,12 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import integrate, stats
-from test_samplers import (
-    assert_accepts,
-    assert_rejects,
-    chi2_discrete_pvalue,
-    chi2_pvalue,
-)
 
 from privtab import (
     BudgetAccountant,
@@ -25,6 +19,13 @@ from privtab import (
     randomization_flipping,
 )
 from privtab.exceptions import BudgetExceededError, PrivacyLeakWarning
+
+from _stats import (
+    assert_accepts,
+    assert_rejects,
+    chi2_discrete_pvalue,
+    chi2_pvalue,
+)
 
 binary_matrices = hnp.arrays(
     np.uint8,

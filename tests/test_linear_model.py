@@ -19,7 +19,6 @@ from scipy import optimize, stats
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
-from test_samplers import ALPHA, WRONG_SCALES, assert_accepts, assert_rejects, ks_pvalue
 
 from privtab import (
     BudgetAccountant,
@@ -33,6 +32,8 @@ from privtab import (
     output_perturbation_l2_sensitivity,
 )
 from privtab.linear_model import erm_minimizer, huber_curvature, scale_rows
+
+from _stats import ALPHA, WRONG_SCALES, assert_accepts, assert_rejects, ks_pvalue
 
 ESTIMATORS = [DPLogisticRegression, DPLinearSVC]
 

@@ -11,7 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import stats
-from test_samplers import (
+
+import privtab as pt
+from privtab import _core
+from privtab.exceptions import BudgetExceededError
+
+from _stats import (
     WRONG_SCALES,
     assert_accepts,
     assert_rejects,
@@ -19,10 +24,6 @@ from test_samplers import (
     chi2_pvalue,
     ks_pvalue,
 )
-
-import privtab as pt
-from privtab import _core
-from privtab.exceptions import BudgetExceededError
 
 MECHANISMS = {
     "laplace_mechanism": lambda values, **kw: pt.laplace_mechanism(

@@ -20,12 +20,13 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from test_samplers import assert_accepts, assert_rejects, chi2_pvalue, ks_pvalue
 
 import privtab as pt
 from privtab import projected
 from privtab.exceptions import BudgetExceededError, DomainError, PrivacyLeakWarning
 from privtab.projected import ProjectedHistogram, estimate_gamma, estimate_n_features
+
+from _stats import assert_accepts, assert_rejects, chi2_pvalue, ks_pvalue
 
 
 # NumPy references -------------------------------------------------------------------

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from privtab._validation import check_labels, to_numpy_2d
+from privtab._validation import check_not_empty, to_numpy_2d
 
-__all__ = ["BinaryMatrix", "as_binary_labels", "as_binary_matrix", "ham_scores"]
+__all__ = ["BinaryMatrix", "as_binary_matrix", "ham_scores"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,19 +109,12 @@ def _from_sparse(B: Any, name: str) -> BinaryMatrix:
     csr.eliminate_zeros()
     csr.sort_indices()
     n_rows, n_features = csr.shape
-    _check_not_empty(n_rows, n_features, name)
+    check_not_empty(n_rows, n_features, name)
     return BinaryMatrix(
         indptr=np.ascontiguousarray(csr.indptr, dtype=np.int64),
         indices=np.ascontiguousarray(csr.indices, dtype=np.uint32),
         n_features=int(n_features),
     )
-
-
-def _check_not_empty(n_rows: int, n_features: int, name: str) -> None:
-    if n_rows == 0 or n_features == 0:
-        raise ValueError(
-            f"{name} must be non-empty, got shape ({n_rows}, {n_features})"
-        )
 
 
 def _feature_names(B: Any) -> np.ndarray | None:
@@ -189,19 +182,6 @@ def as_binary_matrix(B: Any, name: str = "B") -> BinaryMatrix:
         n_features=int(n_features),
         feature_names=names,
     )
-
-
-def as_binary_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
-    """Return a binary label vector as a boolean mask of the positive class.
-
-    ``y`` holds exactly two distinct values; the larger one (``1``, ``True``, or the
-    later string in sorted order) is the positive class. Both classes must be present,
-    since the utilities of paper 004 compare positive with negative rows. Validated by
-    :func:`privtab._validation.check_labels`; for the non-private k-AC methods, so the
-    inferred label set raises no warning.
-    """
-    _, codes = check_labels(y, None, n_rows=n_rows, name=name, n_classes=2, warn=False)
-    return codes == 1
 
 
 def ham_scores(B: BinaryMatrix, positive: np.ndarray) -> np.ndarray:

@@ -1,7 +1,12 @@
-"""Input checks shared by every public function.
+"""Input checks shared by every public function: the one place privtab validates input.
 
 Each check names the argument and the offending value, and never repairs input silently:
-NaN, infinities, ragged or empty data and wrong dtypes are errors.
+NaN, infinities, ragged or empty data and wrong dtypes are errors. Scalars and options
+(:func:`check_epsilon`, :func:`check_threads`, ...), code matrices and vectors
+(:func:`as_code_columns`, :func:`as_code_matrix`, :func:`as_code_vector`), keys,
+labels (:func:`check_labels`, :func:`as_binary_labels`), the warning for domains read
+off the data (:func:`warn_inferred_domain`), and scikit-learn's feature-name rules
+through its public API (:func:`validate_data`, :func:`feature_names_out`).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import math
 import numbers
 import sys
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,19 +24,59 @@ from privtab.exceptions import DomainError, PrivacyLeakWarning
 
 __all__ = [
     "CORE_CODE_DTYPES",
+    "as_binary_labels",
+    "as_cardinalities",
     "as_code_columns",
     "as_code_matrix",
     "as_code_vector",
     "as_float_array",
     "as_int_array",
+    "as_keys",
+    "check_bool",
     "check_cardinalities",
+    "check_choice",
     "check_epsilon",
     "check_labels",
+    "check_limits",
+    "check_n_features",
+    "check_not_empty",
     "check_positive",
     "check_positive_int",
+    "check_real",
+    "check_threads",
+    "check_unit_interval",
+    "feature_names_out",
     "infer_code_columns",
+    "is_encoded",
     "to_numpy_2d",
+    "validate_data",
+    "warn_inferred_domain",
 ]
+
+
+try:  # scikit-learn >= 1.6: the public function
+    from sklearn.utils.validation import validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+
+    def validate_data(
+        _estimator: Any,
+        /,
+        X: Any = "no_validation",
+        y: Any = "no_validation",
+        reset: bool = True,
+        validate_separately: Any = False,
+        skip_check_array: bool = False,
+        **check_params: Any,
+    ) -> Any:
+        """``sklearn.utils.validation.validate_data`` for scikit-learn < 1.6."""
+        return _estimator._validate_data(
+            X,
+            y,
+            reset=reset,
+            validate_separately=validate_separately,
+            cast_to_ndarray=not skip_check_array,
+            **check_params,
+        )
 
 
 #: Integer dtypes whose codes the core reads in place (native byte order).
@@ -57,6 +103,20 @@ def _core_dtype(array: np.ndarray) -> np.ndarray:
     return array.astype(dtype, copy=False)
 
 
+# Scalars and options ------------------------------------------------------------------
+def check_real(value: Any, name: str) -> float:
+    """Return ``value`` as a float if it is a real number (``bool`` excluded).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
 def check_positive(value: Any, name: str) -> float:
     """Return ``value`` as a float if it is a finite real number > 0.
 
@@ -67,11 +127,46 @@ def check_positive(value: Any, name: str) -> float:
     ValueError
         If it is NaN, infinite, zero or negative.
     """
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
+    value = check_real(value, name)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return value
+
+
+def check_unit_interval(
+    value: Any, name: str, *, low_closed: bool = False, high_closed: bool = False
+) -> float:
+    """Return ``value`` as a float if it lies in the unit interval (ends as given).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If it is outside ``[0, 1]``, NaN, or on an open end.
+    """
+    number = check_real(value, name)
+    above = number >= 0.0 if low_closed else number > 0.0
+    below = number <= 1.0 if high_closed else number < 1.0
+    if not (above and below):
+        interval = f"{'[' if low_closed else '('}0, 1{']' if high_closed else ')'}"
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return number
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` as a bool if it is one (``numpy.bool_`` included)."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """Return ``value`` if it is one of the strings ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(
+            f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
+        )
     return value
 
 
@@ -87,6 +182,47 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     if int(value) < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def check_threads(n_threads: Any) -> int | None:
+    """Return ``n_threads`` (``None``: all cores) as an int >= 1 or ``None``."""
+    if n_threads is None:
+        return None
+    return check_positive_int(n_threads, "n_threads")
+
+
+def check_n_features(n_features: Any, n_columns: int) -> int:
+    """Return ``n_features`` as an int in ``[1, n_columns]``."""
+    k = check_positive_int(n_features, "n_features")
+    if k > n_columns:
+        raise ValueError(
+            f"n_features must be <= the number of columns of X ({n_columns}), got {k}"
+        )
+    return k
+
+
+def check_limits(max_sets: Any, time_limit: Any) -> None:
+    """Check the optional limits of a maximal-set enumeration."""
+    if max_sets is not None and (
+        isinstance(max_sets, bool | np.bool_)
+        or not isinstance(max_sets, numbers.Integral)
+    ):
+        raise TypeError(
+            f"max_sets must be an int or None, got {type(max_sets).__name__}"
+        )
+    if max_sets is not None and int(max_sets) < 1:
+        raise ValueError(f"max_sets must be >= 1, got {max_sets}")
+    if time_limit is not None and (
+        isinstance(time_limit, bool | np.bool_)
+        or not isinstance(time_limit, numbers.Real)
+    ):
+        raise TypeError(
+            f"time_limit must be a number of seconds or None, got {type(time_limit).__name__}"
+        )
+    if time_limit is not None and not (
+        math.isfinite(time_limit) and float(time_limit) >= 0
+    ):
+        raise ValueError(f"time_limit must be finite and >= 0, got {time_limit}")
 
 
 def to_numpy_2d(X: Any, name: str = "X") -> np.ndarray:
@@ -153,6 +289,14 @@ def _is_sequence(value: Any) -> bool:
     return isinstance(value, list | tuple | np.ndarray)
 
 
+def check_not_empty(n_rows: int, n_features: int, name: str) -> None:
+    """Raise a ``ValueError`` naming ``name`` if a matrix has no rows or no columns."""
+    if n_rows == 0 or n_features == 0:
+        raise ValueError(
+            f"{name} must be non-empty, got shape ({n_rows}, {n_features})"
+        )
+
+
 def as_float_array(values: Any, name: str) -> np.ndarray:
     """Return ``values`` as a C-contiguous float64 array with only finite entries."""
     try:
@@ -217,6 +361,74 @@ def check_cardinalities(
     return np.require(array, dtype=np.uint32, requirements=["C"])
 
 
+def as_cardinalities(cardinalities: Any) -> np.ndarray:
+    """Return a non-empty 1-D sequence of cardinalities as ``uint32``, each >= 1."""
+    array = np.asarray(cardinalities)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(
+            f"cardinalities must be a non-empty 1-D sequence, got shape {array.shape}"
+        )
+    return check_cardinalities(array, array.shape[0])
+
+
+def is_encoded(X: Any) -> bool:
+    """Whether ``X`` is an :class:`~privtab.EncodedTable` (codes with declared domains)."""
+    return hasattr(X, "codes") and hasattr(X, "cardinalities")
+
+
+def warn_inferred_domain(what: str, *, owner: str = "", stacklevel: int = 2) -> None:
+    """Warn that cardinalities were read off the private data instead of declared.
+
+    ``what`` names them (``"cardinalities"``, ``"cardinalities of X"``); ``owner``
+    (an estimator's name) prefixes the message; ``stacklevel`` is counted from the
+    caller of this function.
+    """
+    who = f"{owner}: " if owner else ""
+    warnings.warn(
+        f"{who}{what} were inferred from the data (largest code + 1 per column), so "
+        "the domain is not covered by the privacy guarantee; declare them or pass an "
+        "EncodedTable",
+        PrivacyLeakWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+def _integer_codes(X: Any, name: str, cardinalities: Any) -> tuple[np.ndarray, Any]:
+    """Check that a code matrix holds integers; its values are left to the caller.
+
+    Unwraps an ``EncodedTable`` (its cardinalities unless others are given), turns
+    bools into ``uint8`` (a view) and whole floats in ``[0, 2**32)`` into ``uint32``,
+    and rejects objects, strings, NaN, infinities, fractions and other floats. Returns the array and the cardinalities
+    as given (possibly ``None``).
+    """
+    if is_encoded(X):
+        if cardinalities is None:
+            cardinalities = X.cardinalities
+        X = X.codes
+    array = to_numpy_2d(X, name)
+    if array.dtype == np.bool_:
+        return array.view(np.uint8), cardinalities
+    if array.dtype == object:
+        raise TypeError(f"{name} must hold integer codes, got dtype object")
+    if np.issubdtype(array.dtype, np.floating):
+        if not np.all(np.isfinite(array)):
+            raise ValueError(
+                f"{name} must contain only finite codes (found NaN or inf)"
+            )
+        if not np.all(array == np.round(array)):
+            raise TypeError(f"{name} must hold integer codes, got non-integral floats")
+        # No cardinality admits these codes, and checking them here (the values are
+        # read anyway) keeps the conversion exact.
+        if array.min() < 0:
+            raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
+        if array.max() > np.iinfo(np.uint32).max:
+            raise ValueError(f"{name} has a code above 2**32 - 1: {array.max()}")
+        return array.astype(np.uint32), cardinalities
+    if not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{name} must hold integer codes, got dtype {array.dtype}")
+    return array, cardinalities
+
+
 def as_code_columns(
     X: Any, name: str = "X", cardinalities: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -227,9 +439,11 @@ def as_code_columns(
     X : array-like of shape (n_samples, n_features), pandas or polars DataFrame, or
         :class:`~privtab.EncodedTable`
         Integer codes ``0 .. cardinality - 1``.
+    name : str
+        The argument's name, used in error messages.
     cardinalities : array-like of shape (n_features,), optional
         Public domain sizes. Taken from an ``EncodedTable``; otherwise required
-        unless the caller infers them (and warns) itself.
+        unless the caller infers them (and warns) with :func:`infer_code_columns`.
 
     Returns
     -------
@@ -237,24 +451,7 @@ def as_code_columns(
         Row ``j`` holds the codes of attribute ``j`` (the core's column-major layout).
     cardinalities : ndarray of shape (n_features,), uint32
     """
-    if hasattr(X, "codes") and hasattr(X, "cardinalities"):
-        if cardinalities is None:
-            cardinalities = X.cardinalities
-        X = X.codes
-    array = to_numpy_2d(X, name)
-    if array.dtype == np.bool_:
-        array = array.astype(np.uint8)
-    if array.dtype == object:
-        raise TypeError(f"{name} must hold integer codes, got dtype object")
-    if np.issubdtype(array.dtype, np.floating):
-        if not np.all(np.isfinite(array)):
-            raise ValueError(
-                f"{name} must contain only finite codes (found NaN or inf)"
-            )
-        if not np.all(array == np.round(array)):
-            raise TypeError(f"{name} must hold integer codes, got non-integral floats")
-    elif not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"{name} must hold integer codes, got dtype {array.dtype}")
+    array, cardinalities = _integer_codes(X, name, cardinalities)
     if array.min() < 0:
         raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
     if array.max() > np.iinfo(np.uint32).max:
@@ -274,14 +471,15 @@ def as_code_columns(
 
 
 def infer_code_columns(
-    X: Any, name: str = "X", *, stacklevel: int = 2
+    X: Any, name: str = "X", *, warn: bool = True, stacklevel: int = 2
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate codes whose cardinalities were not declared, and infer them.
 
     Like :func:`as_code_columns`, with each cardinality taken as the largest code
-    + 1. The domain then comes from the private data, so a
+    + 1. The domain then comes from the private data, so, if ``warn``, a
     :class:`~privtab.exceptions.PrivacyLeakWarning` says so (``stacklevel`` is
-    counted from the caller of this function).
+    counted from the caller of this function). ``warn=False`` is for non-private
+    callers, and for estimators that have warned already.
     """
     array = to_numpy_2d(X, name)
     limit = int(np.iinfo(np.uint32).max)
@@ -291,13 +489,8 @@ def infer_code_columns(
     cards = columns.max(axis=1).astype(np.int64) + 1
     if cards.max() > limit:
         raise ValueError(f"{name} has a code above 2**32 - 2: {int(cards.max()) - 1}")
-    warnings.warn(
-        f"cardinalities of {name} were inferred from the data (largest code + 1 per "
-        "column), so the domain is not covered by the privacy guarantee; declare "
-        "them or pass an EncodedTable",
-        PrivacyLeakWarning,
-        stacklevel=stacklevel + 1,
-    )
+    if warn:
+        warn_inferred_domain(f"cardinalities of {name}", stacklevel=stacklevel + 1)
     return columns, cards.astype(np.uint32)
 
 
@@ -328,30 +521,7 @@ def as_code_matrix(
         copy when the input already is).
     cardinalities : ndarray of shape (n_features,), uint32
     """
-    if hasattr(X, "codes") and hasattr(X, "cardinalities"):
-        if cardinalities is None:
-            cardinalities = X.cardinalities
-        X = X.codes
-    array = to_numpy_2d(X, name)
-    if array.dtype == np.bool_:
-        array = array.view(np.uint8)
-    elif array.dtype == object:
-        raise TypeError(f"{name} must hold integer codes, got dtype object")
-    elif np.issubdtype(array.dtype, np.floating):
-        if not np.all(np.isfinite(array)):
-            raise ValueError(
-                f"{name} must contain only finite codes (found NaN or inf)"
-            )
-        if not np.all(array == np.round(array)):
-            raise TypeError(f"{name} must hold integer codes, got non-integral floats")
-        # Whole floats beyond int64 would wrap in the conversion.
-        if array.min() < -(2.0**63):
-            raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
-        if array.max() >= 2.0**63:
-            raise ValueError(f"{name} has a code above 2**32 - 1: {array.max()}")
-        array = array.astype(np.int64)
-    elif not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"{name} must hold integer codes, got dtype {array.dtype}")
+    array, cardinalities = _integer_codes(X, name, cardinalities)
     if cardinalities is None:
         raise ValueError(f"cardinalities must be given for {name}")
     cards = check_cardinalities(cardinalities, array.shape[1])
@@ -359,6 +529,54 @@ def as_code_matrix(
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
         array = np.ascontiguousarray(array)
     return array, cards
+
+
+def as_keys(keys: Any) -> np.ndarray:
+    """Return mixed-radix keys as a 1-D ``uint64`` array (Python ints kept exact)."""
+    try:
+        array = np.asarray(keys)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"keys is ragged or not array-like: {exc}") from exc
+    if array.dtype.kind == "f" and not isinstance(keys, np.ndarray):
+        # NumPy turns Python ints above 2**63 - 1 into floats; keep them exact.
+        as_objects = np.asarray(keys, dtype=object)
+        if as_objects.ndim == 1 and all(
+            isinstance(k, numbers.Integral) for k in as_objects
+        ):
+            array = as_objects
+    if array.ndim != 1:
+        raise ValueError(f"keys must be 1-dimensional, got {array.ndim} dimension(s)")
+    if array.size == 0:
+        raise ValueError("keys must be non-empty")
+    if array.dtype == object:
+        if not all(
+            isinstance(k, numbers.Integral) and not isinstance(k, bool | np.bool_)
+            for k in array
+        ):
+            raise TypeError("keys must hold integers, got dtype object")
+        values = [int(k) for k in array]
+        if min(values) < 0 or max(values) >= 2**64:
+            raise ValueError(
+                f"keys must be in [0, 2**64), got min {min(values)}, max {max(values)}"
+            )
+        return np.array(values, dtype=np.uint64)
+    if array.dtype.kind == "u":
+        return np.require(array, dtype=np.uint64, requirements=["C", "A"])
+    if array.dtype.kind == "i":
+        if array.min() < 0:
+            raise ValueError(f"keys must be >= 0, got {array.min()}")
+        return np.require(array, dtype=np.uint64, requirements=["C", "A"])
+    if array.dtype.kind == "f":
+        if not np.all(np.isfinite(array)):
+            raise ValueError("keys must contain only finite values (found NaN or inf)")
+        if not np.all(array == np.round(array)):
+            raise TypeError("keys must hold integers, got non-integral floats")
+        if array.min() < 0 or array.max() >= 2.0**64:
+            raise ValueError(
+                f"keys must be in [0, 2**64), got min {array.min()}, max {array.max()}"
+            )
+        return array.astype(np.uint64)
+    raise TypeError(f"keys must hold integers, got dtype {array.dtype}")
 
 
 def as_code_vector(
@@ -489,7 +707,9 @@ def _label_array(values: Any, name: str) -> np.ndarray:
     if kind == "O" and array.size:
         # None, and NaN (the one label unequal to itself), in one pass each.
         with np.errstate(invalid="ignore"):
-            missing = np.equal(array, None) | np.not_equal(array, array)
+            missing = np.equal(array, np.array(None, dtype=object)) | np.not_equal(
+                array, array
+            )
         if np.any(missing):
             raise ValueError(f"{name} must not contain missing labels (None or NaN)")
     return array
@@ -696,3 +916,47 @@ def check_labels(
             stacklevel=stacklevel + 1,
         )
     return inferred, codes
+
+
+def as_binary_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
+    """Return a binary label vector as a boolean mask of the positive class.
+
+    ``y`` holds exactly two distinct values; the larger one (``1``, ``True``, or the
+    later string in sorted order) is the positive class. Both classes must be present,
+    since the utilities of paper 004 compare positive with negative rows. Validated by
+    :func:`check_labels`; for the non-private k-AC methods, so the inferred label set
+    raises no warning.
+    """
+    _, codes = check_labels(y, None, n_rows=n_rows, name=name, n_classes=2, warn=False)
+    return codes == 1
+
+
+# scikit-learn feature names --------------------------------------------------------------
+def feature_names_out(estimator: Any, input_features: Any = None) -> np.ndarray:
+    """Input feature names for ``get_feature_names_out``, by scikit-learn's rules.
+
+    ``input_features`` when given (it must match ``feature_names_in_`` and have
+    ``n_features_in_`` entries), else ``feature_names_in_``, else ``x0, x1, ...``.
+
+    Raises
+    ------
+    ValueError
+        If ``input_features`` disagrees with what the estimator was fitted on.
+    """
+    names_in = getattr(estimator, "feature_names_in_", None)
+    n_features = getattr(estimator, "n_features_in_", None)
+    if input_features is not None:
+        names = np.asarray(input_features, dtype=object)
+        if names_in is not None and not np.array_equal(names_in, names):
+            raise ValueError("input_features is not equal to feature_names_in_")
+        if n_features is not None and len(names) != n_features:
+            raise ValueError(
+                "input_features should have length equal to number of features "
+                f"({n_features}), got {len(names)}"
+            )
+        return names
+    if names_in is not None:
+        return np.asarray(names_in, dtype=object)
+    if n_features is None:
+        raise ValueError("Unable to generate feature names without n_features_in_")
+    return np.asarray([f"x{i}" for i in range(n_features)], dtype=object)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -19,6 +19,7 @@ from privtab._validation import check_positive
 from privtab.exceptions import BudgetExceededError
 
 __all__ = [
+    "GUARANTEES",
     "BudgetAccountant",
     "LedgerEntry",
     "default_accountant",
@@ -27,28 +28,99 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One charge in a ledger: what was released, and what it cost.
+#: The kinds of guarantee a charge can carry, strongest first: ``"dp"`` (ε-differential
+#: privacy: every record, against every neighbouring data set) and ``"idp"``
+#: (ε-individual differential privacy, Soria-Comas et al. 2017: only neighbours of the
+#: actual data set, so it is weaker). A composition carries the weakest of its parts.
+GUARANTEES: tuple[str, ...] = ("dp", "idp")
 
-    Unpacks as ``(label, epsilon)``. Charges made inside ``with acc.parallel():`` are
-    recorded as one entry whose ``parts`` are the individual spends and whose
-    ``epsilon`` is their maximum.
+
+def check_guarantee(guarantee: Any) -> str:
+    """Return ``guarantee`` if it is one of :data:`GUARANTEES`."""
+    if not isinstance(guarantee, str) or guarantee not in GUARANTEES:
+        raise ValueError(
+            f"guarantee must be one of {', '.join(map(repr, GUARANTEES))}, "
+            f"got {guarantee!r}"
+        )
+    return guarantee
+
+
+def weakest_guarantee(guarantees: Iterable[str]) -> str:
+    """Return the guarantee a composition of charges of these kinds still gives."""
+    return max(guarantees, key=GUARANTEES.index, default=GUARANTEES[0])
+
+
+@dataclass(frozen=True, eq=False)
+class LedgerEntry:
+    """One charge in a ledger: what was released, what it cost, and what it guarantees.
+
+    Unpacks, indexes and compares with tuples as the pair ``(label, epsilon)``, so
+    ``for label, eps in ledger`` and ``ledger == [("histogram", 1.0)]`` work; two
+    entries are equal when all their fields are. Charges made inside
+    ``with acc.parallel():`` are recorded as one entry whose ``parts`` are the
+    individual spends, whose ``epsilon`` is their maximum and whose ``guarantee`` is
+    the weakest of theirs.
+
+    Attributes
+    ----------
+    label : str
+    epsilon : float
+    delta : float
+    parts : tuple of LedgerEntry
+    guarantee : {"dp", "idp"}
+        ε-differential privacy, or ε-individual differential privacy (see
+        :data:`GUARANTEES`).
+
+    Examples
+    --------
+    >>> entry = LedgerEntry("masked centroids", 0.5, guarantee="idp")
+    >>> label, epsilon = entry
+    >>> entry == ("masked centroids", 0.5), entry.guarantee
+    (True, 'idp')
+    >>> entry
+    LedgerEntry('masked centroids', 0.5, guarantee='idp')
     """
 
     label: str
     epsilon: float
     delta: float = 0.0
     parts: tuple[LedgerEntry, ...] = ()
+    guarantee: str = "dp"
 
-    def __iter__(self) -> Iterator[object]:
+    def __post_init__(self) -> None:
+        check_guarantee(self.guarantee)
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.label, self.epsilon, self.delta, self.parts, self.guarantee)
+
+    def __iter__(self) -> Iterator[Any]:
         return iter((self.label, self.epsilon))
 
     def __len__(self) -> int:
         return 2
 
-    def __getitem__(self, index: int) -> object:
+    def __getitem__(self, index: int) -> Any:
         return (self.label, self.epsilon)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LedgerEntry):
+            return self._fields() == other._fields()
+        if isinstance(other, tuple):
+            return (self.label, self.epsilon) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        # Equal entries (and an entry and its equal pair) share the pair's hash.
+        return hash((self.label, self.epsilon))
+
+    def __repr__(self) -> str:
+        defaults = {"delta": 0.0, "parts": (), "guarantee": "dp"}
+        extra = "".join(
+            f", {name}={getattr(self, name)!r}"
+            for name, default in defaults.items()
+            if getattr(self, name) != default
+        )
+        return f"LedgerEntry({self.label!r}, {self.epsilon!r}{extra})"
 
 
 class _ParallelBlock:
@@ -163,17 +235,40 @@ class BudgetAccountant:
             )
 
     def spend(
-        self, epsilon: float, label: str = "unlabelled", delta: float = 0.0
+        self,
+        epsilon: float,
+        label: str = "unlabelled",
+        delta: float = 0.0,
+        *,
+        guarantee: str = "dp",
     ) -> None:
         """Charge ``epsilon`` (and ``delta``) to the budget and record it in the ledger.
+
+        Parameters
+        ----------
+        epsilon : float
+            Finite and > 0.
+        label : str, default="unlabelled"
+            What was released.
+        delta : float, default=0.0
+            In [0, 1].
+        guarantee : {"dp", "idp"}, default="dp"
+            The kind of guarantee the release gives for ``epsilon`` (see
+            :data:`GUARANTEES`); recorded in the entry, so that ε-DP and
+            ε-individual-DP releases can be told apart in the ledger.
 
         Raises
         ------
         BudgetExceededError
             If the budget cannot afford it; nothing is recorded then.
+        ValueError
+            For an unknown ``guarantee``, or ``epsilon``/``delta`` out of range.
         """
+        check_guarantee(guarantee)
         self.check(epsilon, delta)
-        entry = LedgerEntry(str(label), float(epsilon), float(delta))
+        entry = LedgerEntry(
+            str(label), float(epsilon), float(delta), guarantee=guarantee
+        )
         if self._blocks:
             self._blocks[-1].parts.append(entry)
             return
@@ -203,6 +298,7 @@ class BudgetAccountant:
                     float(block.epsilon),
                     float(block.delta),
                     tuple(block.parts),
+                    weakest_guarantee(p.guarantee for p in block.parts),
                 )
                 if self._blocks:
                     self._blocks[-1].parts.append(entry)
@@ -234,13 +330,19 @@ class BudgetAccountant:
         return list(self._entries)
 
     def report(self) -> str:
-        """Return the ledger as a readable table, parallel parts indented."""
-        lines = [f"{'label':<48} {'epsilon':>12}"]
+        """Return the ledger as a readable table, parallel parts indented.
+
+        The ``guarantee`` column tells ε-DP (``dp``) from ε-individual-DP (``idp``)
+        charges.
+        """
+        lines = [f"{'label':<48} {'epsilon':>12} {'guarantee':>9}"]
 
         def add(entry: LedgerEntry, depth: int) -> None:
             name = "  " * depth + entry.label
             suffix = " (max of parts)" if entry.parts else ""
-            lines.append(f"{name:<48} {entry.epsilon:>12.6g}{suffix}")
+            lines.append(
+                f"{name:<48} {entry.epsilon:>12.6g} {entry.guarantee:>9}{suffix}"
+            )
             for part in entry.parts:
                 add(part, depth + 1)
 

@@ -21,6 +21,7 @@ import pandas as pd
 from rich.console import Console
 
 from privtab._core import __version__
+from privtab._validation import check_epsilon
 from privtab.demo import SECTIONS, run_demo
 from privtab.exceptions import PrivtabError
 
@@ -29,10 +30,13 @@ __all__ = ["classes_option", "epsilon_option", "main", "seed_option"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _check_epsilon(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    if not (math.isfinite(value) and value > 0):
-        raise click.BadParameter(f"must be finite and > 0, got {value!r}")
-    return value
+def _epsilon_callback(
+    ctx: click.Context, param: click.Parameter, value: float
+) -> float:
+    try:
+        return check_epsilon(value)
+    except (TypeError, ValueError) as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def epsilon_option(default: float = 1.0, help: str | None = None) -> Callable[[F], F]:
@@ -43,7 +47,7 @@ def epsilon_option(default: float = 1.0, help: str | None = None) -> Callable[[F
         type=float,
         default=default,
         show_default=True,
-        callback=_check_epsilon,
+        callback=_epsilon_callback,
         help=help
         or "Privacy budget ε (smaller is more private and noisier; finite and > 0).",
     )

@@ -12,13 +12,15 @@ from typing import Any
 import numpy as np
 
 from privtab import _core
-from privtab._validation import as_code_columns, as_code_vector, as_float_array
-from privtab.encode import (
-    _as_cardinalities,
-    _as_keys,
-    _check_threads,
-    mixed_radix_decode,
+from privtab._validation import (
+    as_cardinalities,
+    as_code_columns,
+    as_code_vector,
+    as_float_array,
+    as_keys,
+    check_threads,
 )
+from privtab.encode import mixed_radix_decode
 
 __all__ = [
     "SparseCounts",
@@ -86,7 +88,7 @@ class SparseCounts:
         self.cardinalities = (
             None
             if cardinalities is None
-            else tuple(int(k) for k in _as_cardinalities(cardinalities))
+            else tuple(int(k) for k in as_cardinalities(cardinalities))
         )
 
     def __len__(self) -> int:
@@ -189,8 +191,8 @@ def count_keys(
     >>> count_keys([3, 3, 0]).counts
     array([1, 2])
     """
-    array = _as_keys(keys)
-    unique, counts = _core.count_keys(array, n_threads=_check_threads(n_threads))
+    array = as_keys(keys)
+    unique, counts = _core.count_keys(array, n_threads=check_threads(n_threads))
     return SparseCounts(unique, counts.astype(np.int64), cardinalities)
 
 
@@ -245,7 +247,7 @@ def count_columns(
                 f"columns has index {bad[0]}, out of range for {cards.shape[0]} columns"
             )
     keys, counts = _core.count_columns(
-        data, cards, subset, n_threads=_check_threads(n_threads)
+        data, cards, subset, n_threads=check_threads(n_threads)
     )
     sub_cards = [int(cards[j]) for j in subset] if subset else None
     return SparseCounts(keys, counts.astype(np.int64), sub_cards)
@@ -306,7 +308,7 @@ def contingency_table(
     ys, ky = as_code_vector(y, "y", ky, "ky", native=True)
     if xs.dtype != ys.dtype:
         xs, ys = _same_dtype(xs, ys)
-    threads = _check_threads(n_threads)
+    threads = check_threads(n_threads)
     if sparse:
         keys, counts = _core.contingency_sparse(xs, kx, ys, ky, n_threads=threads)
         return SparseCounts(keys, counts.astype(np.int64), (kx, ky))
@@ -392,7 +394,7 @@ def mutual_information(x: Any, y: Any, *, n_threads: int | None = None) -> float
     """
     xs, kx, ys, ky = _code_pair(x, y)
     return float(
-        _core.mutual_information(xs, kx, ys, ky, n_threads=_check_threads(n_threads))
+        _core.mutual_information(xs, kx, ys, ky, n_threads=check_threads(n_threads))
     )
 
 
@@ -424,5 +426,5 @@ def symmetric_uncertainty(x: Any, y: Any, *, n_threads: int | None = None) -> fl
     """
     xs, kx, ys, ky = _code_pair(x, y)
     return float(
-        _core.symmetric_uncertainty(xs, kx, ys, ky, n_threads=_check_threads(n_threads))
+        _core.symmetric_uncertainty(xs, kx, ys, ky, n_threads=check_threads(n_threads))
     )

@@ -22,30 +22,30 @@ References
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_feature_names_in,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted
 
 from privtab import _core
-from privtab._random import RandomState, check_random_state
+from privtab._estimator import DPEstimatorMixin
+from privtab._random import RandomState
 from privtab._validation import (
     as_code_columns,
-    check_epsilon,
+    check_choice,
     check_positive,
     check_positive_int,
+    check_unit_interval,
+    feature_names_out,
+    infer_code_columns,
+    is_encoded,
     to_numpy_2d,
+    validate_data,
+    warn_inferred_domain,
 )
-from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
+from privtab.accountant import BudgetAccountant, split_budget
 from privtab.counts import contingency_table, entropy
-from privtab.exceptions import PrivacyLeakWarning
 from privtab.mechanisms import exponential_mechanism, laplace_mechanism
 
 __all__ = [
@@ -57,29 +57,21 @@ __all__ = [
     "max_relevance_context",
 ]
 
-_U32_MAX = int(np.iinfo(np.uint32).max)
 _MAX_VALUES = 8192
 _CONTEXTS = ("mean_su", "relevance_redundancy")
 _DP_METHODS = ("max_relevance", "max_dependency", "mean_su", "baseline")
 
 
-def _is_encoded(X: Any) -> bool:
-    return hasattr(X, "codes") and hasattr(X, "cardinalities")
-
-
 def _prepare(X: Any, cardinalities: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     """Column-major codes, cardinalities, and whether these were inferred."""
-    if not _is_encoded(X):
+    if not is_encoded(X):
         X = _non_negative(to_numpy_2d(X, "X"), "X")
-    if cardinalities is not None or _is_encoded(X):
+    if cardinalities is not None or is_encoded(X):
         columns, cards = as_code_columns(X, "X", cardinalities)
         inferred = False
     else:
-        array = to_numpy_2d(X, "X")
-        columns, _ = as_code_columns(
-            array, "X", np.full(array.shape[1], _U32_MAX, dtype=np.int64)
-        )
-        cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
+        # The callers that need it have warned already.
+        columns, cards = infer_code_columns(X, "X", warn=False)
         inferred = True
     if int(cards.max()) > _MAX_VALUES:
         j = int(np.argmax(cards))
@@ -467,6 +459,7 @@ class _DistanceMixin:
 
     distance_matrices_: list[np.ndarray]
     cardinalities_: np.ndarray
+    tables_: list[list[np.ndarray]]
 
     def distance_matrix(self, j: int) -> np.ndarray:
         """Return the |V_j|×|V_j| distances between the values of attribute ``j``.
@@ -490,13 +483,16 @@ class _DistanceMixin:
         return self.distance_matrices_[int(j)]
 
     def _codes(self, X: Any, name: str) -> np.ndarray:
-        if _is_encoded(X):
+        if is_encoded(X):
             X = X.codes
-        elif name == "X":
-            # Feature names must match those seen in fit (scikit-learn's rule).
-            _check_feature_names(self, X, reset=False)
         array = to_numpy_2d(X, name)
         d = self.cardinalities_.shape[0]
+        if name == "X" and (
+            hasattr(X, "columns") or hasattr(self, "feature_names_in_")
+        ):
+            # Feature names must match those seen in fit (scikit-learn's rule, which
+            # names missing and unseen columns before it counts them).
+            validate_data(self, X, skip_check_array=True, reset=False)
         if array.shape[1] != d:
             raise ValueError(
                 f"{name} has {array.shape[1]} features, but {type(self).__name__} is "
@@ -630,7 +626,7 @@ class _DistanceMixin:
             One name per coordinate, attribute after attribute.
         """
         check_is_fitted(self, "distance_matrices_")
-        names = _check_feature_names_in(self, input_features)
+        names = feature_names_out(self, input_features)
         return np.asarray(
             [
                 f"{name}_mds{c}"
@@ -746,10 +742,7 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         ValueError
             For an unknown ``context``, ``sigma`` not finite and > 0, or invalid X.
         """
-        if self.context not in _CONTEXTS:
-            raise ValueError(
-                f"context must be one of {_CONTEXTS}, got {self.context!r}"
-            )
+        check_choice(self.context, "context", _CONTEXTS)
         sigma = check_positive(self.sigma, "sigma")
         columns, cards, _ = _prepare(X, cardinalities)
         d = columns.shape[0]
@@ -780,7 +773,7 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
+class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator):
     """Differentially private DILCA distances (DP-DILCA) for every attribute.
 
     Parameters
@@ -815,7 +808,8 @@ class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
     n_features_in_ : int
     epsilon_spent_ : float
         ε, charged to the accountant.
-    privacy_ledger_ : list of (str, float)
+    privacy_ledger_ : list of LedgerEntry
+        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
         Two entries per attribute (its context, then its tables) for the DP-DILCA
         methods, one per pairwise table for ``"baseline"``; they add up exactly to
         ``epsilon_spent_``.
@@ -910,27 +904,12 @@ class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         DPDILCA
             ``self``, fitted.
         """
-        epsilon = check_epsilon(self.epsilon)
-        if self.method not in _DP_METHODS:
-            raise ValueError(
-                f"method must be one of {_DP_METHODS}, got {self.method!r}"
-            )
+        check_choice(self.method, "method", _DP_METHODS)
         k = check_positive_int(self.context_size, "context_size")
-        h = check_positive(self.h, "h")
-        if not h < 1.0:
-            raise ValueError(f"h must be in (0, 1), got {self.h}")
-        generator = (
-            None if self.random_state is None else check_random_state(self.random_state)
-        )
-        accountant = resolve_accountant(self.accountant)
-        accountant.check(epsilon)
-        if cardinalities is None and not _is_encoded(X):
-            warnings.warn(
-                "DPDILCA: cardinalities were inferred from the data (max + 1 per "
-                "column); pass them (or an EncodedTable) to keep them public",
-                PrivacyLeakWarning,
-                stacklevel=2,
-            )
+        h = check_unit_interval(self.h, "h")
+        run = self._start_private_fit()
+        if cardinalities is None and not is_encoded(X):
+            warn_inferred_domain("cardinalities", owner="DPDILCA")
         columns, cards, _ = _prepare(X, cardinalities)
         d = columns.shape[0]
         if self.method in ("max_relevance", "max_dependency") and k > d - 1:
@@ -940,28 +919,28 @@ class DPDILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
             )
         tables = _Tables(columns, cards)
         if self.method == "baseline":
-            contexts, used, ledger = _fit_baseline(tables, epsilon, generator)
+            contexts, used, ledger = _fit_baseline(
+                tables, run.epsilon, run.random_state
+            )
         else:
             contexts, used, ledger = _fit_dp_dilca(
-                tables, epsilon, self.method, k, h, generator
+                tables, run.epsilon, self.method, k, h, run.random_state
             )
         validate_data(self, X, skip_check_array=True, reset=True)
-        accountant.spend(epsilon, label=f"DPDILCA ({self.method}, {d} attributes)")
         self.n_features_in_ = d
         self.cardinalities_ = cards
         self.contexts_ = contexts
         self.tables_ = used
         self.distance_matrices_ = [dilca_distance_matrix(t) for t in used]
-        self.epsilon_spent_ = epsilon
-        self.privacy_ledger_ = ledger
+        self._finish_private_fit(
+            run, f"DPDILCA ({self.method}, {d} attributes)", ledger
+        )
         return self
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.positive_only = True
-        # A fixed seed makes fits reproducible (for any number of threads).
-        tags.non_deterministic = self.random_state is None
         return tags
 
 

@@ -13,29 +13,29 @@ private; :class:`PrivateKD` selects attributes with differential privacy.
 
 from __future__ import annotations
 
-import math
 import numbers
-import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.feature_selection import SelectorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privtab import _core
-from privtab._random import RandomState, core_seed
+from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
+from privtab._random import RandomState
 from privtab._validation import (
     as_code_columns,
-    check_epsilon,
     check_labels,
+    check_n_features,
     check_positive_int,
-    to_numpy_2d,
+    check_threads,
+    check_unit_interval,
+    infer_code_columns,
+    is_encoded,
+    validate_data,
+    warn_inferred_domain,
 )
-from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
-from privtab.encode import _check_threads
-from privtab.exceptions import PrivacyLeakWarning
+from privtab.accountant import BudgetAccountant, split_budget
 
 __all__ = [
     "CandidateScores",
@@ -45,8 +45,6 @@ __all__ = [
     "minimum_discerning_attributes",
     "score_candidates",
 ]
-
-_U32_MAX = int(np.iinfo(np.uint32).max)
 
 
 class CandidateScores(NamedTuple):
@@ -93,12 +91,9 @@ def _prepare(
     """
     names = _column_names(X)
     try:
-        if cardinalities is None and not _is_encoded(X):
-            array = to_numpy_2d(X, "X")
-            columns, _ = as_code_columns(
-                array, "X", np.full(array.shape[1], _U32_MAX, dtype=np.int64)
-            )
-            cards = np.ascontiguousarray(columns.max(axis=1) + 1, dtype=np.uint32)
+        if cardinalities is None and not is_encoded(X):
+            # Inferred cardinalities only serve validation here; warned by the caller.
+            columns, cards = infer_code_columns(X, "X", warn=False)
         else:
             columns, cards = as_code_columns(X, "X", cardinalities)
     except ValueError as exc:
@@ -149,7 +144,7 @@ def _resolve(
 def discernibility(
     X: Any,
     y: Any,
-    features: Sequence[Any],
+    features: Sequence[Any] | np.ndarray,
     *,
     cardinalities: Any = None,
     n_threads: int | None = None,
@@ -207,7 +202,7 @@ def discernibility(
             labels,
             n_labels,
             subset,
-            n_threads=_check_threads(n_threads),
+            n_threads=check_threads(n_threads),
         )
     )
 
@@ -270,22 +265,9 @@ def score_candidates(
         n_labels,
         base,
         cand,
-        n_threads=_check_threads(n_threads),
+        n_threads=check_threads(n_threads),
     )
     return CandidateScores(np.asarray(cand, dtype=np.int64), n_classes, pairs, h, hy, f)
-
-
-def _is_encoded(X: Any) -> bool:
-    return hasattr(X, "codes") and hasattr(X, "cardinalities")
-
-
-def _check_n_features(n_features: Any, n_columns: int) -> int:
-    k = check_positive_int(n_features, "n_features")
-    if k > n_columns:
-        raise ValueError(
-            f"n_features must be <= the number of columns of X ({n_columns}), got {k}"
-        )
-    return k
 
 
 def greedy_discernibility(
@@ -350,20 +332,11 @@ def greedy_discernibility(
     """
     columns, cards, labels, label_set, _ = _prepare(X, y, cardinalities)
     n_labels = len(label_set)
-    k = _check_n_features(n_features, columns.shape[0])
+    k = check_n_features(n_features, columns.shape[0])
     order, _ = _core.greedy_discernibility(
-        columns, cards, labels, n_labels, k, n_threads=_check_threads(n_threads)
+        columns, cards, labels, n_labels, k, n_threads=check_threads(n_threads)
     )
     return order
-
-
-def _check_sigma(sigma: Any) -> float:
-    if isinstance(sigma, bool | np.bool_) or not isinstance(sigma, numbers.Real):
-        raise TypeError(f"sigma must be a real number, got {type(sigma).__name__}")
-    value = float(sigma)
-    if not (math.isfinite(value) and 0.0 <= value < 1.0):
-        raise ValueError(f"sigma must be in [0, 1), got {sigma!r}")
-    return value
 
 
 def minimum_discerning_attributes(
@@ -418,16 +391,16 @@ def minimum_discerning_attributes(
     >>> minimum_discerning_attributes(X, [1, 1, 1, 1])
     array([], dtype=int64)
     """
-    value = _check_sigma(sigma)
+    value = check_unit_interval(sigma, "sigma", low_closed=True)
     columns, cards, labels, label_set, _ = _prepare(X, y, cardinalities)
     n_labels = len(label_set)
     order, _ = _core.minimum_discerning_attributes(
-        columns, cards, labels, n_labels, value, n_threads=_check_threads(n_threads)
+        columns, cards, labels, n_labels, value, n_threads=check_threads(n_threads)
     )
     return order
 
 
-class PrivateKD(SelectorMixin, BaseEstimator):
+class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
     """Differentially private attribute selection by discernibility (PrivateKD).
 
     Selects ``n_features`` attributes in k = ``n_features`` rounds; each round picks a
@@ -465,7 +438,8 @@ class PrivateKD(SelectorMixin, BaseEstimator):
         Column names, when X was a DataFrame with string column names.
     epsilon_spent_ : float
         ε charged to the accountant.
-    privacy_ledger_ : list of (str, float)
+    privacy_ledger_ : list of LedgerEntry
+        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
         One entry per round, ε/k each; they add up exactly to ``epsilon_spent_``.
     classes_ : ndarray
         The label set: ``classes`` (sorted) when declared, else the labels of ``y``.
@@ -559,52 +533,45 @@ class PrivateKD(SelectorMixin, BaseEstimator):
             ``self``, fitted.
         """
         k = check_positive_int(self.n_features, "n_features")
-        epsilon = check_epsilon(self.epsilon)
-        threads = _check_threads(self.n_threads)
-        accountant = resolve_accountant(self.accountant)
-        accountant.check(epsilon)
-        seed = core_seed(self.random_state)
-        if cardinalities is None and not _is_encoded(X):
-            warnings.warn(
-                "PrivateKD: cardinalities were inferred from the data (max + 1 per "
-                "column); pass them (or an EncodedTable) to keep them public",
-                PrivacyLeakWarning,
-                stacklevel=2,
-            )
+        threads = check_threads(self.n_threads)
+        run = self._start_private_fit()
+        if cardinalities is None and not is_encoded(X):
+            warn_inferred_domain("cardinalities", owner="PrivateKD")
         columns, cards, labels, label_set, _ = _prepare(
             X, y, cardinalities, self.classes, owner="PrivateKD"
         )
         d = columns.shape[0]
-        k = _check_n_features(k, d)
-        step = epsilon / (4 * k)
+        k = check_n_features(k, d)
+        step = run.epsilon / (4 * k)
         order = _core.private_kd(
-            columns, cards, labels, len(label_set), k, step, seed, n_threads=threads
+            columns,
+            cards,
+            labels,
+            len(label_set),
+            k,
+            step,
+            run.seed(),
+            n_threads=threads,
         )
         validate_data(self, X, skip_check_array=True, reset=True)
-        accountant.spend(epsilon, label=f"PrivateKD: {k} exponential-mechanism rounds")
-        self.selection_order_ = order
-        support = np.zeros(d, dtype=bool)
-        support[order] = True
-        self.support_ = support
+        self._set_selection(order, d)
         self.n_features_in_ = d
         self.classes_ = label_set
-        self.epsilon_spent_ = epsilon
-        self.privacy_ledger_ = [
-            (
-                f"PrivateKD round {r + 1} of {k} (exponential mechanism, ε' = {step:g})",
-                part,
-            )
-            for r, part in enumerate(split_budget(epsilon, [1.0] * k))
-        ]
+        self._finish_private_fit(
+            run,
+            f"PrivateKD: {k} exponential-mechanism rounds",
+            [
+                (
+                    f"PrivateKD round {r + 1} of {k} (exponential mechanism, ε' = {step:g})",
+                    part,
+                )
+                for r, part in enumerate(split_budget(run.epsilon, [1.0] * k))
+            ],
+        )
         return self
-
-    def _get_support_mask(self) -> np.ndarray:
-        check_is_fitted(self, "support_")
-        return self.support_
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
         # X holds categorical codes 0 .. cardinality - 1.
         tags.input_tags.categorical = True
         tags.input_tags.positive_only = True

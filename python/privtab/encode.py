@@ -6,79 +6,19 @@ significant), so results can be cross-checked against NumPy.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
 from privtab import _core
-from privtab._validation import as_code_matrix, check_cardinalities, check_positive_int
+from privtab._validation import (
+    as_cardinalities,
+    as_code_matrix,
+    as_keys,
+    check_threads,
+)
 
 __all__ = ["mixed_radix_decode", "mixed_radix_encode"]
-
-_TWO_64 = 2**64
-
-
-def _check_threads(n_threads: int | None) -> int | None:
-    if n_threads is None:
-        return None
-    return check_positive_int(n_threads, "n_threads")
-
-
-def _as_cardinalities(cardinalities: Any) -> np.ndarray:
-    array = np.asarray(cardinalities)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(
-            f"cardinalities must be a non-empty 1-D sequence, got shape {array.shape}"
-        )
-    return check_cardinalities(array, array.shape[0])
-
-
-def _as_keys(keys: Any) -> np.ndarray:
-    try:
-        array = np.asarray(keys)
-    except (ValueError, OverflowError) as exc:
-        raise ValueError(f"keys is ragged or not array-like: {exc}") from exc
-    if array.dtype.kind == "f" and not isinstance(keys, np.ndarray):
-        # NumPy turns Python ints above 2**63 - 1 into floats; keep them exact.
-        as_objects = np.asarray(keys, dtype=object)
-        if as_objects.ndim == 1 and all(
-            isinstance(k, numbers.Integral) for k in as_objects
-        ):
-            array = as_objects
-    if array.ndim != 1:
-        raise ValueError(f"keys must be 1-dimensional, got {array.ndim} dimension(s)")
-    if array.size == 0:
-        raise ValueError("keys must be non-empty")
-    if array.dtype == object:
-        if not all(
-            isinstance(k, numbers.Integral) and not isinstance(k, bool | np.bool_)
-            for k in array
-        ):
-            raise TypeError("keys must hold integers, got dtype object")
-        values = [int(k) for k in array]
-        if min(values) < 0 or max(values) >= _TWO_64:
-            raise ValueError(
-                f"keys must be in [0, 2**64), got min {min(values)}, max {max(values)}"
-            )
-        return np.array(values, dtype=np.uint64)
-    if array.dtype.kind == "u":
-        return np.require(array, dtype=np.uint64, requirements=["C", "A"])
-    if array.dtype.kind == "i":
-        if array.min() < 0:
-            raise ValueError(f"keys must be >= 0, got {array.min()}")
-        return np.require(array, dtype=np.uint64, requirements=["C", "A"])
-    if array.dtype.kind == "f":
-        if not np.all(np.isfinite(array)):
-            raise ValueError("keys must contain only finite values (found NaN or inf)")
-        if not np.all(array == np.round(array)):
-            raise TypeError("keys must hold integers, got non-integral floats")
-        if array.min() < 0 or array.max() >= float(_TWO_64):
-            raise ValueError(
-                f"keys must be in [0, 2**64), got min {array.min()}, max {array.max()}"
-            )
-        return array.astype(np.uint64)
-    raise TypeError(f"keys must hold integers, got dtype {array.dtype}")
 
 
 def mixed_radix_encode(
@@ -128,7 +68,7 @@ def mixed_radix_encode(
     array([ 6,  0, 11], dtype=uint64)
     """
     array, cards = as_code_matrix(codes, "codes", cardinalities)
-    threads = _check_threads(n_threads)
+    threads = check_threads(n_threads)
     if array.flags.c_contiguous:
         return _core.mixed_radix_encode_rows(array, cards, n_threads=threads)
     # F-ordered codes are column-major already: their transpose is a C-contiguous view.
@@ -172,6 +112,6 @@ def mixed_radix_decode(
            [0, 0],
            [2, 3]], dtype=uint32)
     """
-    cards = _as_cardinalities(cardinalities)
-    array = _as_keys(keys)
-    return _core.mixed_radix_decode(array, cards, n_threads=_check_threads(n_threads))
+    cards = as_cardinalities(cardinalities)
+    array = as_keys(keys)
+    return _core.mixed_radix_decode(array, cards, n_threads=check_threads(n_threads))

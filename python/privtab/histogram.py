@@ -16,22 +16,23 @@ References
 from __future__ import annotations
 
 import math
-import numbers
 import sys
 from typing import Any
 
 import numpy as np
 
 from privtab import _core
-from privtab._random import RandomState, core_seed
+from privtab._estimator import PrivateRun
+from privtab._random import RandomState
 from privtab._validation import (
     as_code_columns,
     check_cardinalities,
-    check_epsilon,
     check_positive_int,
+    check_real,
     infer_code_columns,
+    is_encoded,
 )
-from privtab.accountant import BudgetAccountant, resolve_accountant
+from privtab.accountant import BudgetAccountant
 from privtab.encode import mixed_radix_decode
 
 __all__ = ["SparseHistogram", "thresholded_histogram"]
@@ -184,12 +185,6 @@ class SparseHistogram:
         return np.repeat(self.to_codes(), counts, axis=0)
 
 
-def _check_real(value: Any, name: str) -> float:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return float(value)
-
-
 def thresholded_histogram(
     codes: Any,
     cardinalities: Any,
@@ -308,12 +303,11 @@ def thresholded_histogram(
     >>> bool(np.all(hist.values > hist.threshold))
     True
     """
-    epsilon = check_epsilon(epsilon)
-    A = _check_real(A, "A")
+    A = check_real(A, "A")
     if not (math.isfinite(A) and A >= 0):
         raise ValueError(f"A must be finite and >= 0, got {A!r}")
     if threshold is not None:
-        threshold = _check_real(threshold, "threshold")
+        threshold = check_real(threshold, "threshold")
         if not (math.isfinite(threshold) and abs(threshold) < _MAX_THRESHOLD):
             raise ValueError(
                 f"threshold must be finite with |threshold| < 2**53, got {threshold!r}"
@@ -324,10 +318,10 @@ def thresholded_histogram(
         raise ValueError(f"noise must be 'laplace' or 'discrete', got {noise!r}")
     max_cells = check_positive_int(max_cells, "max_cells")
     max_cells = min(max_cells, int(np.iinfo(np.uint64).max))
-    acc = resolve_accountant(accountant)
-    acc.check(epsilon)
+    run = PrivateRun.start(epsilon, random_state, accountant)
+    epsilon = run.epsilon
 
-    table_like = hasattr(codes, "codes") and hasattr(codes, "cardinalities")
+    table_like = is_encoded(codes)
     if table_like and cardinalities is None:
         cardinalities = codes.cardinalities
     raw = codes.codes if table_like else codes
@@ -354,11 +348,10 @@ def thresholded_histogram(
                 f"the default threshold A * ln(n) / epsilon = {threshold!r} is not "
                 "below 2**53; pass a smaller A or a threshold"
             )
-    seed = core_seed(random_state)
     keys, values = _core.thresholded_histogram(
-        columns, cards, epsilon, threshold, noise, max_cells, seed
+        columns, cards, epsilon, threshold, noise, max_cells, run.seed()
     )
-    acc.spend(epsilon, label="thresholded_histogram")
+    run.spend("thresholded_histogram")
     return SparseHistogram(
         keys,
         values,

@@ -26,12 +26,12 @@ import scipy.sparse
 
 from privtab import _core
 from privtab._binary import BinaryMatrix, as_binary_matrix
-from privtab.encode import _check_threads
+from privtab._validation import check_limits, check_threads
 
 __all__ = ["Itemsets", "maximal_itemsets", "maximal_kac_sets", "read_transactions"]
 
 
-class Itemsets(list):  # type: ignore[type-arg]
+class Itemsets(list[np.ndarray]):
     """Maximal sets: a list of sorted ``int64`` arrays of column indices.
 
     Sets come by decreasing size, then in lexicographic order of their column indices,
@@ -109,27 +109,6 @@ def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
     )
 
 
-def _check_limits(max_sets: Any, time_limit: Any) -> None:
-    if max_sets is not None and (
-        isinstance(max_sets, bool | np.bool_)
-        or not isinstance(max_sets, numbers.Integral)
-    ):
-        raise TypeError(
-            f"max_sets must be an int or None, got {type(max_sets).__name__}"
-        )
-    if max_sets is not None and max_sets < 1:
-        raise ValueError(f"max_sets must be >= 1, got {max_sets}")
-    if time_limit is not None and (
-        isinstance(time_limit, bool | np.bool_)
-        or not isinstance(time_limit, numbers.Real)
-    ):
-        raise TypeError(
-            f"time_limit must be a number of seconds or None, got {type(time_limit).__name__}"
-        )
-    if time_limit is not None and not (math.isfinite(time_limit) and time_limit >= 0):
-        raise ValueError(f"time_limit must be finite and >= 0, got {time_limit}")
-
-
 def _threshold(value: Any, name: str, n_rows: int, *, fraction: bool) -> int:
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be an int or a float, got bool")
@@ -147,7 +126,7 @@ def _threshold(value: Any, name: str, n_rows: int, *, fraction: bool) -> int:
     raise TypeError(f"{name} must be {kind}, got {type(value).__name__}")
 
 
-def _mine(
+def mine_maximal_sets(
     matrix: BinaryMatrix,
     threshold: int,
     predicate: str,
@@ -155,6 +134,10 @@ def _mine(
     time_limit: float | None,
     n_threads: int | None = None,
 ) -> Itemsets:
+    """Run the core's maximal-set enumerator on a validated matrix (arguments checked).
+
+    ``predicate`` is ``"frequency"`` (support >= ``threshold``) or the k-AC test.
+    """
     offsets, items, measures, complete = _core.maximal_sets(
         matrix.indptr,
         matrix.indices,
@@ -239,9 +222,9 @@ def maximal_itemsets(
     """
     matrix = as_binary_matrix(B, "B")
     threshold = _threshold(min_support, "min_support", matrix.n_rows, fraction=True)
-    _check_limits(max_sets, time_limit)
-    return _mine(
-        matrix, threshold, "frequency", max_sets, time_limit, _check_threads(n_threads)
+    check_limits(max_sets, time_limit)
+    return mine_maximal_sets(
+        matrix, threshold, "frequency", max_sets, time_limit, check_threads(n_threads)
     )
 
 
@@ -304,12 +287,12 @@ def maximal_kac_sets(
     """
     matrix = as_binary_matrix(B, "B")
     threshold = _threshold(k, "k", matrix.n_rows, fraction=False)
-    _check_limits(max_sets, time_limit)
-    return _mine(
+    check_limits(max_sets, time_limit)
+    return mine_maximal_sets(
         matrix,
         threshold,
         "containment",
         max_sets,
         time_limit,
-        _check_threads(n_threads),
+        check_threads(n_threads),
     )

@@ -16,20 +16,26 @@ differential privacy: k-AC is a syntactic guarantee on the released columns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.feature_selection import SelectorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privtab import _core
-from privtab._binary import BinaryMatrix, as_binary_labels, as_binary_matrix, ham_scores
-from privtab._validation import check_positive_int
-from privtab.encode import _check_threads
-from privtab.itemsets import Itemsets, _check_limits, _mine
+from privtab._binary import BinaryMatrix, as_binary_matrix, ham_scores
+from privtab._estimator import SupportSelectorMixin
+from privtab._validation import (
+    as_binary_labels,
+    check_bool,
+    check_choice,
+    check_limits,
+    check_positive_int,
+    check_threads,
+    validate_data,
+)
+from privtab.itemsets import Itemsets, mine_maximal_sets
 
 __all__ = [
     "CMGreedy",
@@ -141,7 +147,7 @@ def containment_anonymity(
         if features is None
         else _as_features(features, M.n_features, "features")
     )
-    return _anonymity(M, S, _check_threads(n_threads))
+    return _anonymity(M, S, check_threads(n_threads))
 
 
 def _prepare(B: Any, y: Any, S: Any) -> tuple[BinaryMatrix, np.ndarray, np.ndarray]:
@@ -454,27 +460,13 @@ class _Data:
 _DENSE_CELLS = 1 << 25
 
 
-def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(
-            f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
-        )
-    return value
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
-_UTILITIES: dict[str, Callable[[BinaryMatrix, np.ndarray, np.ndarray], float]] = {
+_UTILITIES: dict[str, Callable[[BinaryMatrix, np.ndarray, Sequence[int]], float]] = {
     "ham": lambda M, p, S: ham_utility(M, p, S),
     "distcnt": lambda M, p, S: distcnt_utility(M, p, S),
 }
 
 
-class _BinarySelector(SelectorMixin, BaseEstimator):
+class _BinarySelector(SupportSelectorMixin, BaseEstimator):
     """Shared fit plumbing of the selectors on binary data (not public)."""
 
     def _fit_data(self, B: Any, y: Any, k: int) -> _Data:
@@ -485,25 +477,17 @@ class _BinarySelector(SelectorMixin, BaseEstimator):
                 f"k = {k} exceeds the number of rows ({M.n_rows}): not even the empty "
                 "feature set is k-anonymous"
             )
-        return _Data(M, positive, _check_threads(getattr(self, "n_threads", None)))
+        return _Data(M, positive, check_threads(getattr(self, "n_threads", None)))
 
     def _finish(self, B: Any, data: _Data, order: list[int]) -> None:
         validate_data(self, B, skip_check_array=True, reset=True)
         self.n_features_in_ = data.matrix.n_features
-        self.selection_order_ = np.asarray(order, dtype=np.int64)
-        support = np.zeros(data.matrix.n_features, dtype=bool)
-        support[self.selection_order_] = True
-        self.support_ = support
+        self._set_selection(order, data.matrix.n_features)
         self.anonymity_ = int(_anonymity(data.matrix, order, data.n_threads).min())
         self.k_anonymity_ = int(_class_sizes(data.matrix, order, data.n_threads).min())
 
-    def _get_support_mask(self) -> np.ndarray:
-        check_is_fitted(self, "support_")
-        return self.support_
-
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
         tags.input_tags.sparse = True
         tags.input_tags.positive_only = True
         return tags
@@ -560,37 +544,30 @@ def _best_of_largest(data: _Data, est: KACSelector, sets: Itemsets) -> list[int]
     return [int(f) for f in best[np.lexsort((best, -pairs[best]))]]
 
 
-def _kac_maximal(data: _Data, est: KACSelector) -> list[int]:
-    # Every itemset with support ≥ k is k-AC: each row's pattern on S is contained in
-    # S, and at least k rows contain S.
-    sets = _mine(
-        data.matrix,
-        int(est.k),
-        "frequency",
-        est.max_sets,
-        est.time_limit,
-        data.n_threads,
-    )
-    return _best_of_largest(data, est, sets)
+def _kac_maximal_sets(
+    predicate: str,
+) -> Callable[[_Data, KACSelector], list[int]]:
+    # With "frequency" every itemset with support ≥ k is k-AC: each row's pattern on S
+    # is contained in S, and at least k rows contain S. "containment" is exact k-AC.
+    def choose(data: _Data, est: KACSelector) -> list[int]:
+        sets = mine_maximal_sets(
+            data.matrix,
+            int(est.k),
+            predicate,
+            est.max_sets,
+            est.time_limit,
+            data.n_threads,
+        )
+        return _best_of_largest(data, est, sets)
 
-
-def _kac_maximal_feasible(data: _Data, est: KACSelector) -> list[int]:
-    sets = _mine(
-        data.matrix,
-        int(est.k),
-        "containment",
-        est.max_sets,
-        est.time_limit,
-        data.n_threads,
-    )
-    return _best_of_largest(data, est, sets)
+    return choose
 
 
 _KAC_METHODS: dict[str, Callable[[_Data, KACSelector], list[int]]] = {
     "greedy_distcnt": _kac_greedy_distcnt,
     "greedy_ham": _kac_greedy_ham,
-    "maximal": _kac_maximal,
-    "maximal_feasible": _kac_maximal_feasible,
+    "maximal": _kac_maximal_sets("frequency"),
+    "maximal_feasible": _kac_maximal_sets("containment"),
 }
 
 
@@ -730,11 +707,11 @@ class KACSelector(_BinarySelector):
             ``self``, fitted.
         """
         k = check_positive_int(self.k, "k")
-        method = _check_choice(self.method, "method", tuple(_KAC_METHODS))
-        utility = _check_choice(self.utility, "utility", tuple(_UTILITIES))
+        method = check_choice(self.method, "method", tuple(_KAC_METHODS))
+        utility = check_choice(self.utility, "utility", tuple(_UTILITIES))
         check_positive_int(self.top_t, "top_t")
-        _check_bool(self.skip_infeasible, "skip_infeasible")
-        _check_limits(self.max_sets, self.time_limit)
+        check_bool(self.skip_infeasible, "skip_infeasible")
+        check_limits(self.max_sets, self.time_limit)
         data = self._fit_data(B, y, k)
         self.complete_ = True
         order = _KAC_METHODS[method](data, self)
@@ -791,8 +768,8 @@ class KAnonymityGreedy(_BinarySelector):
     def fit(self, B: Any, y: Any) -> KAnonymityGreedy:
         """Select the features of B (see :meth:`KACSelector.fit`)."""
         k = check_positive_int(self.k, "k")
-        utility = _check_choice(self.utility, "utility", tuple(_UTILITIES))
-        skip = _check_bool(self.skip_infeasible, "skip_infeasible")
+        utility = check_choice(self.utility, "utility", tuple(_UTILITIES))
+        skip = check_bool(self.skip_infeasible, "skip_infeasible")
         data = self._fit_data(B, y, k)
         search = _greedy_ham if utility == "ham" else _greedy_distcnt
         order = search(data, data.k_anonymous(k), skip)

@@ -20,18 +20,13 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.feature_selection import SelectorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from privtab import _core
 from privtab._binary import as_binary_matrix, ham_scores
-from privtab._random import RandomState, check_random_state, core_seed
-from privtab._validation import check_epsilon, check_labels, check_positive_int
-from privtab.accountant import (
-    BudgetAccountant,
-    resolve_accountant,
-    split_budget,
-)
+from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
+from privtab._random import RandomState, core_seed
+from privtab._validation import check_labels, check_positive_int
+from privtab.accountant import BudgetAccountant, split_budget
 from privtab.mechanisms import (
     discrete_laplace_mechanism,
     exponential_mechanism,
@@ -159,7 +154,7 @@ def randomization_flipping(
     )
 
 
-class _DPRelease(SelectorMixin, BaseEstimator):
+class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
     """Shared fit of the two DP baselines; subclasses pick the selection mechanism."""
 
     _mechanism = ""
@@ -207,7 +202,6 @@ class _DPRelease(SelectorMixin, BaseEstimator):
         -------
         self
         """
-        epsilon = check_epsilon(self.epsilon)
         t = check_positive_int(self.n_features, "n_features")
         max_cells = check_positive_int(self.max_cells, "max_cells")
         if t + 1 >= 64 or 2 ** (t + 1) > max_cells:
@@ -215,8 +209,7 @@ class _DPRelease(SelectorMixin, BaseEstimator):
                 f"n_features = {t} needs a histogram of 2^{t + 1} cells, more than "
                 f"max_cells = {max_cells}"
             )
-        accountant = resolve_accountant(self.accountant)
-        accountant.check(epsilon)
+        run = self._start_private_fit()
         matrix = as_binary_matrix(B)
         m = matrix.n_features
         if t > m:
@@ -239,18 +232,15 @@ class _DPRelease(SelectorMixin, BaseEstimator):
                 f"record has the class {classes[absent : absent + 1].tolist()[0]!r}"
             )
         sensitivity = 1.0 / min(n_positive, matrix.n_rows - n_positive)
-        parts = split_budget(epsilon, [1.0] * t + [float(t)])
+        parts = split_budget(run.epsilon, [1.0] * t + [float(t)])
         steps, release = parts[:t], parts[t]
-        generator = (
-            None if self.random_state is None else check_random_state(self.random_state)
-        )
+        generator = run.random_state
         scratch = BudgetAccountant()
         order = self._select(
             ham_scores(matrix, positive), sensitivity, steps, generator, scratch
         )
-        support = np.zeros(m, dtype=bool)
-        support[order] = True
-        selected = np.flatnonzero(support)
+        self._set_selection(order, m)
+        selected = np.flatnonzero(self.support_)
         bits = matrix.dense(selected).astype(np.int64)
         keys = (bits << np.arange(t, dtype=np.int64)).sum(axis=1)
         keys += positive.astype(np.int64) << t
@@ -267,34 +257,24 @@ class _DPRelease(SelectorMixin, BaseEstimator):
             (cells[:, None] >> np.arange(t, dtype=np.int64)) & 1
         ).astype(np.uint8)
         self.synthetic_y_ = classes[(cells >> t) & 1]
-        accountant.spend(epsilon, label=f"{type(self).__name__}: {t} picks + release")
         self.n_features_in_ = m
         if matrix.feature_names is not None:
             self.feature_names_in_ = matrix.feature_names
         self.classes_ = classes
-        self.support_ = support
-        self.selection_order_ = np.asarray(order, dtype=np.int64)
         self.ham_sensitivity_ = sensitivity
         self.noisy_counts_ = np.asarray(noisy, dtype=np.int64)
-        self.epsilon_spent_ = epsilon
-        self.privacy_ledger_ = [
-            (f"pick {r + 1} of {t} ({self._mechanism})", part)
-            for r, part in enumerate(steps)
-        ]
-        self.privacy_ledger_.append(
-            (f"noisy histogram of 2^{t + 1} cells (discrete Laplace)", release)
+        self._finish_private_fit(
+            run,
+            f"{type(self).__name__}: {t} picks + release",
+            [
+                *(
+                    (f"pick {r + 1} of {t} ({self._mechanism})", part)
+                    for r, part in enumerate(steps)
+                ),
+                (f"noisy histogram of 2^{t + 1} cells (discrete Laplace)", release),
+            ],
         )
         return self
-
-    def _get_support_mask(self) -> np.ndarray:
-        check_is_fitted(self, "support_")
-        return self.support_
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        tags.non_deterministic = self.random_state is None
-        return tags
 
 
 class LaplaceDPRelease(_DPRelease):
@@ -339,7 +319,8 @@ class LaplaceDPRelease(_DPRelease):
         ``classes`` (sorted) when declared, else the two labels of ``y``.
     epsilon_spent_ : float
         Equal to ``epsilon``.
-    privacy_ledger_ : list of (str, float)
+    privacy_ledger_ : list of LedgerEntry
+        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
         One entry per pick and one for the release; sums to ``epsilon``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -475,7 +456,8 @@ class ExponentialDPRelease(_DPRelease):
         ``classes`` (sorted) when declared, else the two labels of ``y``.
     epsilon_spent_ : float
         Equal to ``epsilon``.
-    privacy_ledger_ : list of (str, float)
+    privacy_ledger_ : list of LedgerEntry
+        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
         One entry per pick and one for the release; sums to ``epsilon``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str

@@ -34,13 +34,21 @@ from scipy import optimize, special
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
 from privtab import _core
-from privtab._random import RandomState, check_random_state, core_seed
-from privtab._validation import check_epsilon, check_labels, check_positive
-from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
+from privtab._estimator import DPEstimatorMixin
+from privtab._random import RandomState, core_seed
+from privtab._validation import (
+    check_bool,
+    check_choice,
+    check_epsilon,
+    check_labels,
+    check_positive,
+    validate_data,
+)
+from privtab.accountant import BudgetAccountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
 
 __all__ = [
@@ -413,8 +421,7 @@ def erm_minimizer(
     >>> bool(w[0] > 0)
     True
     """
-    if loss not in _LOSSES:
-        raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
+    check_choice(loss, "loss", _LOSSES)
     huber_h = check_positive(huber_h, "huber_h")
     C = check_positive(C, "C")
     Z = np.asarray(Z, dtype=np.float64)
@@ -454,7 +461,7 @@ def _release_weights(
 
 
 # Estimators ------------------------------------------------------------------------------
-class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
+class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Shared fit/predict of the two DP linear classifiers (one-vs-rest beyond 2 classes)."""
 
     _loss: ClassVar[str]
@@ -466,6 +473,8 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
     random_state: RandomState
     accountant: BudgetAccountant | None
     classes: Any
+    epsilon_prime_: np.ndarray | None
+    extra_regularization_: np.ndarray | None
 
     def _curvature(self) -> float:
         raise NotImplementedError
@@ -495,10 +504,8 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        epsilon = check_epsilon(self.epsilon)
         C = check_positive(self.C, "C")
-        if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+        check_choice(self.method, "method", _METHODS)
         c = self._curvature()
         huber_h = self._huber_h()
         data_norm = (
@@ -506,12 +513,8 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
             if self.data_norm is None
             else check_positive(self.data_norm, "data_norm")
         )
-        if not isinstance(self.fit_intercept, bool | np.bool_):
-            raise TypeError(
-                f"fit_intercept must be a bool, got {type(self.fit_intercept).__name__}"
-            )
-        acc = resolve_accountant(self.accountant)
-        acc.check(epsilon)
+        check_bool(self.fit_intercept, "fit_intercept")
+        run = self._start_private_fit()
 
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
@@ -538,10 +541,10 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
 
         binary = classes.shape[0] == 2
         targets = [classes[1]] if binary else list(classes)
-        parts = [epsilon] if binary else split_budget(epsilon, [1.0] * len(targets))
-        rng = (
-            None if self.random_state is None else check_random_state(self.random_state)
+        parts = (
+            [run.epsilon] if binary else split_budget(run.epsilon, [1.0] * len(targets))
         )
+        rng = run.random_state
         l1_sensitivity = output_perturbation_l1_sensitivity(n, n_weights, C)
         if self.method == "objective":
             # Unit-scale draws, rescaled per model: exp(-‖b‖/s) is a scale family.
@@ -614,9 +617,9 @@ class _DPLinearClassifier(ClassifierMixin, BaseEstimator):
                 f"{name} ({self.method} perturbation), class {t!r} vs rest"
                 for t in targets
             ]
-        self.privacy_ledger_ = list(zip(labels, parts, strict=True))
-        self.epsilon_spent_ = epsilon
-        acc.spend(epsilon, label=f"{name} ({self.method} perturbation)")
+        self._finish_private_fit(
+            run, f"{name} ({self.method} perturbation)", zip(labels, parts, strict=True)
+        )
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -710,7 +713,8 @@ class DPLogisticRegression(_DPLinearClassifier):
     n_iter_ : ndarray of shape (n_models,)
         L-BFGS iterations.
     epsilon_spent_ : float
-    privacy_ledger_ : list of (str, float)
+    privacy_ledger_ : list of LedgerEntry
+        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
         One entry per binary model; the entries sum exactly to ``epsilon_spent_``.
 
     Raises
@@ -912,7 +916,8 @@ class DPLinearSVC(_DPLinearClassifier):
         ``ε'`` and ``Δ`` of objective perturbation (``None`` for ``method="output"``).
     n_iter_ : ndarray of shape (n_models,)
     epsilon_spent_ : float
-    privacy_ledger_ : list of (str, float)
+    privacy_ledger_ : list of LedgerEntry
+        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
 
     Raises
     ------

@@ -23,15 +23,17 @@ from typing import Any
 import numpy as np
 
 from privtab import _core
-from privtab._random import RandomState, check_random_state, core_seed
+from privtab._estimator import PrivateRun
+from privtab._random import RandomState, core_seed
 from privtab._validation import (
     as_float_array,
     as_int_array,
+    check_bool,
     check_epsilon,
     check_positive,
     check_positive_int,
 )
-from privtab.accountant import BudgetAccountant, resolve_accountant
+from privtab.accountant import BudgetAccountant
 
 __all__ = [
     "discrete_laplace_mechanism",
@@ -114,14 +116,11 @@ def laplace_mechanism(
     >>> type(laplace_mechanism(3.0, 1.0, 1.0, random_state=0))
     <class 'float'>
     """
-    epsilon = check_epsilon(epsilon)
     sensitivity = check_positive(sensitivity, "sensitivity")
-    acc = resolve_accountant(accountant)
-    acc.check(epsilon)
+    run = PrivateRun.start(epsilon, random_state, accountant)
     array = as_float_array(values, "values")
-    seed = core_seed(random_state)
-    noisy = _core.add_laplace(array.reshape(-1), sensitivity, epsilon, seed)
-    acc.spend(epsilon, label="laplace_mechanism")
+    noisy = _core.add_laplace(array.reshape(-1), sensitivity, run.epsilon, run.seed())
+    run.spend("laplace_mechanism")
     if array.ndim == 0:
         return float(noisy[0])
     return noisy.reshape(array.shape)
@@ -192,14 +191,13 @@ def discrete_laplace_mechanism(
     >>> type(discrete_laplace_mechanism(7, 1.0, 1.0, random_state=1))
     <class 'int'>
     """
-    epsilon = check_epsilon(epsilon)
     sensitivity = check_positive(sensitivity, "sensitivity")
-    acc = resolve_accountant(accountant)
-    acc.check(epsilon)
+    run = PrivateRun.start(epsilon, random_state, accountant)
     array = as_int_array(values, "values")
-    seed = core_seed(random_state)
-    noisy = _core.add_discrete_laplace(array.reshape(-1), sensitivity, epsilon, seed)
-    acc.spend(epsilon, label="discrete_laplace_mechanism")
+    noisy = _core.add_discrete_laplace(
+        array.reshape(-1), sensitivity, run.epsilon, run.seed()
+    )
+    run.spend("discrete_laplace_mechanism")
     if array.ndim == 0:
         return int(noisy[0])
     return noisy.reshape(array.shape)
@@ -279,12 +277,8 @@ def exponential_mechanism(
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive(sensitivity, "sensitivity")
     size = check_positive_int(size, "size")
-    if not isinstance(replace, bool | np.bool_):
-        raise TypeError(f"replace must be a bool, got {type(replace).__name__}")
-    replace = bool(replace)
-    total = size * epsilon
-    acc = resolve_accountant(accountant)
-    acc.check(total)
+    replace = check_bool(replace, "replace")
+    run = PrivateRun.start(size * epsilon, random_state, accountant)
     array = as_float_array(scores, "scores")
     if array.ndim != 1:
         raise ValueError(f"scores must be 1-dimensional, got {array.ndim} dimension(s)")
@@ -296,7 +290,7 @@ def exponential_mechanism(
             f"replace=False, got {size}"
         )
     factor = epsilon / (2.0 * sensitivity)
-    generator = None if random_state is None else check_random_state(random_state)
+    generator = run.random_state
     if replace:
         chosen = _core.exponential_mechanism(
             _log_weights(array, factor), size, True, _next_seed(generator)
@@ -308,7 +302,7 @@ def exponential_mechanism(
     label = "exponential_mechanism"
     if size > 1:
         label += f" ({size} {draws} {how} replacement)"
-    acc.spend(total, label=label)
+    run.spend(label)
     return chosen
 
 

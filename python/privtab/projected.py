@@ -12,28 +12,25 @@ and use for prediction", ECML PKDD 2012, Sections 2.1-2.3.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState, check_random_state
 from privtab._validation import (
     as_code_columns,
-    check_epsilon,
     check_labels,
     check_positive,
     check_positive_int,
+    check_unit_interval,
     infer_code_columns,
+    is_encoded,
 )
-from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
-from privtab.discernibility import (
-    PrivateKD,
-    _check_sigma,
-    minimum_discerning_attributes,
-)
+from privtab.accountant import BudgetAccountant, split_budget
+from privtab.discernibility import PrivateKD, minimum_discerning_attributes
 from privtab.histogram import SparseHistogram, thresholded_histogram
 from privtab.table import lei_bins
 
@@ -138,7 +135,7 @@ def estimate_n_features(
     n = check_positive_int(n, "n", minimum=2)
     n_predictors = check_positive_int(n_predictors, "n_predictors")
     n_classes = check_positive_int(n_classes, "n_classes", minimum=2)
-    sigma = _check_sigma(sigma)
+    sigma = check_unit_interval(sigma, "sigma", low_closed=True)
     rng = check_random_state(random_state)
     codes, labels, bins = _simulate_table(n, n_predictors, n_classes, rng)
     chosen = minimum_discerning_attributes(
@@ -241,7 +238,7 @@ def estimate_gamma(
     return need / (need + eps_p * z)
 
 
-class ProjectedHistogram(BaseEstimator):
+class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
     """A DP histogram of the target and ``k`` privately chosen predictors.
 
     Parameters
@@ -303,7 +300,8 @@ class ProjectedHistogram(BaseEstimator):
         in ``selection_order_``; ``None`` for plain codes.
     epsilon_spent_ : float
         ``epsilon``.
-    privacy_ledger_ : list of (str, float)
+    privacy_ledger_ : list of LedgerEntry
+        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
         ``[("PrivateKD", (1 - gamma) * epsilon), ("thresholded_histogram",
         gamma * epsilon)]`` (just the histogram when ``k`` keeps every predictor);
         the parts add up exactly to ``epsilon_spent_``.
@@ -357,8 +355,10 @@ class ProjectedHistogram(BaseEstimator):
     ... ).fit(X, y, cardinalities=[3] * 5)
     >>> sorted(model.selection_order_.tolist())
     [0, 1]
-    >>> model.privacy_ledger_
+    >>> [(label, eps) for label, eps in model.privacy_ledger_]
     [('PrivateKD', 1.0), ('thresholded_histogram', 1.0)]
+    >>> model.privacy_ledger_[0].guarantee
+    'dp'
     >>> X_syn, y_syn = model.synthetic()
     >>> X_syn.shape[1], acc.spent
     (2, 2.0)
@@ -411,8 +411,11 @@ class ProjectedHistogram(BaseEstimator):
         ProjectedHistogram
             ``self``, fitted.
         """
-        epsilon = check_epsilon(self.epsilon)
-        gamma = self._check_gamma()
+        gamma = (
+            None
+            if self.gamma is None
+            else check_unit_interval(self.gamma, "gamma", high_closed=True)
+        )
         k_given = (
             None
             if self.n_features is None
@@ -420,7 +423,7 @@ class ProjectedHistogram(BaseEstimator):
         )
         A = check_positive(self.A, "A")
         B = check_positive(self.B, "B")
-        sigma = _check_sigma(self.sigma)
+        sigma = check_unit_interval(self.sigma, "sigma", low_closed=True)
         if not isinstance(self.noise, str):
             raise TypeError(f"noise must be a str, got {type(self.noise).__name__}")
         if self.noise not in ("laplace", "discrete"):
@@ -428,15 +431,14 @@ class ProjectedHistogram(BaseEstimator):
                 f"noise must be 'laplace' or 'discrete', got {self.noise!r}"
             )
         max_cells = check_positive_int(self.max_cells, "max_cells")
-        rng = check_random_state(self.random_state)
-        # None reaches the kernels as None, so that their noise is keyed from the
-        # operating system directly rather than through NumPy's generator.
-        noise_state = None if self.random_state is None else rng
-        accountant = resolve_accountant(self.accountant)
-        accountant.check(epsilon)
+        run = self._start_private_fit()
+        # The simulations that choose k and gamma use public quantities only; the
+        # noise state stays None without a seed, so the kernels key it from the OS.
+        noise_state = run.random_state
+        rng = np.random.default_rng() if noise_state is None else noise_state
 
         categories = getattr(X, "categories", None)
-        if cardinalities is None and not hasattr(X, "cardinalities"):
+        if cardinalities is None and not is_encoded(X):
             columns, cards = infer_code_columns(X, "X", stacklevel=2)
         else:
             columns, cards = as_code_columns(X, "X", cardinalities=cardinalities)
@@ -465,7 +467,7 @@ class ProjectedHistogram(BaseEstimator):
 
         internal = BudgetAccountant()
         if gamma < 1.0:
-            eps_p, eps_h = split_budget(epsilon, [1.0 - gamma, gamma])
+            eps_p, eps_h = split_budget(run.epsilon, [1.0 - gamma, gamma])
             selector = PrivateKD(
                 k,
                 eps_p,
@@ -476,7 +478,7 @@ class ProjectedHistogram(BaseEstimator):
             order = np.asarray(selector.selection_order_, dtype=np.int64)
             ledger = [("PrivateKD", eps_p), ("thresholded_histogram", eps_h)]
         else:
-            eps_h = epsilon
+            eps_h = run.epsilon
             order = np.arange(n_predictors, dtype=np.int64)
             ledger = [("thresholded_histogram", eps_h)]
 
@@ -510,9 +512,7 @@ class ProjectedHistogram(BaseEstimator):
             if categories is None
             else [np.asarray(categories[j], dtype=object) for j in order.tolist()]
         )
-        self.privacy_ledger_ = ledger
-        self.epsilon_spent_ = epsilon
-        accountant.spend(epsilon, label="ProjectedHistogram")
+        self._finish_private_fit(run, "ProjectedHistogram", ledger)
         return self
 
     def synthetic(self, *, decode: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -556,18 +556,4 @@ class ProjectedHistogram(BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.non_deterministic = True
         return tags
-
-    def _check_gamma(self) -> float | None:
-        if self.gamma is None:
-            return None
-        if isinstance(self.gamma, bool | np.bool_) or not isinstance(
-            self.gamma, numbers.Real
-        ):
-            raise TypeError(
-                f"gamma must be a real number, got {type(self.gamma).__name__}"
-            )
-        if not (0.0 < float(self.gamma) <= 1.0):
-            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
-        return float(self.gamma)

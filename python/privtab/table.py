@@ -171,7 +171,7 @@ class EncodedTable:
         codes: Any,
         cardinalities: Any,
         columns: Sequence[Hashable] | None = None,
-        categories: Sequence[Sequence[Any]] | None = None,
+        categories: Sequence[Any] | None = None,
     ) -> None:
         column_major, cards = as_code_columns(codes, "codes", cardinalities)
         n_columns = column_major.shape[0]
@@ -184,15 +184,14 @@ class EncodedTable:
             )
         if len(set(columns)) != n_columns:
             raise ValueError(f"columns must be unique, got {columns!r}")
-        if categories is None:
-            categories = [np.arange(int(k)) for k in cards]
-        categories = [_as_object_array(c) for c in categories]
-        if len(categories) != n_columns:
+        given = [np.arange(int(k)) for k in cards] if categories is None else categories
+        category_arrays = [_as_object_array(c) for c in given]
+        if len(category_arrays) != n_columns:
             raise ValueError(
                 f"categories must have one entry per column ({n_columns}), "
-                f"got {len(categories)}"
+                f"got {len(category_arrays)}"
             )
-        for j, (cats, card) in enumerate(zip(categories, cards, strict=True)):
+        for j, (cats, card) in enumerate(zip(category_arrays, cards, strict=True)):
             if len(cats) != int(card):
                 raise ValueError(
                     f"categories[{j}] has {len(cats)} entries but column "
@@ -202,7 +201,7 @@ class EncodedTable:
         self.codes: np.ndarray = column_major.T
         self.cardinalities: np.ndarray = cards.astype(np.int64)
         self.columns: list[Hashable] = columns
-        self.categories: list[np.ndarray] = categories
+        self.categories: list[np.ndarray] = category_arrays
 
     @property
     def n_rows(self) -> int:
@@ -1034,7 +1033,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         import polars as pl
 
         series = []
-        for j, name in enumerate(self.columns_):
+        for j, column in enumerate(self.columns_):
+            name = str(column)  # polars names are strings (those of the fitted frame)
             if self.kinds_[j] == "numeric":
                 series.append(pl.Series(name, decoded[j]).fill_nan(None))
                 continue
@@ -1053,7 +1053,7 @@ def _names_mismatch(names: list[Hashable], fitted: list[Hashable]) -> str:
     written against scikit-learn transformers recognises the error.
     """
 
-    def listing(values: list[Hashable]) -> str:
+    def listing(values: list[Any]) -> str:
         with contextlib.suppress(TypeError):
             values = sorted(values)
         shown = [f"- {v}\n" for v in values[:5]]

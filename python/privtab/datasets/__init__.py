@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
+from privtab._validation import check_bool
+
 __all__ = ["load_adult", "load_adult_binary"]
 
 ADULT_DOMAINS: dict[str, list[str]] = {
@@ -105,7 +107,7 @@ labels removed, both files concatenated.
 
 
 def _read_adult() -> pd.DataFrame:
-    source = resources.files("privtab.datasets").joinpath("data", "adult.csv.gz")
+    source = resources.files("privtab.datasets") / "data" / "adult.csv.gz"
     with resources.as_file(source) as path:
         raw = pd.read_csv(
             path,
@@ -179,8 +181,7 @@ def load_adult(*, as_frame: bool = True, return_X_y: bool = False) -> Any:
     (17.0, 90.0)
     """
     for name, value in (("as_frame", as_frame), ("return_X_y", return_X_y)):
-        if not isinstance(value, bool | np.bool_):
-            raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+        check_bool(value, name)
     frame = _read_adult()
     feature_names = ADULT_COLUMNS[:-1]
     target_name = ADULT_COLUMNS[-1]

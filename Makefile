@@ -1,0 +1,35 @@
+# Developer shortcuts. `make test` is the one test command (tests/run.sh, as CI runs it);
+# the other targets run parts of it against an existing .venv.
+.DEFAULT_GOAL := help
+.PHONY: help dev test lint bench
+
+VENV ?= .venv
+PYTHON3 ?= python3
+BIN := $(VENV)/bin
+# Every benchmark script by default; pick some with `make bench BENCHES=benches/bench_noise.py`.
+BENCHES ?= $(wildcard benches/bench_*.py)
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+dev: ## build the extension (release) into .venv, with the test extras
+	test -x $(BIN)/python || $(PYTHON3) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "maturin>=1.9,<2"
+	VIRTUAL_ENV=$(abspath $(VENV)) PYO3_PYTHON=$(abspath $(BIN))/python \
+		$(BIN)/maturin develop --release --locked --extras test
+
+test: ## every check and the whole test suite (tests/run.sh)
+	bash tests/run.sh
+
+lint: ## ruff, rustfmt, clippy and mypy, without building or testing
+	$(BIN)/ruff check python tests benches
+	$(BIN)/ruff format --check python tests benches
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --locked -- -D warnings
+	$(BIN)/python -m mypy python/privtab
+
+bench: ## run the benchmark scripts (needs `make dev` and the bench extras)
+	@for script in $(BENCHES); do \
+		echo "== $$script"; \
+		$(BIN)/python $$script || exit 1; \
+	done

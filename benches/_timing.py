@@ -1,0 +1,62 @@
+"""Timing helpers shared by every benchmark script (imported from benches/ itself)."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def _times(repeats: int, fn: Callable[[], T]) -> tuple[list[float], T]:
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return times, result
+
+
+def best_of(repeats: int, fn: Callable[[], T]) -> tuple[float, T]:
+    """Best wall-clock seconds of ``repeats`` calls of ``fn``, and the last result."""
+    times, result = _times(repeats, fn)
+    return min(times), result
+
+
+def best_seconds(repeats: int, fn: Callable[[], object]) -> float:
+    """Best wall-clock seconds of ``repeats`` calls of ``fn``."""
+    return best_of(repeats, fn)[0]
+
+
+def median_of(repeats: int, fn: Callable[[], T]) -> tuple[float, T]:
+    """Median wall-clock seconds of ``repeats`` calls of ``fn``, and the last result."""
+    times, result = _times(repeats, fn)
+    return statistics.median(times), result
+
+
+class Stopwatch:
+    """Wall-clock seconds of a ``with`` block: ``with Stopwatch() as watch: ...``.
+
+    ``watch.seconds`` runs on while the block runs, and stops when it ends.
+    """
+
+    def __init__(self) -> None:
+        self._start = time.perf_counter()
+        self._stop: float | None = None
+
+    def __enter__(self) -> Stopwatch:
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        """Seconds since the block started (until it ended)."""
+        end = time.perf_counter() if self._stop is None else self._stop
+        return end - self._start

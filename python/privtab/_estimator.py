@@ -1,0 +1,207 @@
+"""The flow every differentially private release follows, in one place.
+
+1. Validate ``epsilon`` and ``random_state``, and check that the accountant can afford
+   ``epsilon``, before any data is read (:meth:`PrivateRun.start`).
+2. Compute, drawing noise from ``run.random_state`` or ``run.seed()``.
+3. After success, charge the accountant once and record the steps of the release in a
+   ledger whose entries carry the kind of guarantee (:meth:`PrivateRun.spend`,
+   :meth:`PrivateRun.ledger`).
+
+Functions use :class:`PrivateRun` directly; estimators inherit
+:class:`DPEstimatorMixin`, whose ``_start_private_fit`` and ``_finish_private_fit``
+also set ``epsilon_spent_`` and ``privacy_ledger_`` and the scikit-learn tags.
+Selectors add :class:`SupportSelectorMixin`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from privtab._random import RandomState, check_random_state, core_seed
+from privtab._validation import check_epsilon
+from privtab.accountant import (
+    BudgetAccountant,
+    LedgerEntry,
+    check_guarantee,
+    resolve_accountant,
+)
+
+__all__ = ["DPEstimatorMixin", "PrivateRun", "SupportSelectorMixin"]
+
+
+@dataclass(frozen=True)
+class PrivateRun:
+    """A randomized computation cleared to spend ``epsilon``.
+
+    Attributes
+    ----------
+    epsilon : float
+        The validated budget of the whole computation.
+    random_state : numpy.random.Generator or None
+        The generator to draw from; ``None`` for operating-system entropy, to be
+        passed on as ``None`` so that the core seeds its noise from the OS directly.
+    accountant : BudgetAccountant
+        Checked already; charged by :meth:`spend`.
+    guarantee : {"dp", "idp"}
+        The kind of guarantee the computation gives (see
+        :data:`privtab.accountant.GUARANTEES`).
+    """
+
+    epsilon: float
+    random_state: np.random.Generator | None
+    accountant: BudgetAccountant
+    guarantee: str = "dp"
+
+    @classmethod
+    def start(
+        cls,
+        epsilon: Any,
+        random_state: RandomState,
+        accountant: BudgetAccountant | None,
+        *,
+        guarantee: str = "dp",
+        name: str = "epsilon",
+    ) -> PrivateRun:
+        """Validate the parameters and check the budget, before any data is read.
+
+        Parameters
+        ----------
+        epsilon : float
+            Finite and > 0; ``name`` in messages.
+        random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
+        accountant : BudgetAccountant or None
+            ``None`` for the process-wide default accountant.
+        guarantee : {"dp", "idp"}, default="dp"
+        name : str, default="epsilon"
+
+        Raises
+        ------
+        BudgetExceededError
+            If the accountant cannot afford ``epsilon``.
+        TypeError, ValueError
+            For an invalid ``epsilon``, ``random_state``, ``accountant`` or
+            ``guarantee``.
+        """
+        value = check_epsilon(epsilon, name)
+        generator = None if random_state is None else check_random_state(random_state)
+        acc = resolve_accountant(accountant)
+        acc.check(value)
+        return cls(value, generator, acc, check_guarantee(guarantee))
+
+    def seed(self) -> int | None:
+        """Draw a 64-bit seed for a Rust kernel (``None``: the kernel uses the OS)."""
+        return core_seed(self.random_state)
+
+    def ledger(self, steps: Iterable[tuple[str, float]]) -> list[LedgerEntry]:
+        """Describe where ``epsilon`` went: one entry per ``(label, epsilon)`` step.
+
+        Raises
+        ------
+        RuntimeError
+            If the steps do not add up exactly to ``epsilon`` (a bug of the caller:
+            use :func:`privtab.accountant.split_budget` to split it).
+        """
+        entries = [
+            LedgerEntry(str(label), float(eps), guarantee=self.guarantee)
+            for label, eps in steps
+        ]
+        total = sum(entry.epsilon for entry in entries)
+        if total != self.epsilon:
+            raise RuntimeError(
+                f"the ledger adds up to {total!r}, not to the epsilon spent "
+                f"{self.epsilon!r}"
+            )
+        return entries
+
+    def spend(self, label: str) -> None:
+        """Charge ``epsilon`` to the accountant, once, after success."""
+        self.accountant.spend(self.epsilon, label=label, guarantee=self.guarantee)
+
+
+class DPEstimatorMixin:
+    """Start-up and bookkeeping of a differentially private estimator.
+
+    The estimator takes ``epsilon``, ``random_state`` and ``accountant`` parameters;
+    its ``fit`` validates its own parameters, then::
+
+        run = self._start_private_fit()  # epsilon, seed, budget: before the data
+        ...  # read the data, compute with run.random_state or run.seed()
+        self._finish_private_fit(run, "label for the accountant", steps)
+
+    which charges the accountant and sets ``epsilon_spent_`` and ``privacy_ledger_``
+    (``steps``, the ``(label, epsilon)`` parts of the release, default one step).
+    ``privacy_guarantee`` (or ``_privacy_guarantee()``, when a parameter decides it)
+    tags every ledger entry; ``_total_epsilon()`` is the budget to validate and spend.
+    The scikit-learn tag ``non_deterministic`` is set unless a seed is fixed.
+    """
+
+    #: The kind of guarantee of the release, ``"dp"`` or ``"idp"``.
+    privacy_guarantee: ClassVar[str] = "dp"
+
+    epsilon: Any
+    random_state: RandomState
+    accountant: BudgetAccountant | None
+
+    def _privacy_guarantee(self) -> str:
+        return self.privacy_guarantee
+
+    def _total_epsilon(self) -> float:
+        return check_epsilon(self.epsilon)
+
+    def _start_private_fit(self) -> PrivateRun:
+        return PrivateRun.start(
+            self._total_epsilon(),
+            self.random_state,
+            self.accountant,
+            guarantee=self._privacy_guarantee(),
+        )
+
+    def _finish_private_fit(
+        self,
+        run: PrivateRun,
+        label: str,
+        steps: Iterable[tuple[str, float]] | None = None,
+    ) -> None:
+        ledger = run.ledger([(label, run.epsilon)] if steps is None else steps)
+        run.spend(label)
+        self.epsilon_spent_ = run.epsilon
+        self.privacy_ledger_ = ledger
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        # A fixed seed makes fits reproducible, for any number of threads.
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+
+class SupportSelectorMixin(SelectorMixin):
+    """A supervised feature selector whose ``fit`` sets ``support_``.
+
+    ``_set_selection(order, n_features)`` stores ``selection_order_`` and the mask
+    ``support_`` that ``get_support``, ``transform`` and ``get_feature_names_out``
+    read; the tags say that ``y`` is required.
+    """
+
+    support_: np.ndarray
+    selection_order_: np.ndarray
+
+    def _set_selection(self, order: Any, n_features: int) -> None:
+        self.selection_order_ = np.asarray(order, dtype=np.int64)
+        support = np.zeros(n_features, dtype=bool)
+        support[self.selection_order_] = True
+        self.support_ = support
+
+    def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self, "support_")
+        return self.support_
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags

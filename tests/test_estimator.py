@@ -1,0 +1,134 @@
+"""The one flow of every DP estimator: start-up, ledger with guarantees, tags."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator
+
+import privtab as pt
+from privtab._estimator import DPEstimatorMixin, PrivateRun, SupportSelectorMixin
+from privtab.exceptions import BudgetExceededError
+
+RNG = np.random.default_rng(0)
+CODES = RNG.integers(0, 3, size=(200, 4))
+LABELS = (CODES[:, 0] + CODES[:, 1] > 2).astype(int)
+BINARY = (CODES > 0).astype(np.uint8)
+REAL = RNG.normal(size=(200, 3))
+
+
+def fit(estimator):
+    """Fit ``estimator`` on data of the kind it takes (declared domains, no warning)."""
+    if isinstance(estimator, pt.PrivateKD | pt.ProjectedHistogram):
+        return estimator.fit(CODES, LABELS, cardinalities=[3] * 4)
+    if isinstance(estimator, pt.DPDILCA):
+        return estimator.fit(CODES, cardinalities=[3] * 4)
+    if isinstance(estimator, pt.LaplaceDPRelease | pt.ExponentialDPRelease):
+        return estimator.fit(BINARY, LABELS)
+    return estimator.fit(REAL, LABELS)
+
+
+def dp_estimators(random_state=0, accountant=None):
+    common = {"random_state": random_state, "accountant": accountant}
+    return [
+        pt.PrivateKD(2, 1.0, classes=[0, 1], **common),
+        pt.ProjectedHistogram(1.0, n_features=2, gamma=0.5, classes=[0, 1], **common),
+        pt.DPDILCA(1.0, context_size=1, **common),
+        pt.DPLogisticRegression(1.0, data_norm=10.0, classes=[0, 1], **common),
+        pt.DPLinearSVC(1.0, data_norm=10.0, classes=[0, 1], **common),
+        pt.LaplaceDPRelease(1.0, n_features=2, classes=[0, 1], **common),
+        pt.ExponentialDPRelease(1.0, n_features=2, classes=[0, 1], **common),
+    ]
+
+
+@pytest.mark.parametrize("estimator", dp_estimators(), ids=lambda e: type(e).__name__)
+def test_every_dp_estimator_follows_the_flow(estimator):
+    assert isinstance(estimator, DPEstimatorMixin)
+    acc = pt.BudgetAccountant(1.0)
+    estimator.set_params(accountant=acc)
+    fit(estimator)
+    assert acc.spent == estimator.epsilon_spent_ == 1.0
+    (charge,) = acc.ledger
+    assert charge.guarantee == "dp"
+    ledger = estimator.privacy_ledger_
+    assert all(isinstance(entry, pt.LedgerEntry) for entry in ledger)
+    assert all(entry.guarantee == "dp" for entry in ledger)
+    assert sum(eps for _, eps in ledger) == estimator.epsilon_spent_
+    assert [tuple(entry) for entry in ledger] == [(e.label, e.epsilon) for e in ledger]
+
+
+@pytest.mark.parametrize("estimator", dp_estimators(), ids=lambda e: type(e).__name__)
+def test_budget_is_checked_before_the_data_is_read(estimator):
+    acc = pt.BudgetAccountant(0.5)
+    estimator.set_params(accountant=acc)
+    with pytest.raises(BudgetExceededError):
+        # Data that would fail validation: the budget check comes first.
+        estimator.fit(np.array([[np.nan]]), [0])
+    assert acc.ledger == []
+
+
+@pytest.mark.parametrize("seed", [None, 0])
+def test_non_deterministic_tag_follows_the_seed(seed):
+    for estimator in dp_estimators(random_state=seed):
+        tags = estimator.__sklearn_tags__()
+        assert tags.non_deterministic is (seed is None), type(estimator).__name__
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "match"),
+    [
+        ({"epsilon": 0.0}, ValueError, "epsilon must be finite and > 0"),
+        ({"random_state": "seed"}, TypeError, "random_state must be None, an int"),
+        ({"accountant": 1.0}, TypeError, "accountant must be a privtab.Budget"),
+    ],
+)
+def test_start_up_validates_epsilon_seed_and_accountant(params, error, match):
+    for estimator in dp_estimators():
+        with pytest.raises(error, match=match):
+            fit(estimator.set_params(**params))
+
+
+def test_ledger_must_add_up_to_epsilon():
+    run = PrivateRun.start(1.0, None, pt.BudgetAccountant())
+    with pytest.raises(RuntimeError, match=r"adds up to 0\.5"):
+        run.ledger([("half", 0.5)])
+
+
+class ToySelector(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
+    """A new ε-individual-DP selector: the whole start-up is two calls."""
+
+    privacy_guarantee: ClassVar[str] = "idp"
+
+    def __init__(self, epsilon=1.0, *, random_state=None, accountant=None):
+        self.epsilon = epsilon
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def fit(self, X, y):
+        run = self._start_private_fit()
+        X = np.asarray(X)
+        scores = np.abs(np.corrcoef(X.T, y)[-1, :-1])
+        # The estimator charges its accountant once, in _finish_private_fit.
+        scratch = pt.BudgetAccountant()
+        noisy = pt.laplace_mechanism(
+            scores, 2.0, run.epsilon, random_state=run.random_state, accountant=scratch
+        )
+        self.n_features_in_ = X.shape[1]
+        self._set_selection([int(np.argmax(noisy))], X.shape[1])
+        self._finish_private_fit(run, "ToySelector")
+        return self
+
+
+def test_a_new_estimator_gets_the_flow_and_its_guarantee_kind():
+    acc = pt.BudgetAccountant(2.0)
+    selector = ToySelector(1.0, random_state=0, accountant=acc).fit(REAL, LABELS)
+    assert selector.get_support().sum() == 1
+    assert selector.transform(REAL).shape == (200, 1)
+    assert selector.privacy_ledger_ == [("ToySelector", 1.0)]
+    assert selector.privacy_ledger_[0].guarantee == "idp"
+    assert acc.ledger[0].guarantee == "idp"
+    assert "idp" in acc.report()
+    assert selector.__sklearn_tags__().target_tags.required
+    assert not selector.__sklearn_tags__().non_deterministic
