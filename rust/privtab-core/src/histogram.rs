@@ -22,13 +22,13 @@
 //!
 //! Time is O(n·d + n' + q log q) and memory O(n + n' + q), whatever the domain size `m`.
 
+use crate::columns::Columns;
 use crate::counts::SparseCounts;
 use crate::encode::{check_domain, mixed_radix_encode};
 use crate::error::check_positive_finite;
 use crate::noise::{Binomial, DiscreteLaplace, GridLaplace, sample_distinct};
 use crate::resources::alloc_output;
 use crate::rng::{Rng, Seed, try_fill_chunked};
-use crate::table::Columns;
 use crate::{Error, Result};
 
 /// Sub-seed tags: each random step of the construction has its own key.

@@ -9,9 +9,9 @@
 
 use rayon::prelude::*;
 
+use crate::columns::Columns;
 use crate::counts::{self, entropy};
 use crate::resources::zeroed;
-use crate::table::Columns;
 use crate::{Error, Result};
 
 /// The tables and entropies of every unordered attribute pair `i < j`.

@@ -2,9 +2,9 @@
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use privtab_core::columns::Columns;
 use privtab_core::counts::{self, SparseCounts};
 use privtab_core::resources::with_threads;
-use privtab_core::table::Columns;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 

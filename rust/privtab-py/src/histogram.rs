@@ -1,10 +1,10 @@
 //! Bindings of `privtab_core::histogram`: thresholded sparse DP histograms.
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use privtab_core::columns::Columns;
 use privtab_core::histogram::{self, Noise};
 use privtab_core::resources::with_threads;
 use privtab_core::rng::Seed;
-use privtab_core::table::Columns;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 

@@ -3,10 +3,10 @@
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use privtab_core::Error;
+use privtab_core::columns::Columns;
 use privtab_core::partition::{self, Labels, Layout, Rule, Score, Selection};
 use privtab_core::resources::with_threads;
 use privtab_core::rng::Seed;
-use privtab_core::table::Columns;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
