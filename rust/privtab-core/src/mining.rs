@@ -35,6 +35,7 @@ pub use fimi::{Transactions, parse_transactions, read_transactions};
 pub use frequency::{Frequency, Layout};
 
 pub use crate::binary::BinaryCsr as Rows;
+use crate::resources::{check_interrupt, interrupted};
 use crate::{Error, Result};
 
 /// What an oracle says about `S ∪ {item}` for a node of set `S`.
@@ -255,7 +256,10 @@ impl Found {
         if self.stopped {
             return true;
         }
-        if self.sets.len() >= self.cap || self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.sets.len() >= self.cap
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+            || interrupted()
+        {
             self.stopped = true;
         }
         self.stopped
@@ -397,7 +401,7 @@ fn explore<O: Oracle>(
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] when `max_sets` is `Some(0)`; [`Error::OutputTooLarge`] when
-/// the result cannot be allocated.
+/// the result cannot be allocated; [`Error::Interrupted`] when an interrupt is requested.
 pub fn maximal_sets<O: Oracle>(
     oracle: &O,
     original: &[u32],
@@ -456,6 +460,7 @@ pub fn maximal_sets<O: Oracle>(
                 .collect();
         }
     }
+    check_interrupt()?;
     let mut complete = !found.stopped;
     let mut sets = found.sets;
     for branch in branches {

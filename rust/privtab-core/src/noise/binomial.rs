@@ -107,7 +107,7 @@ pub fn binomial(rng: &mut Rng, n: u64, p: f64) -> Result<u64> {
 pub fn binomial_samples(count: usize, n: u64, p: f64, seed: &Seed) -> Result<Vec<u64>> {
     let dist = Binomial::new(n, p)?;
     let mut out = alloc_output(count, "binomial samples")?;
-    fill_chunked(&mut out, seed, |rng, _| dist.sample(rng));
+    fill_chunked(&mut out, seed, |rng, _| dist.sample(rng))?;
     Ok(out)
 }
 

@@ -36,6 +36,7 @@ use crate::columns::{Columns, check_codes};
 use crate::counts::{
     Contingency, SparseCounts, contingency, dense_counts, prefer_dense, value_counts,
 };
+use crate::resources::check_interrupt;
 use crate::{Error, Result};
 
 /// Label codes `0..n_labels` of every row, with their counts.
@@ -354,6 +355,7 @@ impl Partition {
         candidates: &[usize],
     ) -> Result<Vec<Score>> {
         self.check_labels(labels)?;
+        check_interrupt()?;
         if cols.n_rows() != self.n_rows() {
             return Err(Error::InvalidData(format!(
                 "the table has {} rows, expected {} (the partition's rows)",

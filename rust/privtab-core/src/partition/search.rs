@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::{Labels, Partition};
 use crate::columns::Columns;
-use crate::resources::alloc_output;
+use crate::resources::{alloc_output, check_interrupt};
 use crate::{Error, Result};
 
 /// Cells of the per-class count table above which a candidate is scored by sorting.
@@ -261,7 +261,10 @@ impl<'a> DiscernibilitySearch<'a> {
     pub fn gains(&self) -> Result<Vec<u128>> {
         let undiscerned: Vec<Result<u128>> = (0..self.remaining.len())
             .into_par_iter()
-            .map(|p| self.undiscerned_with(p))
+            .map(|p| {
+                check_interrupt()?;
+                self.undiscerned_with(p)
+            })
             .collect();
         undiscerned
             .into_iter()

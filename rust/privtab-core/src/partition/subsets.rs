@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use super::{Labels, Partition, check_index};
 use crate::columns::Columns;
+use crate::resources::check_interrupt;
 use crate::{Error, Result};
 
 /// H(S) and H(Y, S) for every size-`k` subset S of `among` (indices into `cols`).
@@ -109,6 +110,7 @@ impl Walk<'_, '_> {
         prefix: &mut Vec<usize>,
         out: &mut SubsetEntropies,
     ) -> Result<()> {
+        check_interrupt()?;
         let last = *prefix.last().unwrap_or(&0);
         let column = self.among[last];
         let (col, card) = (self.cols.column(column), self.cols.cardinality(column));
