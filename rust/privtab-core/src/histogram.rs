@@ -54,6 +54,23 @@ pub enum Noise {
     Discrete,
 }
 
+impl std::str::FromStr for Noise {
+    type Err = Error;
+
+    /// `"laplace"` or `"discrete"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "laplace" => Ok(Noise::Laplace),
+            "discrete" => Ok(Noise::Discrete),
+            _ => Err(Error::parameter(
+                "noise",
+                format!("{name:?}"),
+                "must be 'laplace' or 'discrete'",
+            )),
+        }
+    }
+}
+
 /// A released histogram: the kept cells, sorted by key, and their noisy values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Histogram {
@@ -361,6 +378,12 @@ mod tests {
     fn keep_probabilities_follow_the_laplace_tails() {
         // The grid noise is the continuous Laplace law up to its grid step (2^-40 of the
         // scale) and a scale larger by at most 2^-39.
+        assert_eq!("discrete".parse::<Noise>(), Ok(Noise::Discrete));
+        let err = "gaussian".parse::<Noise>().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "noise must be 'laplace' or 'discrete', got \"gaussian\""
+        );
         let p = empty_cell_probability(1.0, 4.0, Noise::Laplace).unwrap();
         assert!((p / (0.5 * (-2.0f64).exp()) - 1.0).abs() < 1e-9);
         let p = empty_cell_probability(1.0, -4.0, Noise::Laplace).unwrap();

@@ -107,6 +107,67 @@ pub struct Limits {
     pub time_limit: Option<Duration>,
 }
 
+impl Limits {
+    /// Limits from a time limit in seconds.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when `time_limit` is negative, NaN or infinite.
+    pub fn new(max_sets: Option<usize>, time_limit: Option<f64>) -> Result<Self> {
+        let time_limit = match time_limit {
+            None => None,
+            Some(t) => Some(Duration::try_from_secs_f64(t).map_err(|_| {
+                Error::parameter("time_limit", t, "must be a finite number of seconds >= 0")
+            })?),
+        };
+        Ok(Limits {
+            max_sets,
+            time_limit,
+        })
+    }
+}
+
+/// The predicates of [`maximal_sets_of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Predicate {
+    /// Support at least the threshold ([`maximal_itemsets`]).
+    Frequency,
+    /// Containment anonymity at least the threshold ([`maximal_kac_sets`]).
+    Containment,
+}
+
+impl std::str::FromStr for Predicate {
+    type Err = Error;
+
+    /// `"frequency"` or `"containment"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "frequency" => Ok(Predicate::Frequency),
+            "containment" => Ok(Predicate::Containment),
+            _ => Err(Error::parameter(
+                "predicate",
+                format!("{name:?}"),
+                "must be 'frequency' or 'containment'",
+            )),
+        }
+    }
+}
+
+/// [`maximal_itemsets`] or [`maximal_kac_sets`], as `predicate` says.
+///
+/// # Errors
+/// Those of the function called.
+pub fn maximal_sets_of(
+    predicate: Predicate,
+    rows: Rows<'_>,
+    threshold: u64,
+    limits: Limits,
+) -> Result<MaximalSets> {
+    match predicate {
+        Predicate::Frequency => maximal_itemsets(rows, threshold, limits),
+        Predicate::Containment => maximal_kac_sets(rows, threshold, limits),
+    }
+}
+
 /// Maximal sets found by [`maximal_sets`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MaximalSets {

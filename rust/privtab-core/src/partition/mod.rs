@@ -115,6 +115,46 @@ impl Score {
     }
 }
 
+/// Scores of several partitions as columns, the shape in which callers hand them on.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScoreColumns {
+    /// [`Score::n_classes`] of each partition.
+    pub n_classes: Vec<u64>,
+    /// [`Score::undiscerned_pairs`] of each partition.
+    pub undiscerned_pairs: Vec<u64>,
+    /// [`Score::entropy`] of each partition.
+    pub entropy: Vec<f64>,
+    /// [`Score::joint_entropy`] of each partition.
+    pub joint_entropy: Vec<f64>,
+    /// [`Score::discernibility`] of each partition.
+    pub discernibility: Vec<f64>,
+}
+
+impl ScoreColumns {
+    /// The columns of `scores` against `labels`.
+    ///
+    /// # Errors
+    /// [`Error::OutputTooLarge`] when a count of undiscerned pairs does not fit in 64 bits
+    /// (possible only for n close to 2^32 rows).
+    pub fn new(scores: &[Score], labels: &Labels<'_>) -> Result<Self> {
+        let mut out = ScoreColumns::default();
+        for score in scores {
+            let pairs = u64::try_from(score.undiscerned_pairs).map_err(|_| {
+                Error::OutputTooLarge(format!(
+                    "{} undiscerned pairs do not fit in 64 bits",
+                    score.undiscerned_pairs
+                ))
+            })?;
+            out.n_classes.push(score.n_classes);
+            out.undiscerned_pairs.push(pairs);
+            out.entropy.push(score.entropy);
+            out.joint_entropy.push(score.joint_entropy);
+            out.discernibility.push(score.discernibility(labels));
+        }
+        Ok(out)
+    }
+}
+
 /// Accumulates a [`Score`] from class counts n_c and joint counts n_{c,l}.
 #[derive(Default)]
 struct Accumulator {

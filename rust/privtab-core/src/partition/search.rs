@@ -51,6 +51,25 @@ pub enum Layout {
     Copied,
 }
 
+impl std::str::FromStr for Layout {
+    type Err = Error;
+
+    /// `"auto"`, `"full_pass"`, `"indexed"` or `"copied"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "auto" => Ok(Layout::Auto),
+            "full_pass" => Ok(Layout::FullPass),
+            "indexed" => Ok(Layout::Indexed),
+            "copied" => Ok(Layout::Copied),
+            _ => Err(Error::parameter(
+                "layout",
+                format!("{name:?}"),
+                "must be 'auto', 'indexed' or 'copied'",
+            )),
+        }
+    }
+}
+
 /// Incremental search for attributes that discern the labels (paper 001 §2.2).
 ///
 /// Holds the partition of the selected set S and, for the remaining candidates, what is

@@ -31,6 +31,17 @@ pub struct Selection {
     pub discerned_pairs: Vec<u128>,
 }
 
+impl Selection {
+    /// F(S_i) of every prefix, for a table of `n_rows` rows.
+    pub fn discernibility_path(&self, n_rows: usize) -> Vec<f64> {
+        let n = n_rows.max(1) as f64;
+        self.discerned_pairs
+            .iter()
+            .map(|&pairs| pairs as f64 / n)
+            .collect()
+    }
+}
+
 /// k rounds of discernibility selection over the columns of `cols` (paper 001,
 /// Algorithm 1): each round scores every remaining candidate in one parallel pass
 /// ([`DiscernibilitySearch::gains`]) and picks one by `rule`. O(k·d·n) overall.

@@ -426,3 +426,25 @@ fn selection_validation_errors() {
         vec![0]
     );
 }
+
+#[test]
+fn names_parse_and_scores_become_columns() {
+    assert_eq!("copied".parse::<Layout>(), Ok(Layout::Copied));
+    let err = "fast".parse::<Layout>().unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "layout must be 'auto', 'indexed' or 'copied', got \"fast\""
+    );
+    let codes = [0u32, 1, 1, 0];
+    let labels = Labels::new(&codes, 2).unwrap();
+    let score = Partition::trivial(4).unwrap().score(&labels).unwrap();
+    let columns = ScoreColumns::new(&[score, score], &labels).unwrap();
+    assert_eq!(columns.n_classes, vec![1, 1]);
+    assert_eq!(columns.undiscerned_pairs, vec![8, 8]);
+    assert_eq!(columns.discernibility, vec![0.0, 0.0]);
+    let selection = Selection {
+        order: vec![2],
+        discerned_pairs: vec![6],
+    };
+    assert_eq!(selection.discernibility_path(4), vec![1.5]);
+}
