@@ -1,12 +1,15 @@
 //! `privtab._core`: thin PyO3 glue over `privtab-core`.
 //!
 //! Each binding does three things: extract numpy buffers and scalars while attached to the
-//! interpreter, run the core kernel with the GIL released ([`errors::detached`]), and hand
-//! the result back as a numpy array. Validation that needs Python types lives in
-//! `python/privtab`; validation of values lives in the core.
+//! interpreter (tables through [`columns::Table`]), run the core kernel through
+//! [`errors::run`] (GIL released, caller's thread count, errors mapped, Ctrl-C honoured),
+//! and hand the result back as a numpy array. Validation that needs Python types lives in
+//! `python/privtab`; validation of values lives in the core. The files mirror the core's
+//! modules.
 
 mod anonymity;
 mod clustering;
+mod columns;
 mod counts;
 mod encode;
 mod errors;

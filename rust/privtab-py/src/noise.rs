@@ -5,14 +5,14 @@
 //! parallel, `n_threads` (`None` = the global pool); the output never depends on
 //! `n_threads`.
 
-use crate::errors::{contiguous, detached};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use privtab_core::noise;
-use privtab_core::resources::with_threads;
 use privtab_core::rng::Seed;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+
+use crate::errors::{contiguous, mapped, run};
 
 /// `n` Laplace(0, scale) variates.
 #[pyfunction]
@@ -24,10 +24,8 @@ fn laplace_samples(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = detached(py, || {
-        with_threads(n_threads, || {
-            noise::laplace_samples(n, scale, &Seed::new(seed))
-        })
+    let out = run(py, n_threads, || {
+        noise::laplace_samples(n, scale, &Seed::new(seed))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -41,9 +39,7 @@ fn gumbel_samples(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = detached(py, || {
-        with_threads(n_threads, || noise::gumbel_samples(n, &Seed::new(seed)))
-    })?;
+    let out = run(py, n_threads, || noise::gumbel_samples(n, &Seed::new(seed)))?;
     Ok(out.into_pyarray(py))
 }
 
@@ -57,10 +53,8 @@ fn exponential_samples(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = detached(py, || {
-        with_threads(n_threads, || {
-            noise::exponential_samples(n, mean, &Seed::new(seed))
-        })
+    let out = run(py, n_threads, || {
+        noise::exponential_samples(n, mean, &Seed::new(seed))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -68,8 +62,7 @@ fn exponential_samples(
 /// The exact scale `sensitivity / epsilon` as a reduced fraction `(num, den)`.
 #[pyfunction]
 fn discrete_laplace_scale(sensitivity: f64, epsilon: f64) -> PyResult<(u128, u128)> {
-    let scale =
-        noise::Rational::from_ratio(sensitivity, epsilon).map_err(crate::errors::CoreError)?;
+    let scale = mapped(noise::Rational::from_ratio(sensitivity, epsilon))?;
     Ok((scale.num, scale.den))
 }
 
@@ -84,10 +77,8 @@ fn discrete_laplace_samples(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<i64>>> {
-    let out = detached(py, || {
-        let dist = noise::DiscreteLaplace::new(sensitivity, epsilon)?;
-        with_threads(n_threads, || dist.samples(n, &Seed::new(seed)))
-    })?;
+    let dist = mapped(noise::DiscreteLaplace::new(sensitivity, epsilon))?;
+    let out = run(py, n_threads, || dist.samples(n, &Seed::new(seed)))?;
     Ok(out.into_pyarray(py))
 }
 
@@ -103,11 +94,9 @@ fn discrete_laplace_tail_samples(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<i64>>> {
-    let out = detached(py, || {
-        let dist = noise::DiscreteLaplace::new(sensitivity, epsilon)?;
-        with_threads(n_threads, || {
-            dist.tail_samples(n, threshold, &Seed::new(seed))
-        })
+    let dist = mapped(noise::DiscreteLaplace::new(sensitivity, epsilon))?;
+    let out = run(py, n_threads, || {
+        dist.tail_samples(n, threshold, &Seed::new(seed))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -123,10 +112,8 @@ fn binomial_samples(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<u64>>> {
-    let out = detached(py, || {
-        with_threads(n_threads, || {
-            noise::binomial_samples(size, n, p, &Seed::new(seed))
-        })
+    let out = run(py, n_threads, || {
+        noise::binomial_samples(size, n, p, &Seed::new(seed))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -140,7 +127,7 @@ fn sample_distinct(
     k: usize,
     seed: Option<u64>,
 ) -> PyResult<Bound<'_, PyArray1<u64>>> {
-    let out = detached(py, || {
+    let out = run(py, None, || {
         noise::sample_distinct(&mut Seed::new(seed).stream(0), range, k)
     })?;
     Ok(out.into_pyarray(py))
@@ -159,10 +146,8 @@ fn add_laplace<'py>(
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let values = contiguous(&values, "values")?;
-    let out = detached(py, || {
-        with_threads(n_threads, || {
-            noise::add_laplace(values, sensitivity, epsilon, &Seed::new(seed))
-        })
+    let out = run(py, n_threads, || {
+        noise::add_laplace(values, sensitivity, epsilon, &Seed::new(seed))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -173,8 +158,7 @@ fn add_laplace<'py>(
 #[pyfunction]
 #[pyo3(signature = (sensitivity, epsilon, changed=1))]
 fn laplace_grid(sensitivity: f64, epsilon: f64, changed: u64) -> PyResult<(i32, u64)> {
-    let mechanism =
-        noise::GridLaplace::new(sensitivity, epsilon, changed).map_err(crate::errors::CoreError)?;
+    let mechanism = mapped(noise::GridLaplace::new(sensitivity, epsilon, changed))?;
     Ok((mechanism.grid_exponent(), mechanism.unit_scale()))
 }
 
@@ -190,10 +174,8 @@ fn grid_laplace_samples(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = detached(py, || {
-        with_threads(n_threads, || {
-            noise::grid_laplace_samples(n, sensitivity, epsilon, changed, &Seed::new(seed))
-        })
+    let out = run(py, n_threads, || {
+        noise::grid_laplace_samples(n, sensitivity, epsilon, changed, &Seed::new(seed))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -210,10 +192,8 @@ fn add_discrete_laplace<'py>(
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let values = contiguous(&values, "values")?;
-    let out = detached(py, || {
-        with_threads(n_threads, || {
-            noise::add_discrete_laplace(values, sensitivity, epsilon, &Seed::new(seed))
-        })
+    let out = run(py, n_threads, || {
+        noise::add_discrete_laplace(values, sensitivity, epsilon, &Seed::new(seed))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -222,21 +202,18 @@ fn add_discrete_laplace<'py>(
 #[pyfunction]
 #[pyo3(signature = (log_weights, size, replace, seed=None, n_threads=None))]
 fn exponential_mechanism<'py>(
-    py: Python<'py>,
     log_weights: PyReadonlyArray1<'py, f64>,
     size: usize,
     replace: bool,
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let log_weights = contiguous(&log_weights, "log_weights")?;
-    let out = detached(py, || {
-        let chosen = with_threads(n_threads, || {
-            noise::exponential_mechanism(log_weights, size, replace, &Seed::new(seed))
-        })?;
-        // Indices are below the length of a numpy array, hence below 2^63.
-        Ok(chosen.into_iter().map(|i| i as i64).collect::<Vec<i64>>())
+    let (py, weights) = (log_weights.py(), contiguous(&log_weights, "log_weights")?);
+    let chosen = run(py, n_threads, || {
+        noise::exponential_mechanism(weights, size, replace, &Seed::new(seed))
     })?;
+    // Indices are below the length of a numpy array, hence below 2^63.
+    let out: Vec<i64> = chosen.into_iter().map(|i| i as i64).collect();
     Ok(out.into_pyarray(py))
 }
 
@@ -251,10 +228,8 @@ fn gamma_samples(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = detached(py, || {
-        with_threads(n_threads, || {
-            noise::gamma_samples(n, shape, scale, &Seed::new(seed))
-        })
+    let out = run(py, n_threads, || {
+        noise::gamma_samples(n, shape, scale, &Seed::new(seed))
     })?;
     Ok(out.into_pyarray(py))
 }
@@ -271,10 +246,8 @@ fn l2_laplace_samples(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'_, PyArray2<f64>>> {
-    let out = detached(py, || {
-        with_threads(n_threads, || {
-            noise::l2_laplace_samples(n, d, scale, &Seed::new(seed))
-        })
+    let out = run(py, n_threads, || {
+        noise::l2_laplace_samples(n, d, scale, &Seed::new(seed))
     })?;
     let rows = Array2::from_shape_vec((n, d), out)
         .map_err(|err| PyValueError::new_err(format!("l2 laplace samples: {err}")))?;
