@@ -31,7 +31,7 @@ fn per_row<'py>(
 /// Per-row AC(u) of the projection onto `features` (int64).
 #[pyfunction]
 #[pyo3(signature = (indptr, indices, n_features, features, n_threads=None))]
-fn containment_anonymity<'py>(
+pub(crate) fn containment_anonymity<'py>(
     indptr: PyReadonlyArray1<'py, i64>,
     indices: PyReadonlyArray1<'py, u32>,
     n_features: usize,
@@ -46,7 +46,7 @@ fn containment_anonymity<'py>(
 /// Per-row size of the equivalence class of the projection onto `features` (int64).
 #[pyfunction]
 #[pyo3(signature = (indptr, indices, n_features, features, n_threads=None))]
-fn class_sizes<'py>(
+pub(crate) fn class_sizes<'py>(
     indptr: PyReadonlyArray1<'py, i64>,
     indices: PyReadonlyArray1<'py, u32>,
     n_features: usize,
@@ -56,10 +56,4 @@ fn class_sizes<'py>(
     per_row(&indptr, &indices, n_features, n_threads, |matrix| {
         anonymity::class_sizes(matrix, &features)
     })
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(containment_anonymity, m)?)?;
-    m.add_function(wrap_pyfunction!(class_sizes, m)?)?;
-    Ok(())
 }

@@ -18,7 +18,7 @@ type Flipped<'py> = (
 /// CSR binary matrix.
 #[pyfunction]
 #[pyo3(signature = (indptr, indices, n_features, k, seed=None, n_threads=None))]
-fn randomization_flipping<'py>(
+pub(crate) fn randomization_flipping<'py>(
     indptr: PyReadonlyArray1<'py, i64>,
     indices: PyReadonlyArray1<'py, u32>,
     n_features: usize,
@@ -41,9 +41,4 @@ fn randomization_flipping<'py>(
         out.n_clusters,
         out.flipped,
     ))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(randomization_flipping, m)?)?;
-    Ok(())
 }

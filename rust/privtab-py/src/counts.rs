@@ -46,7 +46,7 @@ macro_rules! with_code_pair {
 /// Dense (kx, ky) contingency table of codes `x` and `y` (1-D, same integer dtype).
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
-fn contingency_table<'py>(
+pub(crate) fn contingency_table<'py>(
     x: &Bound<'py, PyAny>,
     kx: u32,
     y: &Bound<'py, PyAny>,
@@ -65,7 +65,7 @@ fn contingency_table<'py>(
 /// Non-zero cells of the contingency table of `x` and `y`, keyed by `a * ky + b`.
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
-fn contingency_sparse<'py>(
+pub(crate) fn contingency_sparse<'py>(
     x: &Bound<'py, PyAny>,
     kx: u32,
     y: &Bound<'py, PyAny>,
@@ -82,7 +82,7 @@ fn contingency_sparse<'py>(
 /// Sorted distinct keys and their counts.
 #[pyfunction]
 #[pyo3(signature = (keys, n_threads=None))]
-fn count_keys<'py>(
+pub(crate) fn count_keys<'py>(
     keys: PyReadonlyArray1<'py, u64>,
     n_threads: Option<usize>,
 ) -> PyResult<KeyCounts<'py>> {
@@ -94,7 +94,7 @@ fn count_keys<'py>(
 /// Sparse k-way counts of the columns `subset` of a (d, n) code table.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, subset, n_threads=None))]
-fn count_columns<'py>(
+pub(crate) fn count_columns<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     subset: Vec<usize>,
@@ -109,7 +109,7 @@ fn count_columns<'py>(
 
 /// The sum of two sparse counts.
 #[pyfunction]
-fn merge_counts<'py>(
+pub(crate) fn merge_counts<'py>(
     keys_a: PyReadonlyArray1<'py, u64>,
     counts_a: PyReadonlyArray1<'py, u64>,
     keys_b: PyReadonlyArray1<'py, u64>,
@@ -135,7 +135,7 @@ fn merge_counts<'py>(
 
 /// Entropy in bits of non-negative finite weights.
 #[pyfunction]
-fn entropy(counts: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
+pub(crate) fn entropy(counts: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
     let weights = contiguous(&counts, "counts")?;
     run(counts.py(), None, || counts::entropy_of_weights(weights))
 }
@@ -143,7 +143,7 @@ fn entropy(counts: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
 /// Mutual information in bits of codes `x` and `y`.
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
-fn mutual_information(
+pub(crate) fn mutual_information(
     x: PyReadonlyArray1<'_, u32>,
     kx: u32,
     y: PyReadonlyArray1<'_, u32>,
@@ -159,7 +159,7 @@ fn mutual_information(
 /// Symmetric uncertainty of codes `x` and `y`.
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
-fn symmetric_uncertainty(
+pub(crate) fn symmetric_uncertainty(
     x: PyReadonlyArray1<'_, u32>,
     kx: u32,
     y: PyReadonlyArray1<'_, u32>,
@@ -170,16 +170,4 @@ fn symmetric_uncertainty(
     run(x.py(), n_threads, || {
         counts::symmetric_uncertainty(xs, kx, ys, ky)
     })
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(contingency_table, m)?)?;
-    m.add_function(wrap_pyfunction!(contingency_sparse, m)?)?;
-    m.add_function(wrap_pyfunction!(count_keys, m)?)?;
-    m.add_function(wrap_pyfunction!(count_columns, m)?)?;
-    m.add_function(wrap_pyfunction!(merge_counts, m)?)?;
-    m.add_function(wrap_pyfunction!(entropy, m)?)?;
-    m.add_function(wrap_pyfunction!(mutual_information, m)?)?;
-    m.add_function(wrap_pyfunction!(symmetric_uncertainty, m)?)?;
-    Ok(())
 }

@@ -35,7 +35,7 @@ macro_rules! with_code_table {
 /// (d × n, any integer dtype), range-checked against `cardinalities`.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, n_threads=None))]
-fn mixed_radix_encode<'py>(
+pub(crate) fn mixed_radix_encode<'py>(
     columns: &Bound<'py, PyAny>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     n_threads: Option<usize>,
@@ -51,7 +51,7 @@ fn mixed_radix_encode<'py>(
 /// against `cardinalities`.
 #[pyfunction]
 #[pyo3(signature = (codes, cardinalities, n_threads=None))]
-fn mixed_radix_encode_rows<'py>(
+pub(crate) fn mixed_radix_encode_rows<'py>(
     codes: &Bound<'py, PyAny>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     n_threads: Option<usize>,
@@ -66,7 +66,7 @@ fn mixed_radix_encode_rows<'py>(
 /// Codes (n × d, uint32) of mixed-radix `keys`.
 #[pyfunction]
 #[pyo3(signature = (keys, cardinalities, n_threads=None))]
-fn mixed_radix_decode<'py>(
+pub(crate) fn mixed_radix_decode<'py>(
     keys: PyReadonlyArray1<'py, u64>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     n_threads: Option<usize>,
@@ -79,11 +79,4 @@ fn mixed_radix_decode<'py>(
     let array = Array2::from_shape_vec((keys_slice.len(), cards.len()), codes)
         .map_err(|err| PyValueError::new_err(err.to_string()))?;
     Ok(array.into_pyarray(keys.py()))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(mixed_radix_encode, m)?)?;
-    m.add_function(wrap_pyfunction!(mixed_radix_encode_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(mixed_radix_decode, m)?)?;
-    Ok(())
 }

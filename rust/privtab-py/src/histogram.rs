@@ -13,7 +13,7 @@ type KeyValues<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<f64>>);
 /// Sorted keys and noisy values of the thresholded histogram of a (d, n) code table.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, epsilon, threshold, noise, max_cells, seed=None, n_threads=None))]
-fn thresholded_histogram<'py>(
+pub(crate) fn thresholded_histogram<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     epsilon: f64,
@@ -35,13 +35,7 @@ fn thresholded_histogram<'py>(
 
 /// Probability that a cell with true count 0 is kept: P(noise > threshold).
 #[pyfunction]
-fn empty_cell_probability(epsilon: f64, threshold: f64, noise: &str) -> PyResult<f64> {
+pub(crate) fn empty_cell_probability(epsilon: f64, threshold: f64, noise: &str) -> PyResult<f64> {
     let noise = mapped(noise.parse())?;
     mapped(histogram::empty_cell_probability(epsilon, threshold, noise))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(thresholded_histogram, m)?)?;
-    m.add_function(wrap_pyfunction!(empty_cell_probability, m)?)?;
-    Ok(())
 }

@@ -18,7 +18,7 @@ type Found<'py> = (
 
 /// (indptr, indices, n_items) of a FIMI transaction file.
 #[pyfunction]
-fn read_transactions(py: Python<'_>, path: PathBuf) -> PyResult<Csr<'_>> {
+pub(crate) fn read_transactions(py: Python<'_>, path: PathBuf) -> PyResult<Csr<'_>> {
     let t = run(py, None, || mining::read_transactions(&path))?;
     Ok((
         t.indptr.into_pyarray(py),
@@ -31,7 +31,7 @@ fn read_transactions(py: Python<'_>, path: PathBuf) -> PyResult<Csr<'_>> {
 /// "containment" (threshold = k); returns (offsets, items, measures, complete).
 #[pyfunction]
 #[pyo3(signature = (indptr, indices, n_items, predicate, threshold, max_sets=None, time_limit=None, n_threads=None))]
-fn maximal_sets<'py>(
+pub(crate) fn maximal_sets<'py>(
     indptr: PyReadonlyArray1<'py, i64>,
     indices: PyReadonlyArray1<'py, u32>,
     n_items: usize,
@@ -58,10 +58,4 @@ fn maximal_sets<'py>(
         found.measures.into_pyarray(py),
         found.complete,
     ))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(read_transactions, m)?)?;
-    m.add_function(wrap_pyfunction!(maximal_sets, m)?)?;
-    Ok(())
 }

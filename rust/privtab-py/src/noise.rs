@@ -14,54 +14,43 @@ use pyo3::prelude::*;
 
 use crate::errors::{contiguous, mapped, run};
 
-/// `n` Laplace(0, scale) variates.
-#[pyfunction]
-#[pyo3(signature = (n, scale, seed=None, n_threads=None))]
-fn laplace_samples(
-    py: Python<'_>,
-    n: usize,
-    scale: f64,
-    seed: Option<u64>,
-    n_threads: Option<usize>,
-) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = run(py, n_threads, || {
-        noise::laplace_samples(n, scale, &Seed::new(seed))
-    })?;
-    Ok(out.into_pyarray(py))
+/// Binds samplers `noise::NAME(args…, &Seed) -> Result<Vec<T>>` as
+/// `NAME(args…, seed=None, n_threads=None)` returning a 1-D array of `T`.
+macro_rules! samplers {
+    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty $(= $default:tt)?),*) -> $out:ty;)*) => {$(
+        $(#[$doc])*
+        #[pyfunction]
+        #[pyo3(signature = ($($arg $(= $default)?,)* seed=None, n_threads=None))]
+        pub(crate) fn $name(
+            py: Python<'_>,
+            $($arg: $ty,)*
+            seed: Option<u64>,
+            n_threads: Option<usize>,
+        ) -> PyResult<Bound<'_, PyArray1<$out>>> {
+            let out = run(py, n_threads, || noise::$name($($arg,)* &Seed::new(seed)))?;
+            Ok(out.into_pyarray(py))
+        }
+    )*};
 }
 
-/// `n` standard Gumbel variates.
-#[pyfunction]
-#[pyo3(signature = (n, seed=None, n_threads=None))]
-fn gumbel_samples(
-    py: Python<'_>,
-    n: usize,
-    seed: Option<u64>,
-    n_threads: Option<usize>,
-) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = run(py, n_threads, || noise::gumbel_samples(n, &Seed::new(seed)))?;
-    Ok(out.into_pyarray(py))
-}
-
-/// `n` exponential variates of mean `mean`.
-#[pyfunction]
-#[pyo3(signature = (n, mean, seed=None, n_threads=None))]
-fn exponential_samples(
-    py: Python<'_>,
-    n: usize,
-    mean: f64,
-    seed: Option<u64>,
-    n_threads: Option<usize>,
-) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = run(py, n_threads, || {
-        noise::exponential_samples(n, mean, &Seed::new(seed))
-    })?;
-    Ok(out.into_pyarray(py))
+samplers! {
+    /// `n` Laplace(0, scale) variates.
+    fn laplace_samples(n: usize, scale: f64) -> f64;
+    /// `n` standard Gumbel variates.
+    fn gumbel_samples(n: usize) -> f64;
+    /// `n` exponential variates of mean `mean`.
+    fn exponential_samples(n: usize, mean: f64) -> f64;
+    /// `size` Binomial(`n`, `p`) variates, for any `n < 2**64`.
+    fn binomial_samples(size: usize, n: u64, p: f64) -> u64;
+    /// `n` noise values of the floating-point-safe Laplace mechanism (distribution tests).
+    fn grid_laplace_samples(n: usize, sensitivity: f64, epsilon: f64, changed: u64 = 1) -> f64;
+    /// `n` Gamma(`shape`, `scale`) variates (Marsaglia–Tsang).
+    fn gamma_samples(n: usize, shape: f64, scale: f64) -> f64;
 }
 
 /// The exact scale `sensitivity / epsilon` as a reduced fraction `(num, den)`.
 #[pyfunction]
-fn discrete_laplace_scale(sensitivity: f64, epsilon: f64) -> PyResult<(u128, u128)> {
+pub(crate) fn discrete_laplace_scale(sensitivity: f64, epsilon: f64) -> PyResult<(u128, u128)> {
     let scale = mapped(noise::Rational::from_ratio(sensitivity, epsilon))?;
     Ok((scale.num, scale.den))
 }
@@ -69,7 +58,7 @@ fn discrete_laplace_scale(sensitivity: f64, epsilon: f64) -> PyResult<(u128, u12
 /// `n` discrete Laplace variates of scale `sensitivity / epsilon` (exact, integer only).
 #[pyfunction]
 #[pyo3(signature = (n, sensitivity, epsilon, seed=None, n_threads=None))]
-fn discrete_laplace_samples(
+pub(crate) fn discrete_laplace_samples(
     py: Python<'_>,
     n: usize,
     sensitivity: f64,
@@ -85,7 +74,7 @@ fn discrete_laplace_samples(
 /// `n` variates of a discrete Laplace `Z` conditioned on `Z > threshold`.
 #[pyfunction]
 #[pyo3(signature = (n, sensitivity, epsilon, threshold, seed=None, n_threads=None))]
-fn discrete_laplace_tail_samples(
+pub(crate) fn discrete_laplace_tail_samples(
     py: Python<'_>,
     n: usize,
     sensitivity: f64,
@@ -101,27 +90,10 @@ fn discrete_laplace_tail_samples(
     Ok(out.into_pyarray(py))
 }
 
-/// `size` Binomial(`n`, `p`) variates, for any `n < 2**64`.
-#[pyfunction]
-#[pyo3(signature = (size, n, p, seed=None, n_threads=None))]
-fn binomial_samples(
-    py: Python<'_>,
-    size: usize,
-    n: u64,
-    p: f64,
-    seed: Option<u64>,
-    n_threads: Option<usize>,
-) -> PyResult<Bound<'_, PyArray1<u64>>> {
-    let out = run(py, n_threads, || {
-        noise::binomial_samples(size, n, p, &Seed::new(seed))
-    })?;
-    Ok(out.into_pyarray(py))
-}
-
 /// A sorted uniform `k`-subset of `[0, range)`, `range ≤ 2**64`.
 #[pyfunction]
 #[pyo3(signature = (range, k, seed=None))]
-fn sample_distinct(
+pub(crate) fn sample_distinct(
     py: Python<'_>,
     range: u128,
     k: usize,
@@ -137,7 +109,7 @@ fn sample_distinct(
 /// grid, exact discrete Laplace noise of scale `sensitivity / epsilon` in grid units.
 #[pyfunction]
 #[pyo3(signature = (values, sensitivity, epsilon, seed=None, n_threads=None))]
-fn add_laplace<'py>(
+pub(crate) fn add_laplace<'py>(
     py: Python<'py>,
     values: PyReadonlyArray1<'py, f64>,
     sensitivity: f64,
@@ -157,33 +129,15 @@ fn add_laplace<'py>(
 /// and the integer noise scale `t` in grid units.
 #[pyfunction]
 #[pyo3(signature = (sensitivity, epsilon, changed=1))]
-fn laplace_grid(sensitivity: f64, epsilon: f64, changed: u64) -> PyResult<(i32, u64)> {
+pub(crate) fn laplace_grid(sensitivity: f64, epsilon: f64, changed: u64) -> PyResult<(i32, u64)> {
     let mechanism = mapped(noise::GridLaplace::new(sensitivity, epsilon, changed))?;
     Ok((mechanism.grid_exponent(), mechanism.unit_scale()))
-}
-
-/// `n` noise values of the floating-point-safe Laplace mechanism (distribution tests).
-#[pyfunction]
-#[pyo3(signature = (n, sensitivity, epsilon, changed=1, seed=None, n_threads=None))]
-fn grid_laplace_samples(
-    py: Python<'_>,
-    n: usize,
-    sensitivity: f64,
-    epsilon: f64,
-    changed: u64,
-    seed: Option<u64>,
-    n_threads: Option<usize>,
-) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = run(py, n_threads, || {
-        noise::grid_laplace_samples(n, sensitivity, epsilon, changed, &Seed::new(seed))
-    })?;
-    Ok(out.into_pyarray(py))
 }
 
 /// `values + DLap(sensitivity / epsilon)` elementwise, with checked int64 overflow.
 #[pyfunction]
 #[pyo3(signature = (values, sensitivity, epsilon, seed=None, n_threads=None))]
-fn add_discrete_laplace<'py>(
+pub(crate) fn add_discrete_laplace<'py>(
     py: Python<'py>,
     values: PyReadonlyArray1<'py, i64>,
     sensitivity: f64,
@@ -201,7 +155,7 @@ fn add_discrete_laplace<'py>(
 /// `size` indices drawn ∝ `exp(log_weights)` by Gumbel-max (see the core docs).
 #[pyfunction]
 #[pyo3(signature = (log_weights, size, replace, seed=None, n_threads=None))]
-fn exponential_mechanism<'py>(
+pub(crate) fn exponential_mechanism<'py>(
     log_weights: PyReadonlyArray1<'py, f64>,
     size: usize,
     replace: bool,
@@ -217,28 +171,11 @@ fn exponential_mechanism<'py>(
     Ok(out.into_pyarray(py))
 }
 
-/// `n` Gamma(`shape`, `scale`) variates (Marsaglia–Tsang).
-#[pyfunction]
-#[pyo3(signature = (n, shape, scale, seed=None, n_threads=None))]
-fn gamma_samples(
-    py: Python<'_>,
-    n: usize,
-    shape: f64,
-    scale: f64,
-    seed: Option<u64>,
-    n_threads: Option<usize>,
-) -> PyResult<Bound<'_, PyArray1<f64>>> {
-    let out = run(py, n_threads, || {
-        noise::gamma_samples(n, shape, scale, &Seed::new(seed))
-    })?;
-    Ok(out.into_pyarray(py))
-}
-
 /// An `(n, d)` array whose rows have density ∝ `exp(-‖b‖₂ / scale)`: the noise of
 /// Chaudhuri et al.'s output and objective perturbation.
 #[pyfunction]
 #[pyo3(signature = (n, d, scale, seed=None, n_threads=None))]
-fn l2_laplace_samples(
+pub(crate) fn l2_laplace_samples(
     py: Python<'_>,
     n: usize,
     d: usize,
@@ -252,23 +189,4 @@ fn l2_laplace_samples(
     let rows = Array2::from_shape_vec((n, d), out)
         .map_err(|err| PyValueError::new_err(format!("l2 laplace samples: {err}")))?;
     Ok(rows.into_pyarray(py))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(laplace_samples, m)?)?;
-    m.add_function(wrap_pyfunction!(gumbel_samples, m)?)?;
-    m.add_function(wrap_pyfunction!(exponential_samples, m)?)?;
-    m.add_function(wrap_pyfunction!(discrete_laplace_scale, m)?)?;
-    m.add_function(wrap_pyfunction!(discrete_laplace_samples, m)?)?;
-    m.add_function(wrap_pyfunction!(discrete_laplace_tail_samples, m)?)?;
-    m.add_function(wrap_pyfunction!(binomial_samples, m)?)?;
-    m.add_function(wrap_pyfunction!(sample_distinct, m)?)?;
-    m.add_function(wrap_pyfunction!(add_laplace, m)?)?;
-    m.add_function(wrap_pyfunction!(laplace_grid, m)?)?;
-    m.add_function(wrap_pyfunction!(grid_laplace_samples, m)?)?;
-    m.add_function(wrap_pyfunction!(add_discrete_laplace, m)?)?;
-    m.add_function(wrap_pyfunction!(exponential_mechanism, m)?)?;
-    m.add_function(wrap_pyfunction!(gamma_samples, m)?)?;
-    m.add_function(wrap_pyfunction!(l2_laplace_samples, m)?)?;
-    Ok(())
 }

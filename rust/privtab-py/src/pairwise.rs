@@ -19,7 +19,7 @@ type PairwiseArrays<'py> = (
 /// entropies (H(X_i) on the diagonal, H(X_i, X_j) off it) of a (m, n) code table.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, with_tables=true, n_threads=None))]
-fn pairwise_tables<'py>(
+pub(crate) fn pairwise_tables<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     with_tables: bool,
@@ -36,9 +36,4 @@ fn pairwise_tables<'py>(
         counts.offsets.into_pyarray(py),
         entropies.into_pyarray(py),
     ))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(pairwise_tables, m)?)?;
-    Ok(())
 }

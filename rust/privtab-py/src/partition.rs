@@ -47,7 +47,7 @@ fn selection_arrays(py: Python<'_>, selection: Selection, n_rows: usize) -> Orde
 
 /// The rows' classes under a set of attributes; refine it one attribute at a time.
 #[pyclass(module = "privtab._core", frozen)]
-struct Partition {
+pub(crate) struct Partition {
     inner: partition::Partition,
 }
 
@@ -168,7 +168,7 @@ impl Partition {
 /// Scores of every candidate column on the partition of `selected` ∪ {candidate}.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, labels, n_labels, selected, candidates, n_threads=None))]
-fn score_candidates<'py>(
+pub(crate) fn score_candidates<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     labels: PyReadonlyArray1<'py, u32>,
@@ -189,7 +189,7 @@ fn score_candidates<'py>(
 /// F(S) of the columns `features` against `labels`.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, labels, n_labels, features, n_threads=None))]
-fn discernibility(
+pub(crate) fn discernibility(
     columns: PyReadonlyArray2<'_, u32>,
     cardinalities: PyReadonlyArray1<'_, u32>,
     labels: PyReadonlyArray1<'_, u32>,
@@ -209,7 +209,7 @@ fn discernibility(
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, labels, n_labels, among, k, n_threads=None))]
 #[allow(clippy::type_complexity)]
-fn subset_entropies<'py>(
+pub(crate) fn subset_entropies<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     labels: PyReadonlyArray1<'py, u32>,
@@ -241,7 +241,7 @@ fn subset_entropies<'py>(
 /// prefix.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, labels, n_labels, k, n_threads=None, layout="auto"))]
-fn greedy_discernibility<'py>(
+pub(crate) fn greedy_discernibility<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     labels: PyReadonlyArray1<'py, u32>,
@@ -263,7 +263,7 @@ fn greedy_discernibility<'py>(
 /// prefix.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, labels, n_labels, sigma, n_threads=None, layout="auto"))]
-fn minimum_discerning_attributes<'py>(
+pub(crate) fn minimum_discerning_attributes<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     labels: PyReadonlyArray1<'py, u32>,
@@ -285,7 +285,7 @@ fn minimum_discerning_attributes<'py>(
 /// ∝ exp(epsilon_step · (F(S ∪ {a}) − F(S))); returns the order (int64).
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, labels, n_labels, k, epsilon_step, seed=None, n_threads=None, layout="auto"))]
-fn private_kd<'py>(
+pub(crate) fn private_kd<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     labels: PyReadonlyArray1<'py, u32>,
@@ -308,15 +308,4 @@ fn private_kd<'py>(
         partition::select_discerning_in(cols, &labels, k, rule, layout)
     })?;
     Ok(indices(&selection.order).into_pyarray(columns.py()))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Partition>()?;
-    m.add_function(wrap_pyfunction!(score_candidates, m)?)?;
-    m.add_function(wrap_pyfunction!(discernibility, m)?)?;
-    m.add_function(wrap_pyfunction!(subset_entropies, m)?)?;
-    m.add_function(wrap_pyfunction!(greedy_discernibility, m)?)?;
-    m.add_function(wrap_pyfunction!(minimum_discerning_attributes, m)?)?;
-    m.add_function(wrap_pyfunction!(private_kd, m)?)?;
-    Ok(())
 }
