@@ -345,8 +345,10 @@ def test_read_transactions_errors(tmp_path, text, match):
 
 
 def test_read_transactions_path_errors(tmp_path):
-    with pytest.raises(ValueError, match="cannot read"):
+    with pytest.raises(FileNotFoundError, match="cannot read"):
         privtab.read_transactions(tmp_path / "missing.dat")
+    with pytest.raises(OSError, match="cannot read"):
+        privtab.read_transactions(tmp_path)
     with pytest.raises(TypeError, match=r"path must be a str or os\.PathLike"):
         privtab.read_transactions(3)
 

@@ -12,6 +12,7 @@
 use rayon::prelude::*;
 
 use crate::binary::BinaryCsr;
+use crate::resources::{check_interrupt, interrupted};
 use crate::{Error, Result};
 
 /// The rows grouped by their projection onto S.
@@ -112,7 +113,10 @@ impl Patterns {
     }
 
     /// For every pattern P, the number of rows whose pattern contains P.
-    pub fn superset_counts(&self) -> Vec<u64> {
+    ///
+    /// # Errors
+    /// [`Error::Interrupted`] when an interrupt is requested.
+    pub fn superset_counts(&self) -> Result<Vec<u64>> {
         let mut tidlists: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
         for p in 0..self.len() {
             for &f in self.pattern(p) {
@@ -120,9 +124,12 @@ impl Patterns {
             }
         }
         let total: u64 = self.counts.iter().sum();
-        (0..self.len())
+        let counts = (0..self.len())
             .into_par_iter()
             .map(|p| {
+                if interrupted() {
+                    return 0;
+                }
                 let mut lists: Vec<&[u32]> = self
                     .pattern(p)
                     .iter()
@@ -142,7 +149,9 @@ impl Patterns {
                 }
                 common.iter().map(|&q| self.counts[q as usize]).sum()
             })
-            .collect()
+            .collect();
+        check_interrupt()?;
+        Ok(counts)
     }
 }
 
@@ -168,7 +177,7 @@ fn intersect_into(common: &mut Vec<u32>, list: &[u32]) {
 /// As [`Patterns::new`].
 pub fn containment_anonymity(matrix: BinaryCsr<'_>, features: &[usize]) -> Result<Vec<u64>> {
     let patterns = Patterns::new(matrix, features)?;
-    let supersets = patterns.superset_counts();
+    let supersets = patterns.superset_counts()?;
     Ok(patterns
         .row_pattern()
         .par_iter()

@@ -11,7 +11,7 @@ use rand::RngExt;
 use rayon::prelude::*;
 
 use crate::binary::BinaryCsr;
-use crate::resources::alloc_output;
+use crate::resources::{alloc_output, check_interrupt, interrupted};
 use crate::rng::Seed;
 use crate::{Error, Result};
 
@@ -95,7 +95,8 @@ fn pack_and_merge(matrix: BinaryCsr<'_>) -> Result<Distinct> {
 }
 
 /// Greedy k-member clustering of the distinct rows; returns per cluster its seed row and
-/// its parts `(distinct row, copies taken)`.
+/// its parts `(distinct row, copies taken)`. Stops early, with a meaningless result, when
+/// an interrupt is requested (the caller checks).
 fn k_member(distinct: &Distinct, k: usize, seed: &Seed) -> Vec<(usize, Vec<(usize, usize)>)> {
     let mut left = distinct.counts.clone();
     let mut clusters: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
@@ -111,6 +112,9 @@ fn k_member(distinct: &Distinct, k: usize, seed: &Seed) -> Vec<(usize, Vec<(usiz
         let mut rng = seed.stream(0);
         let mut reference = alive[rng.random_range(0..alive.len())];
         while total >= k {
+            if interrupted() {
+                return clusters;
+            }
             let far = alive
                 .par_iter()
                 .map(|&g| (distinct.distance(reference, g), std::cmp::Reverse(g)))
@@ -204,6 +208,7 @@ pub fn randomization_flipping(
     }
     let distinct = pack_and_merge(matrix)?;
     let clusters = k_member(&distinct, k, seed);
+    check_interrupt()?;
     let words = distinct.words;
     let cell_count = n_rows
         .checked_mul(n_features)

@@ -9,10 +9,10 @@
 
 use rayon::prelude::*;
 
+use crate::columns::{Code, Columns, check_codes, first_invalid, invalid_code};
 use crate::encode::mixed_radix_encode_subset;
 use crate::resources::zeroed;
 use crate::rng::CHUNK;
-use crate::table::{Code, Columns, check_codes, first_invalid, invalid_code};
 use crate::{Error, Result};
 
 /// Tables with at most this many cells (or at most twice as many cells as rows) are counted

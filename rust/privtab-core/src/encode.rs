@@ -8,8 +8,8 @@
 
 use rayon::prelude::*;
 
+use crate::columns::{Code, Columns, first_invalid, invalid_code};
 use crate::rng::CHUNK;
-use crate::table::{Code, Columns, first_invalid, invalid_code};
 use crate::{Error, Result};
 
 /// The product of `cardinalities` (the number of distinct keys), or `None` if it exceeds

@@ -24,12 +24,34 @@ pub enum Error {
     /// The requested output would not fit in memory or exceeds a caller's cap.
     #[error("{0}")]
     OutputTooLarge(String),
+    /// A file cannot be read.
+    #[error("cannot read {path}: {message}")]
+    Io {
+        /// The file as the caller named it.
+        path: String,
+        /// What went wrong, so callers can tell a missing file from the rest.
+        kind: std::io::ErrorKind,
+        /// The operating system's message.
+        message: String,
+    },
+    /// [`request_interrupt`](crate::resources::request_interrupt) stopped the kernel.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Result alias used throughout the core.
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    /// Builds [`Error::Io`] for the file `path`.
+    pub fn io(path: &std::path::Path, err: &std::io::Error) -> Self {
+        Error::Io {
+            path: path.display().to_string(),
+            kind: err.kind(),
+            message: err.to_string(),
+        }
+    }
+
     /// Builds [`Error::InvalidParameter`] from any displayable value.
     pub fn parameter(
         name: &'static str,
@@ -84,5 +106,15 @@ mod tests {
         assert!(check_positive_finite("scale", f64::INFINITY).is_err());
         assert!(check_probability("p", 1.5).is_err());
         assert_eq!(check_probability("p", 0.25), Ok(0.25));
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let err = Error::io(std::path::Path::new("a.dat"), &missing);
+        assert!(matches!(
+            err,
+            Error::Io {
+                kind: std::io::ErrorKind::NotFound,
+                ..
+            }
+        ));
+        assert!(err.to_string().starts_with("cannot read a.dat: "), "{err}");
     }
 }

@@ -22,13 +22,13 @@
 //!
 //! Time is O(n·d + n' + q log q) and memory O(n + n' + q), whatever the domain size `m`.
 
+use crate::columns::Columns;
 use crate::counts::SparseCounts;
 use crate::encode::{check_domain, mixed_radix_encode};
 use crate::error::check_positive_finite;
 use crate::noise::{Binomial, DiscreteLaplace, GridLaplace, sample_distinct};
 use crate::resources::alloc_output;
 use crate::rng::{Rng, Seed, try_fill_chunked};
-use crate::table::Columns;
 use crate::{Error, Result};
 
 /// Sub-seed tags: each random step of the construction has its own key.
@@ -52,6 +52,23 @@ pub enum Noise {
     /// The exact discrete Laplace distribution `P(Z = z) ∝ exp(−|z|·ε/2)`, sampled with
     /// integer arithmetic (Canonne, Kamath & Steinke 2020).
     Discrete,
+}
+
+impl std::str::FromStr for Noise {
+    type Err = Error;
+
+    /// `"laplace"` or `"discrete"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "laplace" => Ok(Noise::Laplace),
+            "discrete" => Ok(Noise::Discrete),
+            _ => Err(Error::parameter(
+                "noise",
+                format!("{name:?}"),
+                "must be 'laplace' or 'discrete'",
+            )),
+        }
+    }
 }
 
 /// A released histogram: the kept cells, sorted by key, and their noisy values.
@@ -361,6 +378,12 @@ mod tests {
     fn keep_probabilities_follow_the_laplace_tails() {
         // The grid noise is the continuous Laplace law up to its grid step (2^-40 of the
         // scale) and a scale larger by at most 2^-39.
+        assert_eq!("discrete".parse::<Noise>(), Ok(Noise::Discrete));
+        let err = "gaussian".parse::<Noise>().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "noise must be 'laplace' or 'discrete', got \"gaussian\""
+        );
         let p = empty_cell_probability(1.0, 4.0, Noise::Laplace).unwrap();
         assert!((p / (0.5 * (-2.0f64).exp()) - 1.0).abs() < 1e-9);
         let p = empty_cell_probability(1.0, -4.0, Noise::Laplace).unwrap();

@@ -2,7 +2,7 @@
 //!
 //! Everything here takes plain slices and returns owned data and [`Result`]; the PyO3 glue in
 //! `privtab-py` releases the GIL around these calls. Categorical tables are passed
-//! column-major: one contiguous `u32` slice of codes per attribute (see [`table::Columns`]).
+//! column-major: one contiguous `u32` slice of codes per attribute (see [`columns::Columns`]).
 //!
 //! Randomised kernels take an [`rng::Seed`] and split their work into fixed-size chunks, each
 //! with its own ChaCha20 stream, so a given seed gives the same output for any thread count.
@@ -11,6 +11,7 @@ pub mod anonymity;
 pub mod binary;
 pub mod bitset;
 pub mod clustering;
+pub mod columns;
 pub mod counts;
 pub mod encode;
 pub mod error;
@@ -21,6 +22,5 @@ pub mod pairwise;
 pub mod partition;
 pub mod resources;
 pub mod rng;
-pub mod table;
 
 pub use error::{Error, Result};

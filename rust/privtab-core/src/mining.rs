@@ -35,6 +35,7 @@ pub use fimi::{Transactions, parse_transactions, read_transactions};
 pub use frequency::{Frequency, Layout};
 
 pub use crate::binary::BinaryCsr as Rows;
+use crate::resources::{check_interrupt, interrupted};
 use crate::{Error, Result};
 
 /// What an oracle says about `S ∪ {item}` for a node of set `S`.
@@ -104,6 +105,67 @@ pub struct Limits {
     pub max_sets: Option<usize>,
     /// Stop after this much wall-clock time; what is found by then depends on timing.
     pub time_limit: Option<Duration>,
+}
+
+impl Limits {
+    /// Limits from a time limit in seconds.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when `time_limit` is negative, NaN or infinite.
+    pub fn new(max_sets: Option<usize>, time_limit: Option<f64>) -> Result<Self> {
+        let time_limit = match time_limit {
+            None => None,
+            Some(t) => Some(Duration::try_from_secs_f64(t).map_err(|_| {
+                Error::parameter("time_limit", t, "must be a finite number of seconds >= 0")
+            })?),
+        };
+        Ok(Limits {
+            max_sets,
+            time_limit,
+        })
+    }
+}
+
+/// The predicates of [`maximal_sets_of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Predicate {
+    /// Support at least the threshold ([`maximal_itemsets`]).
+    Frequency,
+    /// Containment anonymity at least the threshold ([`maximal_kac_sets`]).
+    Containment,
+}
+
+impl std::str::FromStr for Predicate {
+    type Err = Error;
+
+    /// `"frequency"` or `"containment"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "frequency" => Ok(Predicate::Frequency),
+            "containment" => Ok(Predicate::Containment),
+            _ => Err(Error::parameter(
+                "predicate",
+                format!("{name:?}"),
+                "must be 'frequency' or 'containment'",
+            )),
+        }
+    }
+}
+
+/// [`maximal_itemsets`] or [`maximal_kac_sets`], as `predicate` says.
+///
+/// # Errors
+/// Those of the function called.
+pub fn maximal_sets_of(
+    predicate: Predicate,
+    rows: Rows<'_>,
+    threshold: u64,
+    limits: Limits,
+) -> Result<MaximalSets> {
+    match predicate {
+        Predicate::Frequency => maximal_itemsets(rows, threshold, limits),
+        Predicate::Containment => maximal_kac_sets(rows, threshold, limits),
+    }
 }
 
 /// Maximal sets found by [`maximal_sets`].
@@ -255,7 +317,10 @@ impl Found {
         if self.stopped {
             return true;
         }
-        if self.sets.len() >= self.cap || self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.sets.len() >= self.cap
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+            || interrupted()
+        {
             self.stopped = true;
         }
         self.stopped
@@ -397,7 +462,7 @@ fn explore<O: Oracle>(
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] when `max_sets` is `Some(0)`; [`Error::OutputTooLarge`] when
-/// the result cannot be allocated.
+/// the result cannot be allocated; [`Error::Interrupted`] when an interrupt is requested.
 pub fn maximal_sets<O: Oracle>(
     oracle: &O,
     original: &[u32],
@@ -456,6 +521,7 @@ pub fn maximal_sets<O: Oracle>(
                 .collect();
         }
     }
+    check_interrupt()?;
     let mut complete = !found.stopped;
     let mut sets = found.sets;
     for branch in branches {

@@ -10,10 +10,10 @@
 //!   randomised algorithms and tests, never for adding to a released value.
 //! - [`discrete`]: the exact discrete Laplace distribution and its tails, sampled with
 //!   integer arithmetic only (Canonne, Kamath & Steinke 2020).
-//! - [`binomial`]: binomial variates for any `n < 2^64` and any `p`, including tiny `p`.
+//! - [`binomial`](mod@binomial): binomial variates for any `n < 2^64` and any `p`, including tiny `p`.
 //! - [`distinct`]: `k` distinct uniform values from `[0, range)`, `range ≤ 2^64`.
 //! - [`selection`]: the exponential mechanism by the Gumbel-max trick on log-weights.
-//! - [`ball`]: Gamma variates and vectors with density ∝ `exp(-‖b‖₂ / scale)` (the noise of
+//! - [`l2_laplace`](mod@l2_laplace): Gamma variates and vectors with density ∝ `exp(-‖b‖₂ / scale)` (the noise of
 //!   Chaudhuri et al.'s output and objective perturbation).
 //!
 //! Every release goes through [`discrete`] (integers) or [`grid`] (reals): textbook
@@ -25,15 +25,14 @@
 //! [`Rng`]: crate::rng::Rng
 //! [`Seed`]: crate::rng::Seed
 
-pub mod ball;
 pub mod binomial;
 pub mod continuous;
 pub mod discrete;
 pub mod distinct;
 pub mod grid;
+pub mod l2_laplace;
 pub mod selection;
 
-pub use ball::{gamma, gamma_samples, l2_laplace, l2_laplace_samples};
 pub use binomial::{Binomial, binomial, binomial_samples};
 pub use continuous::{
     exponential, exponential_samples, gumbel, gumbel_samples, laplace, laplace_samples,
@@ -41,6 +40,7 @@ pub use continuous::{
 pub use discrete::{DiscreteLaplace, Rational, add_discrete_laplace};
 pub use distinct::{FULL_RANGE, sample_distinct};
 pub use grid::{GridLaplace, add_laplace, grid_laplace_samples};
+pub use l2_laplace::{gamma, gamma_samples, l2_laplace, l2_laplace_samples};
 pub use selection::exponential_mechanism;
 
 pub(crate) use crate::resources::alloc_output;

@@ -9,9 +9,9 @@
 
 use rayon::prelude::*;
 
+use crate::columns::Columns;
 use crate::counts::{self, entropy};
-use crate::resources::zeroed;
-use crate::table::Columns;
+use crate::resources::{check_interrupt, interrupted, zeroed};
 use crate::{Error, Result};
 
 /// The tables and entropies of every unordered attribute pair `i < j`.
@@ -106,6 +106,9 @@ pub fn pairwise_counts(cols: Columns<'_>, with_tables: bool) -> Result<PairwiseC
             .par_iter()
             .zip(slices.into_par_iter())
             .map(|(&(i, j), table)| {
+                if interrupted() {
+                    return 0.0;
+                }
                 count_into(
                     cols.column(i),
                     cols.column(j),
@@ -119,6 +122,7 @@ pub fn pairwise_counts(cols: Columns<'_>, with_tables: bool) -> Result<PairwiseC
         pairs
             .par_iter()
             .map(|&(i, j)| {
+                check_interrupt()?;
                 counts::joint_entropy(
                     cols.column(i),
                     cols.cardinality(i),
@@ -128,6 +132,7 @@ pub fn pairwise_counts(cols: Columns<'_>, with_tables: bool) -> Result<PairwiseC
             })
             .collect::<Result<_>>()?
     };
+    check_interrupt()?;
     let mut entropies = vec![0.0; m * m];
     for (i, &h) in marginals.iter().enumerate() {
         entropies[i * m + i] = h;

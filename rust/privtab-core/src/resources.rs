@@ -1,10 +1,72 @@
-//! Thread pools and fallible allocation, shared by every kernel.
+//! Thread pools, fallible allocation and interruption, shared by every kernel.
 //!
 //! Kernels never abort the process on a failed allocation: a request for more memory than
 //! the machine has becomes [`Error::OutputTooLarge`], which reaches Python as
 //! `MemoryError` with the size named.
+//!
+//! Long kernels stop early when asked: the bindings run every call inside
+//! [`interruptible`] and call [`request_interrupt`] on Ctrl-C; kernels poll
+//! [`check_interrupt`] at chunk or round boundaries (the enumerator of `mining`, the rounds
+//! and candidate scans of `partition`, the subset walk, pairwise tables, chunked sampling)
+//! and return [`Error::Interrupted`]. As in polars, the flag is process-wide: a request
+//! stops every interruptible call running at that moment, and is cleared when the last of
+//! them returns.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{Error, Result};
+
+/// Bit 0: an interrupt is requested; bits 1..: the number of calls inside [`interruptible`].
+static INTERRUPT: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `work` as one interruptible call (see [`request_interrupt`]).
+///
+/// # Errors
+/// The errors of `work`, including [`Error::Interrupted`] from its kernels.
+pub fn interruptible<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
+    /// Leaves the call even when `work` panics, clearing the flag after the last call.
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            // The closure always returns `Some`, so the update cannot fail.
+            let _ = INTERRUPT.fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+                let state = state - 2;
+                Some(if state >> 1 == 0 { 0 } else { state })
+            });
+        }
+    }
+    INTERRUPT.fetch_add(2, Ordering::AcqRel);
+    let _leave = Leave;
+    work()
+}
+
+/// Asks every running [`interruptible`] call to stop; returns whether one was running.
+pub fn request_interrupt() -> bool {
+    INTERRUPT
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+            (state >> 1 > 0).then_some(state | 1)
+        })
+        .is_ok()
+}
+
+/// Whether an interrupt is requested (one relaxed load: cheap enough for any loop).
+#[inline]
+pub fn interrupted() -> bool {
+    INTERRUPT.load(Ordering::Relaxed) & 1 != 0
+}
+
+/// [`Error::Interrupted`] when an interrupt is requested.
+///
+/// # Errors
+/// [`Error::Interrupted`] when [`request_interrupt`] was called during this call.
+#[inline]
+pub fn check_interrupt() -> Result<()> {
+    if interrupted() {
+        Err(Error::Interrupted)
+    } else {
+        Ok(())
+    }
+}
 
 /// Runs `work` on a local rayon pool of `n_threads` threads, or on the global pool when
 /// `n_threads` is `None`.

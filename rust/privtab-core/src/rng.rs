@@ -6,6 +6,7 @@
 //! ([`Seed::stream`]), and chunks have the fixed size [`CHUNK`], so the output does not depend
 //! on how rayon schedules the chunks or how many threads it has.
 
+use crate::resources::{check_interrupt, interrupted};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
@@ -68,7 +69,11 @@ impl Seed {
 /// `produce(&mut stream_i, j_global)`, called in order within the chunk.
 ///
 /// The result depends only on `seed`, never on the number of threads.
-pub fn fill_chunked<T, F>(out: &mut [T], seed: &Seed, produce: F)
+///
+/// # Errors
+/// [`Error::Interrupted`](crate::Error::Interrupted) when an interrupt is requested (checked
+/// once a chunk).
+pub fn fill_chunked<T, F>(out: &mut [T], seed: &Seed, produce: F) -> crate::Result<()>
 where
     T: Send,
     F: Fn(&mut Rng, usize) -> T + Sync,
@@ -76,12 +81,16 @@ where
     out.par_chunks_mut(CHUNK)
         .enumerate()
         .for_each(|(chunk_index, chunk)| {
+            if interrupted() {
+                return;
+            }
             let mut rng = seed.stream(chunk_index as u64);
             let offset = chunk_index * CHUNK;
             for (j, slot) in chunk.iter_mut().enumerate() {
                 *slot = produce(&mut rng, offset + j);
             }
         });
+    check_interrupt()
 }
 
 /// Like [`fill_chunked`], for producers that can fail; the first error in index order wins.
@@ -97,6 +106,7 @@ where
         .par_chunks_mut(CHUNK)
         .enumerate()
         .map(|(chunk_index, chunk)| {
+            check_interrupt()?;
             let mut rng = seed.stream(chunk_index as u64);
             let offset = chunk_index * CHUNK;
             for (j, slot) in chunk.iter_mut().enumerate() {
@@ -119,7 +129,8 @@ mod tests {
             .build()
             .expect("thread pool");
         let mut out = vec![0u64; n];
-        pool.install(|| fill_chunked(&mut out, seed, |rng, _| rng.random::<u64>()));
+        pool.install(|| fill_chunked(&mut out, seed, |rng, _| rng.random::<u64>()))
+            .unwrap();
         out
     }
 

@@ -2,11 +2,10 @@
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use privtab_core::clustering;
-use privtab_core::resources::with_threads;
 use privtab_core::rng::Seed;
 use pyo3::prelude::*;
 
-use crate::errors::{contiguous, detached};
+use crate::errors::{contiguous, run};
 
 type Flipped<'py> = (
     Bound<'py, PyArray1<u8>>,
@@ -19,8 +18,7 @@ type Flipped<'py> = (
 /// CSR binary matrix.
 #[pyfunction]
 #[pyo3(signature = (indptr, indices, n_features, k, seed=None, n_threads=None))]
-fn randomization_flipping<'py>(
-    py: Python<'py>,
+pub(crate) fn randomization_flipping<'py>(
     indptr: PyReadonlyArray1<'py, i64>,
     indices: PyReadonlyArray1<'py, u32>,
     n_features: usize,
@@ -28,13 +26,14 @@ fn randomization_flipping<'py>(
     seed: Option<u64>,
     n_threads: Option<usize>,
 ) -> PyResult<Flipped<'py>> {
-    let indptr = contiguous(&indptr, "indptr")?;
-    let indices = contiguous(&indices, "indices")?;
+    let py = indptr.py();
+    let (indptr, indices) = (
+        contiguous(&indptr, "indptr")?,
+        contiguous(&indices, "indices")?,
+    );
     let seed = Seed::new(seed);
-    let out = detached(py, || {
-        with_threads(n_threads, || {
-            clustering::randomization_flipping(indptr, indices, n_features, k, &seed)
-        })
+    let out = run(py, n_threads, || {
+        clustering::randomization_flipping(indptr, indices, n_features, k, &seed)
     })?;
     Ok((
         out.data.into_pyarray(py),
@@ -42,9 +41,4 @@ fn randomization_flipping<'py>(
         out.n_clusters,
         out.flipped,
     ))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(randomization_flipping, m)?)?;
-    Ok(())
 }

@@ -3,13 +3,11 @@
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use privtab_core::counts::{self, SparseCounts};
-use privtab_core::resources::with_threads;
-use privtab_core::table::Columns;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::encode::columns_view;
-use crate::errors::{contiguous, detached};
+use crate::columns::Table;
+use crate::errors::{contiguous, run};
 
 type KeyCounts<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>);
 
@@ -48,16 +46,16 @@ macro_rules! with_code_pair {
 /// Dense (kx, ky) contingency table of codes `x` and `y` (1-D, same integer dtype).
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
-fn contingency_table<'py>(
-    py: Python<'py>,
+pub(crate) fn contingency_table<'py>(
     x: &Bound<'py, PyAny>,
     kx: u32,
     y: &Bound<'py, PyAny>,
     ky: u32,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
-    let table = with_code_pair!(x, y, |xs, ys| detached(py, || {
-        with_threads(n_threads, || counts::contingency_dense(xs, kx, ys, ky))
+    let py = x.py();
+    let table = with_code_pair!(x, y, |xs, ys| run(py, n_threads, || {
+        counts::contingency_dense(xs, kx, ys, ky)
     }))?;
     let array = Array2::from_shape_vec((kx as usize, ky as usize), table)
         .map_err(|err| PyValueError::new_err(err.to_string()))?;
@@ -67,16 +65,16 @@ fn contingency_table<'py>(
 /// Non-zero cells of the contingency table of `x` and `y`, keyed by `a * ky + b`.
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
-fn contingency_sparse<'py>(
-    py: Python<'py>,
+pub(crate) fn contingency_sparse<'py>(
     x: &Bound<'py, PyAny>,
     kx: u32,
     y: &Bound<'py, PyAny>,
     ky: u32,
     n_threads: Option<usize>,
 ) -> PyResult<KeyCounts<'py>> {
-    let sparse = with_code_pair!(x, y, |xs, ys| detached(py, || {
-        with_threads(n_threads, || counts::contingency_sparse(xs, kx, ys, ky))
+    let py = x.py();
+    let sparse = with_code_pair!(x, y, |xs, ys| run(py, n_threads, || {
+        counts::contingency_sparse(xs, kx, ys, ky)
     }))?;
     Ok(key_counts(py, sparse))
 }
@@ -84,41 +82,34 @@ fn contingency_sparse<'py>(
 /// Sorted distinct keys and their counts.
 #[pyfunction]
 #[pyo3(signature = (keys, n_threads=None))]
-fn count_keys<'py>(
-    py: Python<'py>,
+pub(crate) fn count_keys<'py>(
     keys: PyReadonlyArray1<'py, u64>,
     n_threads: Option<usize>,
 ) -> PyResult<KeyCounts<'py>> {
-    let keys = contiguous(&keys, "keys")?;
-    let sparse = detached(py, || {
-        with_threads(n_threads, || Ok(SparseCounts::from_keys(keys)))
-    })?;
-    Ok(key_counts(py, sparse))
+    let slice = contiguous(&keys, "keys")?;
+    let sparse = run(keys.py(), n_threads, || Ok(SparseCounts::from_keys(slice)))?;
+    Ok(key_counts(keys.py(), sparse))
 }
 
 /// Sparse k-way counts of the columns `subset` of a (d, n) code table.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, subset, n_threads=None))]
-fn count_columns<'py>(
-    py: Python<'py>,
+pub(crate) fn count_columns<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     subset: Vec<usize>,
     n_threads: Option<usize>,
 ) -> PyResult<KeyCounts<'py>> {
-    let (data, n_rows, cards) = columns_view(&columns, &cardinalities)?;
-    let sparse = detached(py, || {
-        with_threads(n_threads, || {
-            counts::count_columns(Columns::new(data, n_rows, cards)?, &subset)
-        })
+    let table = Table::new(&columns, &cardinalities)?;
+    let sparse = run(columns.py(), n_threads, || {
+        counts::count_columns(table.columns()?, &subset)
     })?;
-    Ok(key_counts(py, sparse))
+    Ok(key_counts(columns.py(), sparse))
 }
 
 /// The sum of two sparse counts.
 #[pyfunction]
-fn merge_counts<'py>(
-    py: Python<'py>,
+pub(crate) fn merge_counts<'py>(
     keys_a: PyReadonlyArray1<'py, u64>,
     counts_a: PyReadonlyArray1<'py, u64>,
     keys_b: PyReadonlyArray1<'py, u64>,
@@ -134,26 +125,25 @@ fn merge_counts<'py>(
             contiguous(&counts_b, "counts")?,
         ),
     ];
-    let merged = detached(py, || {
+    let merged = run(keys_a.py(), None, || {
         let a = SparseCounts::from_parts(parts[0].0.to_vec(), parts[0].1.to_vec())?;
         let b = SparseCounts::from_parts(parts[1].0.to_vec(), parts[1].1.to_vec())?;
         a.merge(&b)
     })?;
-    Ok(key_counts(py, merged))
+    Ok(key_counts(keys_a.py(), merged))
 }
 
 /// Entropy in bits of non-negative finite weights.
 #[pyfunction]
-fn entropy(py: Python<'_>, counts: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
+pub(crate) fn entropy(counts: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
     let weights = contiguous(&counts, "counts")?;
-    detached(py, || counts::entropy_of_weights(weights))
+    run(counts.py(), None, || counts::entropy_of_weights(weights))
 }
 
 /// Mutual information in bits of codes `x` and `y`.
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
-fn mutual_information(
-    py: Python<'_>,
+pub(crate) fn mutual_information(
     x: PyReadonlyArray1<'_, u32>,
     kx: u32,
     y: PyReadonlyArray1<'_, u32>,
@@ -161,16 +151,15 @@ fn mutual_information(
     n_threads: Option<usize>,
 ) -> PyResult<f64> {
     let (xs, ys) = (contiguous(&x, "x")?, contiguous(&y, "y")?);
-    detached(py, || {
-        with_threads(n_threads, || counts::mutual_information(xs, kx, ys, ky))
+    run(x.py(), n_threads, || {
+        counts::mutual_information(xs, kx, ys, ky)
     })
 }
 
 /// Symmetric uncertainty of codes `x` and `y`.
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]
-fn symmetric_uncertainty(
-    py: Python<'_>,
+pub(crate) fn symmetric_uncertainty(
     x: PyReadonlyArray1<'_, u32>,
     kx: u32,
     y: PyReadonlyArray1<'_, u32>,
@@ -178,19 +167,7 @@ fn symmetric_uncertainty(
     n_threads: Option<usize>,
 ) -> PyResult<f64> {
     let (xs, ys) = (contiguous(&x, "x")?, contiguous(&y, "y")?);
-    detached(py, || {
-        with_threads(n_threads, || counts::symmetric_uncertainty(xs, kx, ys, ky))
+    run(x.py(), n_threads, || {
+        counts::symmetric_uncertainty(xs, kx, ys, ky)
     })
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(contingency_table, m)?)?;
-    m.add_function(wrap_pyfunction!(contingency_sparse, m)?)?;
-    m.add_function(wrap_pyfunction!(count_keys, m)?)?;
-    m.add_function(wrap_pyfunction!(count_columns, m)?)?;
-    m.add_function(wrap_pyfunction!(merge_counts, m)?)?;
-    m.add_function(wrap_pyfunction!(entropy, m)?)?;
-    m.add_function(wrap_pyfunction!(mutual_information, m)?)?;
-    m.add_function(wrap_pyfunction!(symmetric_uncertainty, m)?)?;
-    Ok(())
 }

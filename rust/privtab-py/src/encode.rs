@@ -5,24 +5,10 @@ use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
 };
 use privtab_core::encode;
-use privtab_core::resources::with_threads;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::errors::{contiguous, detached};
-
-/// Reads a `(d, n)` array of column-major codes and its cardinalities as a core table view.
-pub(crate) fn columns_view<'a>(
-    columns: &'a PyReadonlyArray2<'_, u32>,
-    cardinalities: &'a PyReadonlyArray1<'_, u32>,
-) -> PyResult<(&'a [u32], usize, &'a [u32])> {
-    let n_rows = columns.shape()[1];
-    Ok((
-        contiguous(columns, "columns")?,
-        n_rows,
-        contiguous(cardinalities, "cardinalities")?,
-    ))
-}
+use crate::errors::{contiguous, run};
 
 /// Runs `$body` with `$data` bound to the slice and `$shape` to the shape of `$array` when
 /// it is a 2-D array of one of the integer dtypes the core reads directly.
@@ -49,63 +35,48 @@ macro_rules! with_code_table {
 /// (d × n, any integer dtype), range-checked against `cardinalities`.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, n_threads=None))]
-fn mixed_radix_encode<'py>(
-    py: Python<'py>,
+pub(crate) fn mixed_radix_encode<'py>(
     columns: &Bound<'py, PyAny>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let cards = contiguous(&cardinalities, "cardinalities")?;
-    let keys = with_code_table!(columns, |data, shape| detached(py, || {
-        with_threads(n_threads, || {
-            encode::mixed_radix_encode_columns(data, shape[1], cards, "codes")
-        })
+    let keys = with_code_table!(columns, |data, shape| run(columns.py(), n_threads, || {
+        encode::mixed_radix_encode_columns(data, shape[1], cards, "codes")
     }))?;
-    Ok(keys.into_pyarray(py))
+    Ok(keys.into_pyarray(columns.py()))
 }
 
 /// Mixed-radix keys of the row-major `codes` (n × d, any integer dtype), range-checked
 /// against `cardinalities`.
 #[pyfunction]
 #[pyo3(signature = (codes, cardinalities, n_threads=None))]
-fn mixed_radix_encode_rows<'py>(
-    py: Python<'py>,
+pub(crate) fn mixed_radix_encode_rows<'py>(
     codes: &Bound<'py, PyAny>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let cards = contiguous(&cardinalities, "cardinalities")?;
-    let keys = with_code_table!(codes, |data, shape| detached(py, || {
-        with_threads(n_threads, || {
-            encode::mixed_radix_encode_rows(data, shape[0], cards, "codes")
-        })
+    let keys = with_code_table!(codes, |data, shape| run(codes.py(), n_threads, || {
+        encode::mixed_radix_encode_rows(data, shape[0], cards, "codes")
     }))?;
-    Ok(keys.into_pyarray(py))
+    Ok(keys.into_pyarray(codes.py()))
 }
 
 /// Codes (n × d, uint32) of mixed-radix `keys`.
 #[pyfunction]
 #[pyo3(signature = (keys, cardinalities, n_threads=None))]
-fn mixed_radix_decode<'py>(
-    py: Python<'py>,
+pub(crate) fn mixed_radix_decode<'py>(
     keys: PyReadonlyArray1<'py, u64>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray2<u32>>> {
     let keys_slice = contiguous(&keys, "keys")?;
     let cards = contiguous(&cardinalities, "cardinalities")?;
-    let codes = detached(py, || {
-        with_threads(n_threads, || encode::mixed_radix_decode(keys_slice, cards))
+    let codes = run(keys.py(), n_threads, || {
+        encode::mixed_radix_decode(keys_slice, cards)
     })?;
-    let shape = (keys_slice.len(), cards.len());
-    let array = Array2::from_shape_vec(shape, codes)
-        .map_err(|err| pyo3::exceptions::PyValueError::new_err(err.to_string()))?;
-    Ok(array.into_pyarray(py))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(mixed_radix_encode, m)?)?;
-    m.add_function(wrap_pyfunction!(mixed_radix_encode_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(mixed_radix_decode, m)?)?;
-    Ok(())
+    let array = Array2::from_shape_vec((keys_slice.len(), cards.len()), codes)
+        .map_err(|err| PyValueError::new_err(err.to_string()))?;
+    Ok(array.into_pyarray(keys.py()))
 }

@@ -2,14 +2,12 @@
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
-use privtab_core::pairwise::{self, PairwiseCounts};
-use privtab_core::resources::with_threads;
-use privtab_core::table::Columns;
+use privtab_core::pairwise;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::encode::columns_view;
-use crate::errors::detached;
+use crate::columns::Table;
+use crate::errors::run;
 
 type PairwiseArrays<'py> = (
     Bound<'py, PyArray1<u64>>,
@@ -21,34 +19,21 @@ type PairwiseArrays<'py> = (
 /// entropies (H(X_i) on the diagonal, H(X_i, X_j) off it) of a (m, n) code table.
 #[pyfunction]
 #[pyo3(signature = (columns, cardinalities, with_tables=true, n_threads=None))]
-fn pairwise_tables<'py>(
-    py: Python<'py>,
+pub(crate) fn pairwise_tables<'py>(
     columns: PyReadonlyArray2<'py, u32>,
     cardinalities: PyReadonlyArray1<'py, u32>,
     with_tables: bool,
     n_threads: Option<usize>,
 ) -> PyResult<PairwiseArrays<'py>> {
-    let (data, n_rows, cards) = columns_view(&columns, &cardinalities)?;
-    let PairwiseCounts {
-        n_cols,
-        tables,
-        offsets,
-        entropies,
-    } = detached(py, || {
-        with_threads(n_threads, || {
-            pairwise::pairwise_counts(Columns::new(data, n_rows, cards)?, with_tables)
-        })
+    let (py, table) = (columns.py(), Table::new(&columns, &cardinalities)?);
+    let counts = run(py, n_threads, || {
+        pairwise::pairwise_counts(table.columns()?, with_tables)
     })?;
-    let entropies = Array2::from_shape_vec((n_cols, n_cols), entropies)
+    let entropies = Array2::from_shape_vec((counts.n_cols, counts.n_cols), counts.entropies)
         .map_err(|err| PyValueError::new_err(err.to_string()))?;
     Ok((
-        tables.into_pyarray(py),
-        offsets.into_pyarray(py),
+        counts.tables.into_pyarray(py),
+        counts.offsets.into_pyarray(py),
         entropies.into_pyarray(py),
     ))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(pairwise_tables, m)?)?;
-    Ok(())
 }

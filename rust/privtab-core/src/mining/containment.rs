@@ -184,7 +184,7 @@ impl Oracle for ContainmentAnonymity {
             return None;
         }
         let mut bits = vec![u64::MAX; self.words];
-        if self.n_rows % 64 != 0
+        if !self.n_rows.is_multiple_of(64)
             && let Some(last) = bits.last_mut()
         {
             *last = (1u64 << (self.n_rows % 64)) - 1;

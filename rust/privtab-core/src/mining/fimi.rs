@@ -91,13 +91,11 @@ fn parse_item(token: &[u8]) -> Option<u32> {
 /// Reads and parses a FIMI `.dat` file (see [`parse_transactions`]).
 ///
 /// # Errors
-/// [`Error::InvalidData`] naming the path when the file cannot be read, and the errors of
+/// [`Error::Io`] naming the path when the file cannot be read, and the errors of
 /// [`parse_transactions`].
 pub fn read_transactions(path: &Path) -> Result<Transactions> {
-    let source = path.display().to_string();
-    let text = std::fs::read(path)
-        .map_err(|err| Error::InvalidData(format!("cannot read {source}: {err}")))?;
-    parse_transactions(&text, &source)
+    let text = std::fs::read(path).map_err(|err| Error::io(path, &err))?;
+    parse_transactions(&text, &path.display().to_string())
 }
 
 #[cfg(test)]
@@ -115,6 +113,22 @@ mod tests {
         assert_eq!(t.n_items, 8);
         assert_eq!(parse_transactions(b"", "x").unwrap().indptr, vec![0]);
         assert_eq!(parse_transactions(b"\n", "x").unwrap().indptr, vec![0, 0]);
+    }
+
+    #[test]
+    fn unreadable_files_are_io_errors() {
+        let err = read_transactions(Path::new("/nonexistent/x.dat")).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::Io {
+                kind: std::io::ErrorKind::NotFound,
+                ..
+            }
+        ));
+        assert!(
+            err.to_string().contains("cannot read /nonexistent/x.dat"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -244,3 +244,24 @@ fn edge_cases_and_errors() {
     assert!(Rows::new(&[0, 2, 1], &[0, 1], 3).is_err());
     assert!(Rows::new(&[], &[], 3).is_err());
 }
+
+#[test]
+fn predicates_and_limits_from_python_values() {
+    assert_eq!(
+        "containment".parse::<Predicate>(),
+        Ok(Predicate::Containment)
+    );
+    assert!("support".parse::<Predicate>().is_err());
+    let limits = Limits::new(Some(3), Some(1.5)).unwrap();
+    assert_eq!(limits.time_limit, Some(Duration::from_millis(1500)));
+    let err = Limits::new(None, Some(-1.0)).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "time_limit must be a finite number of seconds >= 0, got -1"
+    );
+    let rows = [vec![0u32, 1], vec![0]];
+    let (indptr, indices) = csr(&rows);
+    let rows = Rows::new(&indptr, &indices, 2).unwrap();
+    let found = maximal_sets_of(Predicate::Frequency, rows, 2, Limits::default()).unwrap();
+    assert_eq!(found.items, vec![0]);
+}

@@ -89,7 +89,7 @@ impl VerticalDb {
     /// Every transaction, as a bitset.
     pub(super) fn all(&self, n_transactions: usize) -> Vec<u64> {
         let mut tids = vec![u64::MAX; self.words];
-        if n_transactions % 64 != 0 {
+        if !n_transactions.is_multiple_of(64) {
             tids[self.words - 1] = (1u64 << (n_transactions % 64)) - 1;
         }
         tids

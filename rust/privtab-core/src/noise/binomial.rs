@@ -58,7 +58,7 @@ impl Binomial {
     /// `B(n, p)`.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] when `p` is NaN or outside [0, 1].
+    /// [`Error::InvalidParameter`](crate::Error::InvalidParameter) when `p` is NaN or outside [0, 1].
     pub fn new(n: u64, p: f64) -> Result<Self> {
         check_probability("p", p)?;
         let mirrored = p > 0.5;
@@ -94,7 +94,7 @@ impl Binomial {
 /// One `B(n, p)` variate.
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] when `p` is NaN or outside [0, 1].
+/// [`Error::InvalidParameter`](crate::Error::InvalidParameter) when `p` is NaN or outside [0, 1].
 pub fn binomial(rng: &mut Rng, n: u64, p: f64) -> Result<u64> {
     Ok(Binomial::new(n, p)?.sample(rng))
 }
@@ -102,12 +102,12 @@ pub fn binomial(rng: &mut Rng, n: u64, p: f64) -> Result<u64> {
 /// `count` independent `B(n, p)` variates, in parallel (same output for any thread count).
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] for a bad `p`; [`Error::OutputTooLarge`] when `count`
+/// [`Error::InvalidParameter`](crate::Error::InvalidParameter) for a bad `p`; [`Error::OutputTooLarge`](crate::Error::OutputTooLarge) when `count`
 /// values cannot be allocated.
 pub fn binomial_samples(count: usize, n: u64, p: f64, seed: &Seed) -> Result<Vec<u64>> {
     let dist = Binomial::new(n, p)?;
     let mut out = alloc_output(count, "binomial samples")?;
-    fill_chunked(&mut out, seed, |rng, _| dist.sample(rng));
+    fill_chunked(&mut out, seed, |rng, _| dist.sample(rng))?;
     Ok(out)
 }
 

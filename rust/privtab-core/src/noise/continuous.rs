@@ -40,34 +40,34 @@ pub fn exponential(rng: &mut Rng, mean: f64) -> f64 {
 /// `n` Laplace(0, `scale`) variates, in parallel (same output for any thread count).
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] when `scale` is not finite and > 0;
-/// [`Error::OutputTooLarge`] when `n` values cannot be allocated.
+/// [`Error::InvalidParameter`](crate::Error::InvalidParameter) when `scale` is not finite and > 0;
+/// [`Error::OutputTooLarge`](crate::Error::OutputTooLarge) when `n` values cannot be allocated.
 pub fn laplace_samples(n: usize, scale: f64, seed: &Seed) -> Result<Vec<f64>> {
     check_positive_finite("scale", scale)?;
     let mut out = alloc_output(n, "laplace samples")?;
-    fill_chunked(&mut out, seed, |rng, _| laplace(rng, scale));
+    fill_chunked(&mut out, seed, |rng, _| laplace(rng, scale))?;
     Ok(out)
 }
 
 /// `n` standard Gumbel variates, in parallel.
 ///
 /// # Errors
-/// [`Error::OutputTooLarge`] when `n` values cannot be allocated.
+/// [`Error::OutputTooLarge`](crate::Error::OutputTooLarge) when `n` values cannot be allocated.
 pub fn gumbel_samples(n: usize, seed: &Seed) -> Result<Vec<f64>> {
     let mut out = alloc_output(n, "gumbel samples")?;
-    fill_chunked(&mut out, seed, |rng, _| gumbel(rng));
+    fill_chunked(&mut out, seed, |rng, _| gumbel(rng))?;
     Ok(out)
 }
 
 /// `n` exponential variates of mean `mean`, in parallel.
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] when `mean` is not finite and > 0;
-/// [`Error::OutputTooLarge`] when `n` values cannot be allocated.
+/// [`Error::InvalidParameter`](crate::Error::InvalidParameter) when `mean` is not finite and > 0;
+/// [`Error::OutputTooLarge`](crate::Error::OutputTooLarge) when `n` values cannot be allocated.
 pub fn exponential_samples(n: usize, mean: f64, seed: &Seed) -> Result<Vec<f64>> {
     check_positive_finite("mean", mean)?;
     let mut out = alloc_output(n, "exponential samples")?;
-    fill_chunked(&mut out, seed, |rng, _| exponential(rng, mean));
+    fill_chunked(&mut out, seed, |rng, _| exponential(rng, mean))?;
     Ok(out)
 }
 

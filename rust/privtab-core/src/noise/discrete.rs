@@ -239,7 +239,7 @@ fn geometric<W: Word>(rng: &mut Rng, t: W, s: W) -> Option<u128> {
 /// exactly the geometric law of ratio exp(-1/t); the half split draws fewer random words.
 #[inline]
 fn signed_geometric(rng: &mut Rng, t: u64, s: u64) -> (u128, bool) {
-    let half = s == 1 && t % 2 == 0;
+    let half = s == 1 && t.is_multiple_of(2);
     let block = if half { t / 2 } else { t };
     loop {
         let draw = below_u64(rng, block << 1);

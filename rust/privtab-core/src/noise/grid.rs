@@ -565,7 +565,7 @@ pub fn grid_laplace_samples(
     let mut out = alloc_output(n, "grid laplace samples")?;
     fill_chunked(&mut out, seed, |rng, _| {
         mechanism.from_units(mechanism.sample_units(rng))
-    });
+    })?;
     Ok(out)
 }
 

@@ -90,11 +90,11 @@ pub fn exponential_mechanism(
                 }
             }
             finite[best.1]
-        });
+        })?;
         return Ok(out);
     }
     let mut keys = alloc_output::<f64>(shifted.len(), "exponential mechanism keys")?;
-    fill_chunked(&mut keys, seed, |rng, j| shifted[j] + gumbel(rng));
+    fill_chunked(&mut keys, seed, |rng, j| shifted[j] + gumbel(rng))?;
     let mut order: Vec<usize> = (0..keys.len()).collect();
     let by_key =
         |a: &usize, b: &usize| -> Ordering { keys[*b].total_cmp(&keys[*a]).then(a.cmp(b)) };

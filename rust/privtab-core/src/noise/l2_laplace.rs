@@ -72,7 +72,7 @@ pub fn gamma_samples(n: usize, shape: f64, scale: f64, seed: &Seed) -> Result<Ve
     check_positive_finite("shape", shape)?;
     check_positive_finite("scale", scale)?;
     let mut out = alloc_output(n, "gamma samples")?;
-    crate::rng::fill_chunked(&mut out, seed, |rng, _| gamma(rng, shape, scale));
+    crate::rng::fill_chunked(&mut out, seed, |rng, _| gamma(rng, shape, scale))?;
     Ok(out)
 }
 

@@ -1,0 +1,456 @@
+//! Partition refinement: the one kernel behind discernibility (PrivateKD, MDA), DistCnt,
+//! equivalence classes (k-anonymity, CM) and the joint entropies of DILCA.
+//!
+//! A [`Partition`] groups the rows that agree on a set of attributes S. Refining it by an
+//! attribute `a` maps each (class, value) pair to a new class, in O(n). Class ids are the
+//! ranks of the (class, value) pairs in lexicographic order, so refining the trivial
+//! partition by attributes `s_1, …, s_k` numbers the classes exactly as
+//! `numpy.unique(codes[:, [s_1, …, s_k]], axis=0, return_inverse=True)` does, whatever the
+//! layout (dense table or sort) or the number of threads used.
+//!
+//! Greedy selectors score every remaining candidate against the current partition in one
+//! parallel pass ([`Partition::score_candidates`]): for each candidate `a` they get, on the
+//! partition of S ∪ {a}, the number of classes, the undiscerned label pairs
+//! Σ_c (n_c² − Σ_l n_{c,l}²), H(S ∪ {a}) and H(Y, S ∪ {a}), without materialising the refined
+//! partition. [`subset_entropies`] walks all size-k subsets depth first, refining the
+//! prefix partition once per prefix.
+//!
+//! `mod.rs` holds the partition and its scores; `subsets` the walk over all size-k
+//! subsets (DILCA); `search` the incremental [`DiscernibilitySearch`] with its layouts;
+//! `select` the selections built on it (NonPrivateKD, PrivateKD, MDA).
+
+mod search;
+mod select;
+mod subsets;
+
+pub use search::{DiscernibilitySearch, Layout};
+pub use select::{
+    Rule, Selection, minimum_discerning, minimum_discerning_in, select_discerning,
+    select_discerning_in,
+};
+pub use subsets::{MAX_SUBSETS, SubsetEntropies, subset_entropies};
+
+use rayon::prelude::*;
+
+use crate::columns::{Columns, check_codes};
+use crate::counts::{
+    Contingency, SparseCounts, contingency, dense_counts, prefer_dense, value_counts,
+};
+use crate::resources::check_interrupt;
+use crate::{Error, Result};
+
+/// Label codes `0..n_labels` of every row, with their counts.
+#[derive(Clone, Debug)]
+pub struct Labels<'a> {
+    codes: &'a [u32],
+    n_labels: u32,
+    sum_of_squares: u128,
+    entropy: f64,
+}
+
+impl<'a> Labels<'a> {
+    /// Validates `codes` against `n_labels`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when `n_labels` is 0; [`Error::InvalidData`] when a label
+    /// is ≥ `n_labels`.
+    pub fn new(codes: &'a [u32], n_labels: u32) -> Result<Self> {
+        if n_labels == 0 {
+            return Err(Error::parameter("n_labels", 0, "must be >= 1"));
+        }
+        check_codes(codes, n_labels, "labels")?;
+        let counts = value_counts(codes, n_labels)?;
+        Ok(Labels {
+            codes,
+            n_labels,
+            sum_of_squares: counts.iter().map(|&c| u128::from(c) * u128::from(c)).sum(),
+            entropy: crate::counts::entropy(&counts),
+        })
+    }
+
+    /// The label of each row.
+    pub fn codes(&self) -> &'a [u32] {
+        self.codes
+    }
+
+    /// The number of distinct labels allowed.
+    pub fn n_labels(&self) -> u32 {
+        self.n_labels
+    }
+
+    /// Ordered pairs of rows with different labels: n² − Σ_l n_l².
+    pub fn differing_pairs(&self) -> u128 {
+        let n = self.codes.len() as u128;
+        n * n - self.sum_of_squares
+    }
+
+    /// H(Y) in bits.
+    pub fn entropy(&self) -> f64 {
+        self.entropy
+    }
+}
+
+/// Statistics of one partition (usually S ∪ {a} for a candidate a) against the labels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Score {
+    /// Number of non-empty classes.
+    pub n_classes: u64,
+    /// Ordered pairs in the same class with different labels: Σ_c (n_c² − Σ_l n_{c,l}²).
+    pub undiscerned_pairs: u128,
+    /// H(S) in bits: −Σ_c (n_c/n) log2(n_c/n).
+    pub entropy: f64,
+    /// H(Y, S) in bits: −Σ_{c,l} (n_{c,l}/n) log2(n_{c,l}/n).
+    pub joint_entropy: f64,
+}
+
+impl Score {
+    /// Discernibility F(S) = [(n² − Σ_l n_l²) − Σ_c (n_c² − Σ_l n_{c,l}²)] / n: ordered pairs
+    /// that differ both on S and on the label, per row (0 when there are no rows).
+    pub fn discernibility(&self, labels: &Labels<'_>) -> f64 {
+        let n = labels.codes().len();
+        if n == 0 {
+            return 0.0;
+        }
+        (labels.differing_pairs() - self.undiscerned_pairs) as f64 / n as f64
+    }
+}
+
+/// Scores of several partitions as columns, the shape in which callers hand them on.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScoreColumns {
+    /// [`Score::n_classes`] of each partition.
+    pub n_classes: Vec<u64>,
+    /// [`Score::undiscerned_pairs`] of each partition.
+    pub undiscerned_pairs: Vec<u64>,
+    /// [`Score::entropy`] of each partition.
+    pub entropy: Vec<f64>,
+    /// [`Score::joint_entropy`] of each partition.
+    pub joint_entropy: Vec<f64>,
+    /// [`Score::discernibility`] of each partition.
+    pub discernibility: Vec<f64>,
+}
+
+impl ScoreColumns {
+    /// The columns of `scores` against `labels`.
+    ///
+    /// # Errors
+    /// [`Error::OutputTooLarge`] when a count of undiscerned pairs does not fit in 64 bits
+    /// (possible only for n close to 2^32 rows).
+    pub fn new(scores: &[Score], labels: &Labels<'_>) -> Result<Self> {
+        let mut out = ScoreColumns::default();
+        for score in scores {
+            let pairs = u64::try_from(score.undiscerned_pairs).map_err(|_| {
+                Error::OutputTooLarge(format!(
+                    "{} undiscerned pairs do not fit in 64 bits",
+                    score.undiscerned_pairs
+                ))
+            })?;
+            out.n_classes.push(score.n_classes);
+            out.undiscerned_pairs.push(pairs);
+            out.entropy.push(score.entropy);
+            out.joint_entropy.push(score.joint_entropy);
+            out.discernibility.push(score.discernibility(labels));
+        }
+        Ok(out)
+    }
+}
+
+/// Accumulates a [`Score`] from class counts n_c and joint counts n_{c,l}.
+#[derive(Default)]
+struct Accumulator {
+    n_classes: u64,
+    class_squares: u128,
+    joint_squares: u128,
+    class_plogp: f64,
+    joint_plogp: f64,
+}
+
+impl Accumulator {
+    fn class(&mut self, count: u64, n: f64) {
+        if count > 0 {
+            self.n_classes += 1;
+            self.class_squares += u128::from(count) * u128::from(count);
+            self.class_plogp += plogp(count, n);
+        }
+    }
+
+    fn joint(&mut self, count: u64, n: f64) {
+        if count > 0 {
+            self.joint_squares += u128::from(count) * u128::from(count);
+            self.joint_plogp += plogp(count, n);
+        }
+    }
+
+    fn finish(self) -> Score {
+        Score {
+            n_classes: self.n_classes,
+            undiscerned_pairs: self.class_squares - self.joint_squares,
+            entropy: (-self.class_plogp).max(0.0),
+            joint_entropy: (-self.joint_plogp).max(0.0),
+        }
+    }
+}
+
+fn plogp(count: u64, n: f64) -> f64 {
+    let p = count as f64 / n;
+    p * p.log2()
+}
+
+/// The classes of rows that agree on a set of attributes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partition {
+    classes: Vec<u32>,
+    sizes: Vec<u64>,
+}
+
+impl Partition {
+    /// All `n_rows` rows in one class (no class when `n_rows` is 0): the partition of S = ∅.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `n_rows` ≥ 2^32 (class ids are `u32`).
+    pub fn trivial(n_rows: usize) -> Result<Self> {
+        if n_rows > u32::MAX as usize {
+            return Err(Error::InvalidData(format!(
+                "a partition holds at most 2**32 - 1 rows, got {n_rows}"
+            )));
+        }
+        let sizes = if n_rows == 0 {
+            vec![]
+        } else {
+            vec![n_rows as u64]
+        };
+        Ok(Partition {
+            classes: vec![0; n_rows],
+            sizes,
+        })
+    }
+
+    /// The partition by the attributes `subset` of `cols` (refined in the order given).
+    ///
+    /// # Errors
+    /// As [`Partition::trivial`]; [`Error::InvalidData`] for an out-of-range index.
+    pub fn from_columns(cols: Columns<'_>, subset: &[usize]) -> Result<Self> {
+        let mut partition = Partition::trivial(cols.n_rows())?;
+        for &j in subset {
+            check_index(cols, j)?;
+            partition = partition.refine_valid(cols.column(j), cols.cardinality(j), None);
+        }
+        Ok(partition)
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// Number of (non-empty) classes.
+    pub fn n_classes(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// The class id of each row, in `0..n_classes`.
+    pub fn classes(&self) -> &[u32] {
+        &self.classes
+    }
+
+    /// The number of rows of each class.
+    pub fn sizes(&self) -> &[u64] {
+        &self.sizes
+    }
+
+    /// H(S) in bits: the entropy of the class sizes.
+    pub fn entropy(&self) -> f64 {
+        crate::counts::entropy(&self.sizes)
+    }
+
+    /// The partition of S ∪ {a}, where `column` holds the codes of a (cardinality
+    /// `cardinality`). New ids are the ranks of the (class, value) pairs; a dense lookup
+    /// table is used when n_classes · cardinality is small, a sort of the pairs otherwise.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `column` has the wrong length or a code ≥ `cardinality`;
+    /// [`Error::InvalidParameter`] when `cardinality` is 0.
+    pub fn refine(&self, column: &[u32], cardinality: u32) -> Result<Partition> {
+        self.check_column(column, cardinality)?;
+        Ok(self.refine_valid(column, cardinality, None))
+    }
+
+    fn check_column(&self, column: &[u32], cardinality: u32) -> Result<()> {
+        if column.len() != self.n_rows() {
+            return Err(Error::InvalidData(format!(
+                "column has {} rows, expected {} (the partition's rows)",
+                column.len(),
+                self.n_rows()
+            )));
+        }
+        if cardinality == 0 {
+            return Err(Error::parameter("cardinality", 0, "must be >= 1"));
+        }
+        check_codes(column, cardinality, "column")
+    }
+
+    /// Refines by a validated column; `force_dense` overrides the layout choice (tests).
+    fn refine_valid(&self, column: &[u32], cardinality: u32, force_dense: Option<bool>) -> Self {
+        let n = self.n_rows();
+        let card = cardinality as usize;
+        let cells = self.n_classes() as u128 * u128::from(cardinality);
+        if force_dense.unwrap_or_else(|| prefer_dense(cells, n)) {
+            // cells ≤ max(2^16, 2n) here, so it fits in usize and the table is O(n).
+            let cells = cells as usize;
+            let counts = dense_counts(n, cells, "the refinement table", |table, rows| {
+                for (&c, &v) in self.classes[rows.clone()].iter().zip(&column[rows]) {
+                    table[c as usize * card + v as usize] += 1;
+                }
+            });
+            // Allocating O(n) cells only fails when the rows themselves barely fit; fall
+            // back to the sort, which needs no table.
+            if let Ok(mut table) = counts {
+                let mut sizes = Vec::new();
+                for cell in table.iter_mut() {
+                    if *cell > 0 {
+                        sizes.push(*cell);
+                        *cell = (sizes.len() - 1) as u64;
+                    }
+                }
+                let classes = self
+                    .classes
+                    .par_iter()
+                    .zip(column.par_iter())
+                    // Ids are < n_classes ≤ n_rows < 2^32.
+                    .map(|(&c, &v)| table[c as usize * card + v as usize] as u32)
+                    .collect();
+                return Partition { classes, sizes };
+            }
+        }
+        let keys: Vec<u64> = self
+            .classes
+            .par_iter()
+            .zip(column.par_iter())
+            .map(|(&c, &v)| u64::from(c) * u64::from(cardinality) + u64::from(v))
+            .collect();
+        let pairs = SparseCounts::from_keys(&keys);
+        let classes = keys
+            .par_iter()
+            .map(|key| pairs.keys().partition_point(|k| k < key) as u32)
+            .collect();
+        let (_, sizes) = pairs.into_parts();
+        Partition { classes, sizes }
+    }
+
+    /// The per-class label counts n_{c,l}: a contingency table with the classes as rows.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `labels` does not have one label per row.
+    pub fn label_counts(&self, labels: &Labels<'_>) -> Result<Contingency> {
+        self.check_labels(labels)?;
+        contingency(
+            &self.classes,
+            self.n_classes().max(1) as u32,
+            labels.codes(),
+            labels.n_labels(),
+        )
+    }
+
+    fn check_labels(&self, labels: &Labels<'_>) -> Result<()> {
+        if labels.codes().len() == self.n_rows() {
+            Ok(())
+        } else {
+            Err(Error::InvalidData(format!(
+                "labels has {} rows, expected {} (the partition's rows)",
+                labels.codes().len(),
+                self.n_rows()
+            )))
+        }
+    }
+
+    /// The [`Score`] of this partition itself.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `labels` does not have one label per row.
+    pub fn score(&self, labels: &Labels<'_>) -> Result<Score> {
+        let joint = self.label_counts(labels)?;
+        let n = self.n_rows() as f64;
+        let mut acc = Accumulator::default();
+        for &size in &self.sizes {
+            acc.class(size, n);
+        }
+        for count in joint.nonzero_counts() {
+            acc.joint(count, n);
+        }
+        Ok(acc.finish())
+    }
+
+    /// Scores every candidate attribute `a` of `cols` on the partition of S ∪ {a}, in
+    /// parallel over candidates (each O(n) when n_classes · |a| · n_labels = O(n), else
+    /// O(n log n) through a refinement by sorting). Candidates may repeat or already belong
+    /// to S (their gain is then 0).
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `cols` or `labels` do not have this partition's rows, or a
+    /// candidate index is out of range.
+    pub fn score_candidates(
+        &self,
+        cols: Columns<'_>,
+        labels: &Labels<'_>,
+        candidates: &[usize],
+    ) -> Result<Vec<Score>> {
+        self.check_labels(labels)?;
+        check_interrupt()?;
+        if cols.n_rows() != self.n_rows() {
+            return Err(Error::InvalidData(format!(
+                "the table has {} rows, expected {} (the partition's rows)",
+                cols.n_rows(),
+                self.n_rows()
+            )));
+        }
+        for &a in candidates {
+            check_index(cols, a)?;
+        }
+        candidates
+            .par_iter()
+            .map(|&a| self.score_column(cols.column(a), cols.cardinality(a), labels))
+            .collect()
+    }
+
+    /// The score of S ∪ {a} for a validated column, without building the refinement when
+    /// the (class, value, label) table is small.
+    fn score_column(&self, column: &[u32], cardinality: u32, labels: &Labels<'_>) -> Result<Score> {
+        let n = self.n_rows();
+        let n_labels = labels.n_labels() as usize;
+        let card = cardinality as usize;
+        let cells = self.n_classes() as u128 * u128::from(cardinality) * n_labels as u128;
+        if !prefer_dense(cells, n) {
+            return self.refine_valid(column, cardinality, None).score(labels);
+        }
+        // Counts fit in u32 (n < 2^32); the table is O(n) cells by the test above.
+        let mut table = vec![0u32; cells as usize];
+        for ((&c, &v), &l) in self.classes.iter().zip(column).zip(labels.codes()) {
+            table[(c as usize * card + v as usize) * n_labels + l as usize] += 1;
+        }
+        let nf = n as f64;
+        let mut acc = Accumulator::default();
+        for group in table.chunks_exact(n_labels) {
+            let mut size = 0u64;
+            for &count in group {
+                size += u64::from(count);
+                acc.joint(u64::from(count), nf);
+            }
+            acc.class(size, nf);
+        }
+        Ok(acc.finish())
+    }
+}
+
+fn check_index(cols: Columns<'_>, j: usize) -> Result<()> {
+    if j < cols.n_cols() {
+        Ok(())
+    } else {
+        Err(Error::InvalidData(format!(
+            "column index {j} is out of range for a table of {} columns",
+            cols.n_cols()
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests;

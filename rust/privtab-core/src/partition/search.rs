@@ -1,0 +1,611 @@
+//! The incremental discernibility search: the partition of the selected attributes kept
+//! as a layout of the rows of mixed classes, and every candidate's gain in one pass.
+
+use std::borrow::Cow;
+
+use rayon::prelude::*;
+
+use super::{Labels, Partition};
+use crate::columns::Columns;
+use crate::resources::{alloc_output, check_interrupt};
+use crate::{Error, Result};
+
+/// Cells of the per-class count table above which a candidate is scored by sorting.
+const SEARCH_DENSE_CELLS: u128 = 1 << 20;
+
+/// Interleaved count tables of a large class (see `undiscerned_by`).
+const LANES: usize = 4;
+
+/// Rows per parallel task when the class layout is rebuilt.
+const REBUILD_CHUNK: usize = 1 << 16;
+
+/// Kept rows from which [`Layout::Auto`] copies the columns into layout order: below it a
+/// column (4 bytes a row) stays in the per-core cache, so reading it through the row
+/// index costs about what a sequential scan of a copy does, and moving every remaining
+/// column each round would cost more than it saves.
+pub(super) const COPY_MIN_ROWS: usize = 1 << 18;
+
+/// Largest (class, value, label) table of the full passes of [`Layout::Auto`]: while
+/// every candidate's table is this small (and no larger than the table has rows), a
+/// pass over all rows counting into it, which needs no layout at all, is the cheapest.
+const FULL_PASS_CELLS: u128 = 1 << 16;
+
+/// How a [`DiscernibilitySearch`] reads the candidate columns of the rows it keeps. The
+/// choice only changes the speed: every layout gives the same gains, exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// [`FullPass`](Layout::FullPass) while the partition of S is coarse (every
+    /// candidate's count table has at most min(2^16, n) cells), then
+    /// [`Copied`](Layout::Copied) while at least 2^18 rows are kept, then
+    /// [`Indexed`](Layout::Indexed).
+    #[default]
+    Auto,
+    /// No layout: every round scans all rows of the table with their class of S
+    /// ([`Partition::score_candidates`]), and a new attribute refines the partition.
+    FullPass,
+    /// Read the table's own columns through the row index of the layout; a new attribute
+    /// only moves the labels and the row index.
+    Indexed,
+    /// Keep a copy of every remaining column in layout order, so that a round scans
+    /// memory sequentially; a new attribute moves every remaining column.
+    Copied,
+}
+
+impl std::str::FromStr for Layout {
+    type Err = Error;
+
+    /// `"auto"`, `"full_pass"`, `"indexed"` or `"copied"`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "auto" => Ok(Layout::Auto),
+            "full_pass" => Ok(Layout::FullPass),
+            "indexed" => Ok(Layout::Indexed),
+            "copied" => Ok(Layout::Copied),
+            _ => Err(Error::parameter(
+                "layout",
+                format!("{name:?}"),
+                "must be 'auto', 'indexed' or 'copied'",
+            )),
+        }
+    }
+}
+
+/// Incremental search for attributes that discern the labels (paper 001 §2.2).
+///
+/// Holds the partition of the selected set S and, for the remaining candidates, what is
+/// needed to score S ∪ {a}. Only rows of *mixed* classes (rows with two or more labels)
+/// are kept: a class with a single label refines into classes with a single label, so it
+/// never contributes to the undiscerned pairs Σ_c (n_c² − Σ_l n_{c,l}²) again. The kept
+/// rows are stored grouped by class, so that scoring a candidate is one O(rows) pass with a
+/// small count table per class, and the work of a round shrinks as S separates the labels.
+/// Adding an attribute refines the layout once (a stable counting sort inside each
+/// class), never recomputing the partition from scratch. Candidate values are read
+/// through the row index of the layout or from copies in layout order (see [`Layout`]).
+///
+/// All quantities are exact integers, so results depend neither on the thread count nor
+/// on the layout.
+#[derive(Clone, Debug)]
+pub struct DiscernibilitySearch<'a> {
+    cols: Columns<'a>,
+    n_labels: u32,
+    layout: Layout,
+    differing: u128,
+    undiscerned: u128,
+    selected: Vec<usize>,
+    remaining: Vec<usize>,
+    /// Class `b` of the layout holds positions `bounds[b]..bounds[b + 1]`.
+    bounds: Vec<usize>,
+    labels: Cow<'a, [u32]>,
+    /// The table row at each position of the layout; `None` while it is the identity.
+    rows: Option<Vec<u32>>,
+    /// Either empty (columns are read through `rows`) or one copy per entry of
+    /// `remaining`, in layout order.
+    copies: Vec<Vec<u32>>,
+    /// The partition of S while rounds are full passes; the layout is unused then.
+    full: Option<Partition>,
+    all_labels: Labels<'a>,
+}
+
+/// The values of one candidate at the positions of the layout.
+#[derive(Clone, Copy)]
+enum Values<'s> {
+    Direct(&'s [u32]),
+    Indexed { column: &'s [u32], rows: &'s [u32] },
+}
+
+impl<'a> DiscernibilitySearch<'a> {
+    /// Starts from S = ∅ with every column of `cols` as a candidate, in the
+    /// [`Layout::Auto`] layout.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `labels` does not have one label per row, or there are
+    /// 2^32 rows or more.
+    pub fn new(cols: Columns<'a>, labels: &Labels<'a>) -> Result<Self> {
+        Self::with_layout(cols, labels, Layout::Auto)
+    }
+
+    /// As [`new`](Self::new), in the given layout.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_layout(cols: Columns<'a>, labels: &Labels<'a>, layout: Layout) -> Result<Self> {
+        let n = cols.n_rows();
+        if labels.codes().len() != n {
+            return Err(Error::InvalidData(format!(
+                "labels has {} rows, expected {} (the table's rows)",
+                labels.codes().len(),
+                n
+            )));
+        }
+        if n > u32::MAX as usize {
+            return Err(Error::InvalidData(format!(
+                "a discernibility search holds at most 2**32 - 1 rows, got {n}"
+            )));
+        }
+        let differing = labels.differing_pairs();
+        let mixed = differing > 0;
+        let mut search = DiscernibilitySearch {
+            cols,
+            n_labels: labels.n_labels(),
+            layout,
+            differing,
+            undiscerned: differing,
+            selected: Vec::new(),
+            remaining: (0..cols.n_cols()).collect(),
+            bounds: if mixed { vec![0, n] } else { vec![0] },
+            labels: Cow::Borrowed(if mixed { labels.codes() } else { &[][..] }),
+            rows: None,
+            copies: Vec::new(),
+            full: None,
+            all_labels: labels.clone(),
+        };
+        if mixed && matches!(layout, Layout::Auto | Layout::FullPass) {
+            search.full = Some(Partition::trivial(n)?);
+            search.leave_full_pass()?;
+        }
+        Ok(search)
+    }
+
+    /// Under [`Layout::Auto`], trades the full passes for the grouped layout once the
+    /// partition is too fine for them: the rows of the mixed classes, grouped by class
+    /// (in row order inside a class).
+    fn leave_full_pass(&mut self) -> Result<()> {
+        let Some(partition) = &self.full else {
+            return Ok(());
+        };
+        let n = self.n_rows();
+        let max_card = self
+            .remaining
+            .iter()
+            .map(|&j| self.cardinalities()[j])
+            .max()
+            .unwrap_or(1);
+        let cells =
+            partition.n_classes() as u128 * u128::from(max_card) * u128::from(self.n_labels);
+        if self.layout == Layout::FullPass || cells <= FULL_PASS_CELLS.min(n as u128) {
+            return Ok(());
+        }
+        let classes = partition.classes();
+        let n_classes = partition.n_classes();
+        let labels = self.all_labels.codes();
+        let mut first = alloc_output::<u32>(n_classes, "the class table")?;
+        first.fill(u32::MAX);
+        let mut mixed = alloc_output::<bool>(n_classes, "the class table")?;
+        for (&c, &l) in classes.iter().zip(labels) {
+            let slot = &mut first[c as usize];
+            if *slot == u32::MAX {
+                *slot = l;
+            } else if *slot != l {
+                mixed[c as usize] = true;
+            }
+        }
+        // Start of every mixed class in the layout (unused for pure classes).
+        let mut starts = alloc_output::<usize>(n_classes, "the class table")?;
+        let mut bounds = vec![0usize];
+        for (c, &size) in partition.sizes().iter().enumerate() {
+            if mixed[c] {
+                let start = *bounds.last().unwrap_or(&0);
+                starts[c] = start;
+                bounds.push(start + size as usize);
+            }
+        }
+        let kept = *bounds.last().unwrap_or(&0);
+        let mut rows = alloc_output::<u32>(kept, "the layout")?;
+        for (i, &c) in classes.iter().enumerate() {
+            if mixed[c as usize] {
+                let slot = &mut starts[c as usize];
+                // Rows are < n < 2^32 (checked by `with_layout`).
+                rows[*slot] = i as u32;
+                *slot += 1;
+            }
+        }
+        self.labels = Cow::Owned(gather(labels, &rows)?);
+        self.copies = if rows.len() >= COPY_MIN_ROWS {
+            self.gather_all(|p| (self.cols.column(self.remaining[p]), &rows[..]))?
+        } else {
+            Vec::new()
+        };
+        self.rows = Some(rows);
+        self.bounds = bounds;
+        self.full = None;
+        Ok(())
+    }
+
+    /// Number of rows of the table.
+    pub fn n_rows(&self) -> usize {
+        self.cols.n_rows()
+    }
+
+    /// The attributes selected so far, in the order added.
+    pub fn selected(&self) -> &[usize] {
+        &self.selected
+    }
+
+    /// The candidates not selected yet, in increasing order.
+    pub fn remaining(&self) -> &[usize] {
+        &self.remaining
+    }
+
+    /// Ordered pairs of rows with different labels: n·F(A) can be at most this.
+    pub fn differing_pairs(&self) -> u128 {
+        self.differing
+    }
+
+    /// n·F(S) for the selected set S: ordered pairs that differ on S and on the label.
+    pub fn discerned_pairs(&self) -> u128 {
+        self.differing - self.undiscerned
+    }
+
+    /// The rows a round has to scan: all rows during full passes, else the rows still
+    /// in mixed classes.
+    pub fn active_rows(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Whether rounds are currently full passes over all rows.
+    pub fn in_full_pass(&self) -> bool {
+        self.full.is_some()
+    }
+
+    /// Whether the remaining columns are currently held as copies in layout order.
+    pub fn holds_copies(&self) -> bool {
+        !self.copies.is_empty()
+    }
+
+    /// n·(F(S ∪ {a}) − F(S)) for every remaining candidate `a` (in the order of
+    /// [`remaining`](Self::remaining)), in one parallel pass over the candidates.
+    ///
+    /// # Errors
+    /// [`Error::OutputTooLarge`] when a count table cannot be allocated.
+    pub fn gains(&self) -> Result<Vec<u128>> {
+        let undiscerned: Vec<Result<u128>> = (0..self.remaining.len())
+            .into_par_iter()
+            .map(|p| {
+                check_interrupt()?;
+                self.undiscerned_with(p)
+            })
+            .collect();
+        undiscerned
+            .into_iter()
+            .map(|u| Ok(self.undiscerned.saturating_sub(u?)))
+            .collect()
+    }
+
+    fn values(&self, p: usize) -> Values<'_> {
+        if let Some(copy) = self.copies.get(p) {
+            return Values::Direct(copy);
+        }
+        let column = self.cols.column(self.remaining[p]);
+        match &self.rows {
+            None => Values::Direct(column),
+            Some(rows) => Values::Indexed { column, rows },
+        }
+    }
+
+    /// Σ over mixed classes c of S of the undiscerned pairs of c refined by candidate `p`.
+    fn undiscerned_with(&self, p: usize) -> Result<u128> {
+        if self.labels.is_empty() {
+            return Ok(0);
+        }
+        if let Some(partition) = &self.full {
+            // Pure classes add no undiscerned pairs, so summing over all classes gives
+            // the same integer as the grouped layout's sum over the mixed ones.
+            let a = self.remaining[p];
+            let score = partition.score_column(
+                self.cols.column(a),
+                self.cardinalities()[a],
+                &self.all_labels,
+            )?;
+            return Ok(score.undiscerned_pairs);
+        }
+        let card = self.cardinalities()[self.remaining[p]];
+        match self.values(p) {
+            Values::Direct(column) => self.undiscerned_by(card, |r| column[r].iter().copied()),
+            Values::Indexed { column, rows } => self.undiscerned_by(card, |r| {
+                // Rows of the layout are rows of the table, so the reads are in bounds.
+                rows[r].iter().map(|&i| column[i as usize])
+            }),
+        }
+    }
+
+    fn cardinalities(&self) -> &'a [u32] {
+        self.cols.cardinalities()
+    }
+
+    /// [`undiscerned_with`](Self::undiscerned_with) for a candidate of cardinality `card`
+    /// whose values at the positions `r` of the layout are `values(r)`.
+    fn undiscerned_by<I, F>(&self, card: u32, values: F) -> Result<u128>
+    where
+        F: Fn(std::ops::Range<usize>) -> I,
+        I: Iterator<Item = u32> + Clone,
+    {
+        let n_labels = self.n_labels as usize;
+        let cells = u128::from(card) * n_labels as u128;
+        if cells > SEARCH_DENSE_CELLS {
+            return Ok(self.undiscerned_sorted(values, n_labels));
+        }
+        let card = card as usize;
+        let mut totals = alloc_output::<u32>(card, "the class count table")?;
+        let cells = cells as usize;
+        // LANES interleaved tables for large classes, so that rows hitting the same cell
+        // in a row do not wait for each other's increments.
+        let mut lanes = alloc_output::<u32>(LANES * cells, "the class count table")?;
+        let mut total: u128 = 0;
+        for block in self.bounds.windows(2) {
+            let rows = block[0]..block[1];
+            let labels = &self.labels[rows.clone()];
+            let values = values(rows);
+            if labels.len() >= lanes.len() {
+                // A large class: count, then read the squares off the table.
+                for (i, (v, &l)) in values.zip(labels).enumerate() {
+                    lanes[(i % LANES) * cells + v as usize * n_labels + l as usize] += 1;
+                }
+                let (joint, others) = lanes.split_at_mut(cells);
+                for lane in others.chunks_exact_mut(cells) {
+                    for (count, extra) in joint.iter_mut().zip(lane.iter_mut()) {
+                        *count += *extra;
+                        *extra = 0;
+                    }
+                }
+                let (mut value_sq, mut joint_sq) = (0u128, 0u128);
+                for counts in joint.chunks_exact_mut(n_labels) {
+                    let mut size = 0u64;
+                    for count in counts.iter_mut() {
+                        size += u64::from(*count);
+                        joint_sq += u128::from(*count) * u128::from(*count);
+                        *count = 0;
+                    }
+                    value_sq += u128::from(size) * u128::from(size);
+                }
+                total += value_sq - joint_sq;
+                continue;
+            }
+            // A small class: each row adds 2 × (earlier rows with its value and another
+            // label), which sums to Σ_v (m_v² − Σ_l m_{v,l}²) with no pass over the
+            // table; the touched cells are reset through the same rows.
+            let mut half: u64 = 0;
+            for (v, &l) in values.clone().zip(labels) {
+                let (v, cell) = (v as usize, v as usize * n_labels + l as usize);
+                half += u64::from(totals[v] - lanes[cell]);
+                totals[v] += 1;
+                lanes[cell] += 1;
+            }
+            for (v, &l) in values.zip(labels) {
+                totals[v as usize] = 0;
+                lanes[v as usize * n_labels + l as usize] = 0;
+            }
+            total += 2 * u128::from(half);
+        }
+        Ok(total)
+    }
+
+    /// As [`undiscerned_by`](Self::undiscerned_by) for huge value × label domains: each
+    /// class's (value, label) pairs are sorted and counted in runs.
+    fn undiscerned_sorted<I, F>(&self, values: F, n_labels: usize) -> u128
+    where
+        F: Fn(std::ops::Range<usize>) -> I,
+        I: Iterator<Item = u32>,
+    {
+        let mut keys: Vec<u64> = Vec::new();
+        let mut total: u128 = 0;
+        for block in self.bounds.windows(2) {
+            let rows = block[0]..block[1];
+            keys.clear();
+            keys.extend(
+                values(rows.clone())
+                    .zip(&self.labels[rows])
+                    .map(|(v, &l)| u64::from(v) * n_labels as u64 + u64::from(l)),
+            );
+            keys.sort_unstable();
+            let (mut value_sq, mut joint_sq) = (0u128, 0u128);
+            for run in keys.chunk_by(|a, b| a / n_labels as u64 == b / n_labels as u64) {
+                value_sq += (run.len() as u128).pow(2);
+                for joint in run.chunk_by(|a, b| a == b) {
+                    joint_sq += (joint.len() as u128).pow(2);
+                }
+            }
+            total += value_sq - joint_sq;
+        }
+        total
+    }
+
+    /// Adds the candidate `attribute` to S and refines the layout by it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when `attribute` is not a remaining candidate;
+    /// [`Error::OutputTooLarge`] when the refined layout cannot be allocated.
+    pub fn add(&mut self, attribute: usize) -> Result<()> {
+        let Ok(p) = self.remaining.binary_search(&attribute) else {
+            return Err(Error::InvalidData(format!(
+                "attribute {attribute} is not a remaining candidate (selected: {:?}, \
+                 columns: {})",
+                self.selected,
+                self.cardinalities().len()
+            )));
+        };
+        let undiscerned = self.undiscerned_with(p)?;
+        if let Some(partition) = &self.full {
+            let card = self.cardinalities()[attribute];
+            let refined = partition.refine_valid(self.cols.column(attribute), card, None);
+            self.full = Some(refined);
+            self.remaining.remove(p);
+            self.selected.push(attribute);
+            self.undiscerned = undiscerned;
+            return self.leave_full_pass();
+        }
+        let column: Cow<'_, [u32]> = match self.values(p) {
+            Values::Direct(column) => Cow::Borrowed(column),
+            Values::Indexed { column, rows } => Cow::Owned(gather(column, rows)?),
+        };
+        let card = self.cardinalities()[attribute];
+        let refined = if self.labels.is_empty() {
+            None
+        } else {
+            Some(self.refined_layout(&column, card)?)
+        };
+        drop(column);
+        if !self.copies.is_empty() {
+            self.copies.remove(p);
+        }
+        self.remaining.remove(p);
+        self.selected.push(attribute);
+        self.undiscerned = undiscerned;
+        let Some((source, bounds)) = refined else {
+            return Ok(());
+        };
+        self.labels = Cow::Owned(gather(&self.labels, &source)?);
+        let rows = match &self.rows {
+            None => source.clone(),
+            Some(rows) => gather(rows, &source)?,
+        };
+        let copy = match self.layout {
+            Layout::Auto | Layout::FullPass => rows.len() >= COPY_MIN_ROWS,
+            Layout::Indexed => false,
+            Layout::Copied => true,
+        };
+        self.copies = if !copy {
+            Vec::new()
+        } else if self.copies.is_empty() {
+            // Straight from the table: its rows in layout order.
+            self.gather_all(|p| (self.cols.column(self.remaining[p]), &rows[..]))?
+        } else {
+            // From the previous copies, whose positions `source` points into: each
+            // new class reads from inside its parent class, which keeps reads local.
+            self.gather_all(|p| (&self.copies[p][..], &source[..]))?
+        };
+        self.rows = Some(rows);
+        self.bounds = bounds;
+        Ok(())
+    }
+
+    /// One gathered copy per remaining candidate: `values[positions]` from `from(p)`.
+    fn gather_all<'s, F>(&'s self, from: F) -> Result<Vec<Vec<u32>>>
+    where
+        F: Fn(usize) -> (&'s [u32], &'s [u32]) + Sync,
+    {
+        (0..self.remaining.len())
+            .into_par_iter()
+            .map(|p| {
+                let (values, positions) = from(p);
+                gather(values, positions)
+            })
+            .collect()
+    }
+
+    /// The positions (in the current layout) of the rows of the mixed classes of S ∪ {a},
+    /// grouped by class in (class, value) order, with the new class bounds. Parallel over
+    /// fixed groups of classes, so the layout does not depend on the thread count.
+    fn refined_layout(&self, column: &[u32], card: u32) -> Result<(Vec<u32>, Vec<usize>)> {
+        let mut groups = vec![0usize];
+        for (b, block) in self.bounds.windows(2).enumerate() {
+            if block[1] - self.bounds[*groups.last().unwrap_or(&0)] >= REBUILD_CHUNK {
+                groups.push(b + 1);
+            }
+        }
+        let n_blocks = self.bounds.len() - 1;
+        if *groups.last().unwrap_or(&0) != n_blocks {
+            groups.push(n_blocks);
+        }
+        let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> = groups
+            .par_windows(2)
+            .map(|g| self.refine_blocks(column, card, g[0]..g[1]))
+            .collect();
+        let mut source = Vec::new();
+        let mut bounds = vec![0usize];
+        for part in parts {
+            let (src, sizes) = part?;
+            source
+                .try_reserve(src.len())
+                .map_err(|_| Error::OutputTooLarge("the refined layout".to_string()))?;
+            source.extend_from_slice(&src);
+            for size in sizes {
+                bounds.push(bounds.last().unwrap_or(&0) + size);
+            }
+        }
+        Ok((source, bounds))
+    }
+
+    fn refine_blocks(
+        &self,
+        column: &[u32],
+        card: u32,
+        blocks: std::ops::Range<usize>,
+    ) -> Result<(Vec<u32>, Vec<usize>)> {
+        let card = card as usize;
+        let mut starts: Vec<u32> = Vec::new();
+        let mut sorted: Vec<u32> = Vec::new();
+        let mut source = Vec::new();
+        let mut sizes = Vec::new();
+        for b in blocks {
+            let (start, end) = (self.bounds[b], self.bounds[b + 1]);
+            let values = &column[start..end];
+            sorted.clear();
+            // A counting sort costs O(card) per class, so it is used for classes at
+            // least that large; smaller classes are sorted by comparison (stable).
+            if values.len() >= card {
+                if starts.is_empty() {
+                    starts = alloc_output::<u32>(card, "the refinement table")?;
+                }
+                starts.fill(0);
+                for &v in values {
+                    starts[v as usize] += 1;
+                }
+                let mut offset = 0u32;
+                for slot in starts.iter_mut() {
+                    let count = *slot;
+                    *slot = offset;
+                    offset += count;
+                }
+                sorted.resize(values.len(), 0);
+                for (i, &v) in values.iter().enumerate() {
+                    let slot = &mut starts[v as usize];
+                    sorted[*slot as usize] = (start + i) as u32;
+                    *slot += 1;
+                }
+            } else {
+                sorted.extend((start..end).map(|pos| pos as u32));
+                sorted.sort_by_key(|&pos| column[pos as usize]);
+            }
+            for class in sorted.chunk_by(|&a, &b| column[a as usize] == column[b as usize]) {
+                let first = self.labels[class[0] as usize];
+                if class.iter().any(|&pos| self.labels[pos as usize] != first) {
+                    source.extend_from_slice(class);
+                    sizes.push(class.len());
+                }
+            }
+        }
+        Ok((source, sizes))
+    }
+}
+
+fn gather(values: &[u32], positions: &[u32]) -> Result<Vec<u32>> {
+    let mut out = alloc_output::<u32>(positions.len(), "the refined layout")?;
+    out.par_chunks_mut(REBUILD_CHUNK)
+        .zip(positions.par_chunks(REBUILD_CHUNK))
+        .for_each(|(out, pos)| {
+            for (slot, &p) in out.iter_mut().zip(pos) {
+                *slot = values[p as usize];
+            }
+        });
+    Ok(out)
+}

@@ -1,0 +1,450 @@
+#![allow(clippy::needless_range_loop)]
+
+use super::search::COPY_MIN_ROWS;
+use super::select::{argmax_first, log_weights};
+use super::subsets::binomial;
+use super::*;
+use crate::noise::exponential_mechanism;
+use crate::rng::Seed;
+use std::collections::HashMap;
+
+fn lcg_table(n: usize, cards: &[u32], seed: u64) -> Vec<u32> {
+    let mut state = seed;
+    let mut data = Vec::with_capacity(n * cards.len());
+    for &card in cards {
+        for _ in 0..n {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            data.push(((state >> 33) % u64::from(card)) as u32);
+        }
+    }
+    data
+}
+
+/// Brute-force statistics of S from row tuples.
+fn naive(cols: Columns<'_>, subset: &[usize], labels: &[u32]) -> (usize, u128, f64, f64) {
+    let n = cols.n_rows();
+    let mut class: HashMap<Vec<u32>, u64> = HashMap::new();
+    let mut joint: HashMap<(Vec<u32>, u32), u64> = HashMap::new();
+    for i in 0..n {
+        let key: Vec<u32> = subset.iter().map(|&j| cols.column(j)[i]).collect();
+        *class.entry(key.clone()).or_default() += 1;
+        *joint.entry((key, labels[i])).or_default() += 1;
+    }
+    let h = |counts: Vec<u64>| -> f64 {
+        counts
+            .iter()
+            .map(|&c| {
+                let p = c as f64 / n as f64;
+                -p * p.log2()
+            })
+            .sum()
+    };
+    let sq =
+        |counts: &[u64]| -> u128 { counts.iter().map(|&c| u128::from(c) * u128::from(c)).sum() };
+    let class_counts: Vec<u64> = class.values().copied().collect();
+    let joint_counts: Vec<u64> = joint.values().copied().collect();
+    (
+        class.len(),
+        sq(&class_counts) - sq(&joint_counts),
+        h(class_counts),
+        h(joint_counts),
+    )
+}
+
+#[test]
+fn dense_and_sorted_refinements_agree_and_rank_tuples() {
+    let n = 5000;
+    let cards = [3, 50, 7];
+    let data = lcg_table(n, &cards, 1);
+    let cols = Columns::new(&data, n, &cards).expect("cols");
+    let mut dense = Partition::trivial(n).expect("trivial");
+    let mut sorted = dense.clone();
+    for j in 0..3 {
+        dense = dense.refine_valid(cols.column(j), cards[j], Some(true));
+        sorted = sorted.refine_valid(cols.column(j), cards[j], Some(false));
+        assert_eq!(dense, sorted);
+    }
+    let mut tuples: Vec<(u32, u32, u32)> = (0..n)
+        .map(|i| (data[i], data[n + i], data[2 * n + i]))
+        .collect();
+    tuples.sort_unstable();
+    tuples.dedup();
+    for i in (0..n).step_by(37) {
+        let t = (data[i], data[n + i], data[2 * n + i]);
+        let rank = tuples.binary_search(&t).expect("present");
+        assert_eq!(dense.classes()[i] as usize, rank);
+    }
+    assert_eq!(dense.sizes().iter().sum::<u64>(), n as u64);
+}
+
+#[test]
+fn candidate_scores_match_brute_force() {
+    let n = 3000;
+    let cards = [2, 5, 40, 1, 300];
+    let data = lcg_table(n, &cards, 2);
+    let cols = Columns::new(&data, n, &cards).expect("cols");
+    let y = lcg_table(n, &[3], 3);
+    let labels = Labels::new(&y, 3).expect("labels");
+    for selected in [vec![], vec![1], vec![2, 4]] {
+        let partition = Partition::from_columns(cols, &selected).expect("partition");
+        let candidates = [0, 1, 2, 3, 4];
+        let scores = partition
+            .score_candidates(cols, &labels, &candidates)
+            .expect("scores");
+        for (&a, score) in candidates.iter().zip(&scores) {
+            let mut subset = selected.clone();
+            subset.push(a);
+            let (classes, pairs, h, hy) = naive(cols, &subset, &y);
+            assert_eq!(score.n_classes as usize, classes);
+            assert_eq!(score.undiscerned_pairs, pairs);
+            assert!((score.entropy - h).abs() < 1e-9);
+            assert!((score.joint_entropy - hy).abs() < 1e-9);
+            let refined = partition.refine(cols.column(a), cards[a]).expect("refine");
+            let direct = refined.score(&labels).expect("score");
+            assert_eq!(direct.n_classes, score.n_classes);
+            assert_eq!(direct.undiscerned_pairs, score.undiscerned_pairs);
+        }
+    }
+}
+
+#[test]
+fn discernibility_of_empty_and_full_sets() {
+    let x = [0, 1, 2, 3];
+    let y = [0, 0, 1, 1];
+    let cols = Columns::new(&x, 4, &[4]).expect("cols");
+    let labels = Labels::new(&y, 2).expect("labels");
+    let empty = Partition::trivial(4)
+        .expect("trivial")
+        .score(&labels)
+        .expect("score");
+    assert_eq!(empty.discernibility(&labels), 0.0);
+    let full = Partition::from_columns(cols, &[0])
+        .expect("p")
+        .score(&labels)
+        .expect("s");
+    // 8 ordered pairs differ on the label, all are discerned by x: F = 8 / 4.
+    assert_eq!(full.discernibility(&labels), 2.0);
+}
+
+#[test]
+fn validation_errors() {
+    let p = Partition::trivial(3).expect("trivial");
+    assert!(p.refine(&[0, 1], 2).is_err());
+    assert!(p.refine(&[0, 1, 2], 2).is_err());
+    assert!(p.refine(&[0, 0, 0], 0).is_err());
+    assert!(Labels::new(&[0, 3], 3).is_err());
+    assert!(Labels::new(&[0], 0).is_err());
+    let labels = Labels::new(&[0, 1], 2).expect("labels");
+    assert!(p.score(&labels).is_err());
+    let data = [0, 1, 0];
+    let cols = Columns::new(&data, 3, &[2]).expect("cols");
+    let labels = Labels::new(&[0, 1, 1], 2).expect("labels");
+    assert!(p.score_candidates(cols, &labels, &[1]).is_err());
+    assert!(Partition::from_columns(cols, &[2]).is_err());
+}
+
+#[test]
+fn subset_walk_matches_brute_force_and_threads() {
+    let n = 2000;
+    let cards = [3, 4, 2, 6, 5];
+    let data = lcg_table(n, &cards, 4);
+    let cols = Columns::new(&data, n, &cards).expect("cols");
+    let y = lcg_table(n, &[4], 5);
+    let labels = Labels::new(&y, 4).expect("labels");
+    let among = [0, 2, 3, 4];
+    let walk = subset_entropies(cols, &among, &labels, 2).expect("walk");
+    assert_eq!(walk.entropy.len(), 6);
+    for (s, subset) in walk.subsets.chunks_exact(2).enumerate() {
+        let (_, _, h, hy) = naive(cols, subset, &y);
+        assert!((walk.entropy[s] - h).abs() < 1e-9);
+        assert!((walk.joint_entropy[s] - hy).abs() < 1e-9);
+    }
+    assert_eq!(&walk.subsets[..4], &[0, 2, 0, 3]);
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool")
+        .install(|| subset_entropies(cols, &among, &labels, 3).expect("walk"));
+    assert_eq!(
+        one,
+        subset_entropies(cols, &among, &labels, 3).expect("walk")
+    );
+    let none = subset_entropies(cols, &among, &labels, 0).expect("k = 0");
+    assert_eq!(none.entropy, vec![0.0]);
+    assert!((none.joint_entropy[0] - labels.entropy()).abs() < 1e-12);
+    assert!(
+        subset_entropies(cols, &among, &labels, 5)
+            .expect("k > m")
+            .entropy
+            .is_empty()
+    );
+    assert_eq!(binomial(60, 30), 118264581564861424);
+}
+/// Undiscerned pairs of `subset` by brute force over row tuples.
+fn naive_undiscerned(cols: Columns<'_>, subset: &[usize], labels: &[u32]) -> u128 {
+    naive(cols, subset, labels).1
+}
+
+fn search_table(n: usize, seed: u64) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    // A constant column, a huge domain (sorted scoring, comparison refinement), and
+    // labels that depend on the first columns so that gains differ.
+    let cards = vec![3, 1, 5, 1 << 21, 2, 40, 7];
+    let mut data = lcg_table(n, &cards, seed);
+    let noise = lcg_table(n, &[4], seed + 1);
+    let y: Vec<u32> = (0..n)
+        .map(|i| (data[i] + data[2 * n + i] / 2 + noise[i] / 3) % 3)
+        .collect();
+    for v in &mut data[3 * n..4 * n] {
+        *v %= 1 << 12;
+        *v *= 300;
+    }
+    (data, cards, y)
+}
+
+#[test]
+fn search_gains_match_brute_force_along_the_greedy_path() {
+    for (n, seed) in [(400, 7), (2500, 8), (1, 9), (2, 10)] {
+        let (data, cards, y) = search_table(n, seed);
+        let cols = Columns::new(&data, n, &cards).expect("cols");
+        let labels = Labels::new(&y, 3).expect("labels");
+        let mut search = DiscernibilitySearch::new(cols, &labels).expect("search");
+        let mut chosen: Vec<usize> = Vec::new();
+        while !search.remaining().is_empty() {
+            let before = naive_undiscerned(cols, &chosen, &y);
+            assert_eq!(search.discerned_pairs(), labels.differing_pairs() - before);
+            let gains = search.gains().expect("gains");
+            let mut best = (0u128, usize::MAX);
+            for (&a, &gain) in search.remaining().iter().zip(&gains) {
+                let mut subset = chosen.clone();
+                subset.push(a);
+                assert_eq!(gain, before - naive_undiscerned(cols, &subset, &y));
+                if best.1 == usize::MAX || gain > best.0 {
+                    best = (gain, a);
+                }
+            }
+            search.add(best.1).expect("add");
+            chosen.push(best.1);
+        }
+        let greedy = select_discerning(cols, &labels, cards.len(), Rule::Greedy).expect("greedy");
+        assert_eq!(greedy.order, chosen);
+        assert!(search.add(0).is_err());
+    }
+}
+
+#[test]
+fn layouts_give_identical_gains_and_selections() {
+    // 300,000 rows start above COPY_MIN_ROWS, so Auto copies and later reads through
+    // the row index once the kept rows fall below it.
+    for (n, seed) in [(2500, 21), (300_000, 22)] {
+        let (data, cards, y) = search_table(n, seed);
+        let cols = Columns::new(&data, n, &cards).expect("cols");
+        let labels = Labels::new(&y, 3).expect("labels");
+        let layouts = [
+            Layout::Indexed,
+            Layout::Copied,
+            Layout::Auto,
+            Layout::FullPass,
+        ];
+        let mut searches: Vec<DiscernibilitySearch<'_>> = layouts
+            .iter()
+            .map(|&l| DiscernibilitySearch::with_layout(cols, &labels, l).expect("search"))
+            .collect();
+        let mut auto_copied = Vec::new();
+        let mut full_pass = Vec::new();
+        while !searches[0].remaining().is_empty() {
+            let gains = searches[0].gains().expect("gains");
+            for search in &searches[1..] {
+                assert_eq!(search.gains().expect("gains"), gains);
+                if !search.in_full_pass() {
+                    assert_eq!(search.active_rows(), searches[0].active_rows());
+                }
+            }
+            full_pass.push(searches[2].in_full_pass());
+            auto_copied.push(searches[2].holds_copies());
+            // Not the greedy pick, so that the path differs from the other tests.
+            let pick = searches[0].remaining()[gains.len() / 2];
+            for search in &mut searches {
+                search.add(pick).expect("add");
+            }
+        }
+        assert!(!searches[0].holds_copies());
+        // A column of 2^21 values makes Auto group the rows from the start.
+        assert!(!full_pass.iter().any(|&f| f), "{full_pass:?}");
+        assert!(searches[3].in_full_pass());
+        if n > COPY_MIN_ROWS {
+            assert!(auto_copied.iter().any(|&c| c), "{auto_copied:?}");
+            assert!(!auto_copied.last().expect("rounds"), "{auto_copied:?}");
+        }
+        let seed = Seed::from_u64(5);
+        let rule = Rule::Exponential {
+            epsilon: 0.01,
+            seed: &seed,
+        };
+        let reference = select_discerning_in(cols, &labels, 5, rule, Layout::Indexed);
+        for layout in layouts {
+            for threads in [1, 2] {
+                let got = crate::noise::test_util::in_pool(threads, || {
+                    select_discerning_in(cols, &labels, 5, rule, layout).expect("select")
+                });
+                assert_eq!(&got, reference.as_ref().expect("reference"));
+            }
+            let mda = minimum_discerning_in(cols, &labels, 0.2, layout).expect("mda");
+            assert_eq!(
+                mda,
+                minimum_discerning_in(cols, &labels, 0.2, Layout::Indexed).expect("mda")
+            );
+        }
+    }
+}
+
+#[test]
+fn auto_layout_leaves_full_passes_for_the_grouped_layout() {
+    let n = 20_000;
+    let cards = [3, 5, 2, 4, 6, 30, 30, 30];
+    let data = lcg_table(n, &cards, 31);
+    let y = lcg_table(n, &[2], 32);
+    let cols = Columns::new(&data, n, &cards).expect("cols");
+    let labels = Labels::new(&y, 2).expect("labels");
+    let mut auto = DiscernibilitySearch::new(cols, &labels).expect("auto");
+    let mut indexed =
+        DiscernibilitySearch::with_layout(cols, &labels, Layout::Indexed).expect("indexed");
+    let mut path = Vec::new();
+    while !auto.remaining().is_empty() {
+        path.push(auto.in_full_pass());
+        let gains = auto.gains().expect("gains");
+        assert_eq!(gains, indexed.gains().expect("gains"));
+        let pick = auto.remaining()[argmax_first(&gains)];
+        auto.add(pick).expect("add");
+        indexed.add(pick).expect("add");
+        assert_eq!(auto.discerned_pairs(), indexed.discerned_pairs());
+    }
+    assert!(path[0] && !path[path.len() - 1], "{path:?}");
+}
+
+#[test]
+fn exponential_rounds_match_a_loop_over_the_partition_kernel() {
+    let n = 3000;
+    let (data, cards, y) = search_table(n, 11);
+    let cols = Columns::new(&data, n, &cards).expect("cols");
+    let labels = Labels::new(&y, 3).expect("labels");
+    let seed = Seed::from_u64(42);
+    for epsilon in [1e-3, 0.05, 1e6] {
+        let rule = Rule::Exponential {
+            epsilon,
+            seed: &seed,
+        };
+        let one = crate::noise::test_util::in_pool(1, || {
+            select_discerning(cols, &labels, 5, rule).expect("one thread")
+        });
+        let two = crate::noise::test_util::in_pool(2, || {
+            select_discerning(cols, &labels, 5, rule).expect("two threads")
+        });
+        assert_eq!(one, two);
+        let mut partition = Partition::trivial(n).expect("trivial");
+        let mut remaining: Vec<usize> = (0..cards.len()).collect();
+        let mut current = labels.differing_pairs();
+        for round in 0..5 {
+            let scores = partition
+                .score_candidates(cols, &labels, &remaining)
+                .expect("scores");
+            let gains: Vec<u128> = scores
+                .iter()
+                .map(|s| current - s.undiscerned_pairs)
+                .collect();
+            let weights = log_weights(&gains, epsilon, n);
+            let pick =
+                exponential_mechanism(&weights, 1, false, &seed.derive(round)).expect("draw")[0];
+            let a = remaining.remove(pick);
+            assert_eq!(one.order[round as usize], a);
+            current = scores[pick].undiscerned_pairs;
+            partition = partition.refine(cols.column(a), cards[a]).expect("refine");
+        }
+    }
+}
+
+#[test]
+fn minimum_discerning_is_the_shortest_greedy_prefix() {
+    let n = 1500;
+    let (data, cards, y) = search_table(n, 12);
+    let cols = Columns::new(&data, n, &cards).expect("cols");
+    let labels = Labels::new(&y, 3).expect("labels");
+    let greedy = select_discerning(cols, &labels, cards.len(), Rule::Greedy).expect("g");
+    let all: Vec<usize> = (0..cards.len()).collect();
+    let full = labels.differing_pairs() - naive_undiscerned(cols, &all, &y);
+    for sigma in [0.0, 0.1, 0.5, 0.99] {
+        let mda = minimum_discerning(cols, &labels, sigma).expect("mda");
+        let target = (1.0 - sigma) * full as f64;
+        let len = greedy
+            .discerned_pairs
+            .iter()
+            .position(|&d| d as f64 >= target)
+            .expect("reached")
+            + 1;
+        assert_eq!(mda.order, greedy.order[..len]);
+    }
+    let same = vec![1u32; n];
+    let pure = Labels::new(&same, 3).expect("labels");
+    assert!(
+        minimum_discerning(cols, &pure, 0.1)
+            .expect("mda")
+            .order
+            .is_empty()
+    );
+    let greedy = select_discerning(cols, &pure, 3, Rule::Greedy).expect("g");
+    assert_eq!(greedy.order, vec![0, 1, 2]);
+}
+
+#[test]
+fn selection_validation_errors() {
+    let data = [0, 1, 0, 1];
+    let cols = Columns::new(&data, 4, &[2]).expect("cols");
+    let labels = Labels::new(&[0, 1, 1, 0], 2).expect("labels");
+    let seed = Seed::from_u64(1);
+    assert!(select_discerning(cols, &labels, 2, Rule::Greedy).is_err());
+    for epsilon in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let rule = Rule::Exponential {
+            epsilon,
+            seed: &seed,
+        };
+        assert!(select_discerning(cols, &labels, 1, rule).is_err());
+    }
+    for sigma in [-0.1, 1.0, f64::NAN] {
+        assert!(minimum_discerning(cols, &labels, sigma).is_err());
+    }
+    let short = Labels::new(&[0, 1], 2).expect("labels");
+    assert!(DiscernibilitySearch::new(cols, &short).is_err());
+    let rule = Rule::Exponential {
+        epsilon: f64::MAX,
+        seed: &seed,
+    };
+    assert_eq!(
+        select_discerning(cols, &labels, 1, rule)
+            .expect("huge")
+            .order,
+        vec![0]
+    );
+}
+
+#[test]
+fn names_parse_and_scores_become_columns() {
+    assert_eq!("copied".parse::<Layout>(), Ok(Layout::Copied));
+    let err = "fast".parse::<Layout>().unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "layout must be 'auto', 'indexed' or 'copied', got \"fast\""
+    );
+    let codes = [0u32, 1, 1, 0];
+    let labels = Labels::new(&codes, 2).unwrap();
+    let score = Partition::trivial(4).unwrap().score(&labels).unwrap();
+    let columns = ScoreColumns::new(&[score, score], &labels).unwrap();
+    assert_eq!(columns.n_classes, vec![1, 1]);
+    assert_eq!(columns.undiscerned_pairs, vec![8, 8]);
+    assert_eq!(columns.discernibility, vec![0.0, 0.0]);
+    let selection = Selection {
+        order: vec![2],
+        discerned_pairs: vec![6],
+    };
+    assert_eq!(selection.discernibility_path(4), vec![1.5]);
+}
