@@ -16,6 +16,7 @@ pub mod counts;
 pub mod encode;
 pub mod error;
 pub mod histogram;
+pub mod microagg;
 pub mod mining;
 pub mod noise;
 pub mod pairwise;
