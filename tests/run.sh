@@ -23,6 +23,8 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== MSRV (rust-version)"
+python tests/check_msrv.py
 echo "== cargo test (privtab-core; no Python involved)"
 cargo test -p privtab-core --locked
 

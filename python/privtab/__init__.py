@@ -68,6 +68,14 @@ from privtab.mechanisms import (
     exponential_mechanism,
     laplace_mechanism,
 )
+from privtab.microagg import (
+    Microaggregation,
+    MicroaggregationMasker,
+    individual_ranking_clusters,
+    mean_sse,
+    microaggregate,
+    sse,
+)
 from privtab.projected import ProjectedHistogram
 from privtab.table import EncodedTable, TableEncoder, lei_bandwidth, lei_bins
 
@@ -88,6 +96,8 @@ __all__ = [
     "KAnonymityGreedy",
     "LaplaceDPRelease",
     "LedgerEntry",
+    "Microaggregation",
+    "MicroaggregationMasker",
     "PrivacyLeakWarning",
     "PrivateKD",
     "PrivtabError",
@@ -111,11 +121,14 @@ __all__ = [
     "exponential_mechanism",
     "greedy_discernibility",
     "ham_utility",
+    "individual_ranking_clusters",
     "laplace_mechanism",
     "lei_bandwidth",
     "lei_bins",
     "maximal_itemsets",
     "maximal_kac_sets",
+    "mean_sse",
+    "microaggregate",
     "minimum_discerning_attributes",
     "mixed_radix_decode",
     "mixed_radix_encode",
@@ -125,6 +138,7 @@ __all__ = [
     "output_perturbation_l2_sensitivity",
     "randomization_flipping",
     "read_transactions",
+    "sse",
     "symmetric_uncertainty",
     "thresholded_histogram",
 ]

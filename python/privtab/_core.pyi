@@ -329,3 +329,22 @@ def pairwise_tables(
     with_tables: bool = True,
     n_threads: int | None = None,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
+
+# Microaggregation ---------------------------------------------------------------------
+def individual_ranking_clusters(
+    values: npt.NDArray[np.float64], k: int
+) -> npt.NDArray[np.uint32]: ...
+def microaggregate(
+    values: npt.NDArray[np.float64], k: int, mechanism: str, lo: float, hi: float
+) -> tuple[
+    npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.float64]
+]: ...
+def microaggregate_columns(
+    columns: npt.NDArray[np.float64],
+    k: int,
+    mechanism: str,
+    bounds: npt.NDArray[np.float64],
+    epsilons: npt.NDArray[np.float64],
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], list[npt.NDArray[np.float64]]]: ...

@@ -79,7 +79,11 @@ def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
     ------
     ValueError
         Naming the path, line and token, for a token that is not an item id and for an
-        item repeated within a line; naming the path when it cannot be read.
+        item repeated within a line.
+    FileNotFoundError
+        When ``path`` does not exist.
+    OSError
+        When ``path`` cannot be read otherwise (a directory, no permission).
     TypeError
         When ``path`` is neither a string nor a path-like object.
 

@@ -80,7 +80,7 @@ def laplace_mechanism(
         If ``accountant`` cannot afford ``epsilon`` (raised before reading ``values``).
     ValueError
         If ``sensitivity`` or ``epsilon`` is not finite and > 0, or ``values`` holds
-        NaN, infinities or a magnitude beyond ``2**60`` times the noise scale.
+        NaN, infinities or a magnitude beyond ``2**80`` times the noise scale.
     TypeError
         If ``values`` is not numeric.
 

@@ -446,6 +446,7 @@ fn in_attribute(a: usize, err: Error) -> Error {
         Error::OutputTooLarge(message) => {
             Error::OutputTooLarge(format!("attribute {a}: {message}"))
         }
+        other => other,
     }
 }
 

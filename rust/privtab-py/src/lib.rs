@@ -14,6 +14,7 @@ mod counts;
 mod encode;
 mod errors;
 mod histogram;
+mod microagg;
 mod mining;
 mod noise;
 mod pairwise;
@@ -37,6 +38,8 @@ mod _core {
     use crate::encode::{mixed_radix_decode, mixed_radix_encode, mixed_radix_encode_rows};
     #[pymodule_export]
     use crate::histogram::{empty_cell_probability, thresholded_histogram};
+    #[pymodule_export]
+    use crate::microagg::{individual_ranking_clusters, microaggregate, microaggregate_columns};
     #[pymodule_export]
     use crate::mining::{maximal_sets, read_transactions};
     #[pymodule_export]

@@ -47,9 +47,10 @@ use rand::Rng as _;
 /// Bits of resolution of the grid below the noise scale: `g ≤ scale / 2^GRID_BITS`.
 pub const GRID_BITS: i32 = 40;
 
-/// Largest magnitude, in grid units, of a value that can be released: `|x| / g < 2^100`,
-/// i.e. `|x| < 2^60 · scale`, so units and noise stay far inside `i128`.
-const MAX_UNITS_BITS: u32 = 100;
+/// Largest magnitude, in grid units, of a value that can be released: `|x| / g < 2^120`,
+/// i.e. `|x| < 2^80 · scale`, so units and noise stay inside `i128`. (Beyond it the noise
+/// is below a millionth of the value's own rounding step.)
+const MAX_UNITS_BITS: u32 = 120;
 
 /// Blocks per unit of scale: the noise magnitude is `w·J + L` with `w = t / BLOCKS`.
 const BLOCKS: u64 = 32;
@@ -389,7 +390,7 @@ impl GridLaplace {
     /// `round(value / g)`, exactly (ties away from zero).
     ///
     /// # Errors
-    /// [`Error::InvalidData`] when `value` is not finite or `|value| / g ≥ 2^100`.
+    /// [`Error::InvalidData`] when `value` is not finite or `|value| / g ≥ 2^120`.
     #[inline]
     pub fn to_units(&self, value: f64) -> Result<i128> {
         // Scaling by a power of two is exact unless the result is subnormal (then below
@@ -672,6 +673,7 @@ mod tests {
         assert_eq!(m.to_units(1e-300).unwrap(), 0);
         assert_eq!(m.to_units(f64::MIN_POSITIVE / 4.0).unwrap(), 0);
         assert!(m.to_units(1e40).is_err());
+        assert!(m.to_units(1e20).is_ok());
         assert!(m.to_units(f64::NAN).is_err());
         assert_eq!(m.from_units(m.to_units(0.75).unwrap()), 0.75);
         let mut rng = seed(6).stream(0);

@@ -1,0 +1,310 @@
+"""Paper 002: DP and individual-DP release by individual-ranking microaggregation.
+
+Clusters, centroids and the three sensitivities are checked against an independent
+NumPy reference written from PAPERS.md (section 002) on hypothesis data with ties,
+duplicates at both extremes, n not divisible by k, n < 2k and n = k. The noise is
+checked with a KS test at ALPHA = 1e-6 with a ±30 % power check.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import privtab as pt
+from privtab.exceptions import PrivacyLeakWarning
+
+from _stats import WRONG_SCALES, assert_accepts, assert_rejects, ks_pvalue
+
+
+# NumPy reference ------------------------------------------------------------------------
+def reference_clusters(x, k):
+    """Stable ranks cut into groups of k; the remainder joins the last group."""
+    order = np.argsort(x, kind="stable")
+    n = len(x)
+    n_groups = max(n // k, 1)
+    labels = np.empty(n, dtype=np.int64)
+    labels[order] = np.minimum(np.arange(n) // k, n_groups - 1)
+    return labels
+
+
+def reference_mask_inputs(x, k, mechanism, lo, hi):
+    """Per cluster (in rank order): centroid used and sensitivity."""
+    labels = reference_clusters(x, k)
+    centroids, sens = [], []
+    for j in range(labels.max() + 1):
+        c = np.sort(x[labels == j])
+        size = len(c)
+        if mechanism == "dp":
+            centroids.append(c.mean())
+            sens.append((hi - lo) / size)
+        elif mechanism == "idp_ls":
+            centroids.append(c.mean())
+            sens.append(max(hi - c[0], c[-1] - lo) / size)
+        else:
+            pre = c.copy()
+            pre[0], pre[-1] = c[1], c[-2]
+            centroids.append(pre.mean())
+            x_min, x_min2, x_min3 = c[0], c[1], c[2]
+            x_max, x_max2, x_max3 = c[-1], c[-2], c[-3]
+            up = abs(x_max - x_min2) + abs(x_min3 - x_min2) + abs(x_max - x_max2)
+            down = abs(x_min - x_max2) + abs(x_max3 - x_max2) + abs(x_min - x_min2)
+            sens.append(max(up, down) / size)
+    return labels, np.array(centroids), np.array(sens)
+
+
+def reference_mean_sse(X, X_masked):
+    """The paper's eq. 4-5 with PAPERS.md's distance."""
+    X = np.asarray(X, dtype=float)
+    Y = np.asarray(X_masked, dtype=float)
+    m = X.shape[1]
+    var = X.var(axis=0)
+    dist = np.sqrt((((X - Y) / var) ** 2).sum(axis=1)) / m
+    return float((dist**2).sum()), float((dist**2).sum() / X.shape[0])
+
+
+# Data -----------------------------------------------------------------------------------
+@st.composite
+def column_and_k(draw, min_k=1):
+    k = draw(st.integers(min_k, 7))
+    n = draw(st.integers(k, 40))
+    pool = draw(
+        st.lists(st.integers(0, 20), min_size=1, max_size=6, unique=True).map(sorted)
+    )
+    values = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+    return np.array(values, dtype=float), k
+
+
+def masker(k, mechanism, epsilon=1e8, **kwargs):
+    return pt.MicroaggregationMasker(
+        k, epsilon, mechanism=mechanism, bounds=(-1.0, 25.0), random_state=0, **kwargs
+    )
+
+
+# Clusters, centroids, sensitivities -----------------------------------------------------
+@given(column_and_k())
+def test_clusters_equal_the_reference(data):
+    x, k = data
+    np.testing.assert_array_equal(
+        pt.individual_ranking_clusters(x, k), reference_clusters(x, k)
+    )
+
+
+@pytest.mark.parametrize(("n", "k"), [(10, 3), (9, 3), (5, 3), (3, 3), (7, 4), (1, 1)])
+def test_cluster_sizes(n, k):
+    labels = pt.individual_ranking_clusters(np.arange(n, dtype=float)[::-1], k)
+    sizes = np.bincount(labels)
+    assert len(sizes) == max(n // k, 1)
+    assert np.all(sizes[:-1] == k)
+    assert k <= sizes[-1] <= 2 * k - 1 or n < k
+
+
+@pytest.mark.parametrize("mechanism", ["dp", "idp_ls", "idp_cbls"])
+@settings(max_examples=60, deadline=None)
+@given(data=column_and_k(min_k=3))
+def test_centroids_and_sensitivities_equal_the_reference(mechanism, data):
+    x, k = data
+    labels, centroids, sens = reference_mask_inputs(x, k, mechanism, -1.0, 25.0)
+    exact = pt.microaggregate(x, k, mechanism=mechanism, bounds=(-1.0, 25.0))
+    np.testing.assert_array_equal(exact.labels, labels)
+    np.testing.assert_allclose(exact.centroids, centroids, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(exact.sensitivities, sens, rtol=1e-12, atol=1e-12)
+    model = masker(k, mechanism)
+    out = model.fit_transform(x[:, None])
+    np.testing.assert_allclose(model.sensitivities_[0], sens, rtol=1e-12, atol=1e-12)
+    # Huge epsilon: the release is the centroid up to noise of scale <= 26/1e8.
+    np.testing.assert_allclose(out[:, 0], centroids[labels], atol=1e-5)
+
+
+def test_cbls_preprocessing_counts_duplicates():
+    bounds = (-1.0, 25.0)
+    x = np.array([1.0, 1.0, 1.0, 5.0, 9.0, 9.0])
+    # One 1 becomes the second smallest (1) and one 9 the second largest (9).
+    exact = pt.microaggregate(x, 6, bounds=bounds)
+    assert exact.centroids[0] == pytest.approx(x.mean())
+    x = np.array([0.0, 2.0, 4.0, 6.0, 8.0])
+    exact = pt.microaggregate(x, 5, bounds=bounds)
+    assert exact.centroids[0] == pytest.approx((2 + 2 + 4 + 6 + 6) / 5)
+    # |8 − 2| + |4 − 2| + |8 − 6| = 10 against |0 − 6| + |4 − 6| + |0 − 2| = 10.
+    assert exact.sensitivities[0] == pytest.approx(10 / 5)
+
+
+def test_invalid_parameters_raise():
+    x = np.arange(10, dtype=float)[:, None]
+    with pytest.raises(ValueError, match="k"):
+        masker(2, "idp_cbls").fit_transform(x)
+    with pytest.raises(ValueError, match="k"):
+        masker(11, "dp").fit_transform(x)
+    with pytest.raises(ValueError, match="k"):
+        pt.individual_ranking_clusters(np.arange(3.0), 4)
+    with pytest.raises(ValueError, match="mechanism"):
+        masker(3, "laplace").fit_transform(x)
+    with pytest.raises(ValueError, match="epsilon"):
+        pt.MicroaggregationMasker(3, -1.0, bounds=(0, 10)).fit_transform(x)
+    with pytest.raises(ValueError, match="finite"):
+        masker(3, "dp").fit_transform(np.array([[1.0], [np.nan], [2.0]]))
+    with pytest.raises(ValueError, match="bounds"):
+        pt.MicroaggregationMasker(3, 1.0, bounds=(5.0, 1.0)).fit_transform(x)
+    with pytest.raises(ValueError, match="outside"):
+        pt.MicroaggregationMasker(3, 1.0, bounds=(0.0, 5.0)).fit_transform(x)
+    with pytest.raises(ValueError, match="epsilon_split"):
+        pt.MicroaggregationMasker(
+            3, 1.0, bounds=(0.0, 10.0), epsilon_split=[0.5, 0.5]
+        ).fit_transform(x)
+
+
+# Noise ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("mechanism", ["dp", "idp_ls", "idp_cbls"])
+def test_noise_has_the_stated_laplace_scale(mechanism):
+    # One cluster per release: n = k, so every record carries the same noisy centroid;
+    # 4000 columns give 4000 independent draws of one centroid's noise.
+    rng = np.random.default_rng(1)
+    base = rng.uniform(40, 60, size=5)
+    X = np.tile(base[:, None], (1, 4000))
+    # ε_a = 5 per attribute keeps clamping at the bounds [0, 100] negligible.
+    epsilon = 20_000.0
+    model = pt.MicroaggregationMasker(
+        5, epsilon, mechanism=mechanism, bounds=(0.0, 100.0), random_state=3
+    )
+    out = model.fit_transform(X)
+    exact = pt.microaggregate(base, 5, mechanism=mechanism, bounds=(0.0, 100.0))
+    noise = out[0] - exact.centroids[0]
+    sensitivity = model.sensitivities_[0][0]
+    assert np.allclose([s[0] for s in model.sensitivities_], sensitivity)
+    scale = sensitivity / (epsilon / 4000)
+    assert_accepts(ks_pvalue(noise, stats.laplace(scale=scale)))
+    for factor in WRONG_SCALES:
+        assert_rejects(ks_pvalue(noise, stats.laplace(scale=scale * factor)))
+
+
+def test_outputs_stay_inside_the_bounds():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0, 10, size=(500, 3))
+    out = pt.MicroaggregationMasker(
+        3, 0.01, mechanism="dp", bounds=(0.0, 10.0), random_state=0
+    ).fit_transform(X)
+    assert out.min() >= 0.0
+    assert out.max() <= 10.0
+
+
+def test_same_seed_same_output_and_one_value_per_cluster():
+    rng = np.random.default_rng(3)
+    X = rng.normal(50, 5, size=(103, 4))
+    kwargs = {"bounds": (0.0, 100.0), "random_state": 7}
+    a = pt.MicroaggregationMasker(5, 1.0, **kwargs).fit_transform(X)
+    b = pt.MicroaggregationMasker(5, 1.0, **kwargs).fit_transform(X)
+    np.testing.assert_array_equal(a, b)
+    for j in range(4):
+        labels = pt.individual_ranking_clusters(X[:, j], 5)
+        for c in np.unique(labels):
+            assert len(np.unique(a[labels == c, j])) == 1
+
+
+# Budget and guarantees ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("mechanism", "guarantee"), [("dp", "dp"), ("idp_ls", "idp"), ("idp_cbls", "idp")]
+)
+def test_ledger_sums_to_epsilon_and_names_the_guarantee(mechanism, guarantee):
+    X = np.random.default_rng(4).uniform(0, 10, size=(60, 3))
+    acc = pt.BudgetAccountant(2.0)
+    model = pt.MicroaggregationMasker(
+        3, 1.0, mechanism=mechanism, bounds=(0.0, 10.0), random_state=0, accountant=acc
+    )
+    model.fit_transform(X)
+    assert model.epsilon_spent_ == 1.0
+    assert sum(e for _, e in model.privacy_ledger_) == 1.0
+    assert len(model.privacy_ledger_) == 3
+    assert all(entry.guarantee == guarantee for entry in model.privacy_ledger_)
+    label = "ε-iDP" if guarantee == "idp" else "ε-DP"
+    assert all(label in entry.label for entry in model.privacy_ledger_)
+    assert acc.spent == 1.0
+    report = acc.report()
+    assert ("idp" if guarantee == "idp" else "dp") in report.lower()
+
+
+def test_epsilon_split_is_used_per_attribute():
+    X = np.random.default_rng(5).uniform(0, 10, size=(60, 2))
+    model = pt.MicroaggregationMasker(
+        3, 1.0, bounds=(0.0, 10.0), epsilon_split=[0.25, 0.75], random_state=0
+    )
+    model.fit_transform(X)
+    assert [e for _, e in model.privacy_ledger_] == [0.25, 0.75]
+
+
+def test_accountant_is_checked_before_the_data():
+    acc = pt.BudgetAccountant(0.5)
+    with pytest.raises(pt.exceptions.BudgetExceededError):
+        pt.MicroaggregationMasker(
+            3, 1.0, bounds=(0.0, 1.0), accountant=acc
+        ).fit_transform("not even data")
+
+
+# Bounds and frames ----------------------------------------------------------------------
+def test_inferred_bounds_warn_and_follow_the_paper():
+    X = np.random.default_rng(6).uniform(1, 10, size=(30, 2))
+    model = pt.MicroaggregationMasker(3, 1.0, random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match="bounds"):
+        model.fit_transform(X)
+    np.testing.assert_allclose(
+        np.asarray(model.bounds_),
+        [[0.0, 1.5 * X[:, 0].max()], [0.0, 1.5 * X[:, 1].max()]],
+    )
+
+
+def test_pandas_and_polars_keep_type_names_and_text_columns():
+    frame = pd.DataFrame(
+        {
+            "income": [10.0, 20, 30, 40, 50, 60],
+            "name": list("abcdef"),
+            "tax": [1, 2, 3, 4, 5, 6],
+        }
+    )
+    bounds = {"income": (0.0, 100.0), "tax": (0.0, 10.0)}
+    out = pt.MicroaggregationMasker(
+        3, 1.0, bounds=bounds, random_state=0
+    ).fit_transform(frame)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == ["income", "name", "tax"]
+    assert list(out["name"]) == list("abcdef")
+    assert len(np.unique(out["income"])) <= 2
+    polar = pl.from_pandas(frame)
+    out = pt.MicroaggregationMasker(
+        3, 1.0, bounds=bounds, random_state=0
+    ).fit_transform(polar)
+    assert isinstance(out, pl.DataFrame)
+    assert out.columns == ["income", "name", "tax"]
+    assert out["name"].to_list() == list("abcdef")
+    with pytest.raises(TypeError, match="name"):
+        pt.MicroaggregationMasker(
+            3, 1.0, bounds=bounds, non_numeric="raise"
+        ).fit_transform(frame)
+
+
+# Utility measures -----------------------------------------------------------------------
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 5), st.integers(0, 10_000))
+def test_sse_equals_the_reference(n, m, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m)) * rng.uniform(0.5, 5, size=m)
+    Y = X + rng.normal(size=(n, m))
+    sse, mean = reference_mean_sse(X, Y)
+    assert pt.sse(X, Y) == pytest.approx(sse, rel=1e-12)
+    assert pt.mean_sse(X, Y) == pytest.approx(mean, rel=1e-12)
+
+
+def test_sse_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="shape"):
+        pt.sse(np.zeros((3, 2)), np.zeros((3, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # A constant attribute has zero variance: it adds nothing (never NaN).
+        X = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 4.0]])
+        assert math.isfinite(pt.sse(X, X + 1.0))
