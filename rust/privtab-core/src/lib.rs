@@ -11,6 +11,7 @@ pub mod anonymity;
 pub mod binary;
 pub mod bitset;
 pub mod clustering;
+pub mod correlation;
 pub mod counts;
 pub mod encode;
 pub mod error;
