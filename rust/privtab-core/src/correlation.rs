@@ -268,6 +268,9 @@ const MR: usize = 2;
 /// One micro-tile of accumulators.
 type Acc = [[f64; NC]; MR];
 
+/// Rows of one screened group: two `f64` micro-tiles.
+const SCREEN_ROWS: usize = 2 * MR;
+
 /// Sum of the `NC` lanes by a fixed pairwise tree.
 fn lane_sum(v: &[f64; NC]) -> f64 {
     let mut w = *v;
@@ -282,8 +285,9 @@ fn lane_sum(v: &[f64; NC]) -> f64 {
 }
 
 /// The loops over micro-tiles, compiled once per instruction set (`$feature`) around that
-/// set's `micro`, `any_reaches` and `threshold`. Every total is accumulated in the same
-/// order whatever the kernel, so all instruction sets give identical bits.
+/// set's `micro`, `any_reaches`, `threshold` and (if `SCREEN`) `screen`. Every total is
+/// accumulated in the same order whatever the kernel, and the screen skips only groups that
+/// would add nothing, so all instruction sets give identical bits.
 macro_rules! drivers {
     ($(#[$feature:meta])*) => {
         /// `gram[i·dp + j] = Σ_t z[t·dp + i]·z[t·dp + j]` for every `i ≤ j` (and some
@@ -307,40 +311,53 @@ macro_rules! drivers {
         pub(super) fn block_row(tiles: &Tiles<'_>, bi: usize, delta: f64, out: &Totals<'_>) {
             let k = tiles.k;
             let strip = NC * k;
-            let pa = tiles.panel(bi);
+            let (pa, pa32) = (tiles.panel(bi), tiles.panel32(bi));
             let mut row_sum = vec![[0.0; NC]; BLOCK];
             let mut row_cnt = vec![[0.0; NC]; BLOCK];
             let mut col_sum = [0.0; BLOCK];
             let mut col_cnt = [0.0; BLOCK];
+            let mut screening = SCREEN;
             for bj in bi..tiles.n_blocks {
-                let pb = tiles.panel(bj);
+                let (pb, pb32) = (tiles.panel(bj), tiles.panel32(bj));
                 let diagonal = bi == bj;
+                let mut with_hits = 0;
                 col_sum.fill(0.0);
                 col_cnt.fill(0.0);
                 for j0 in (0..BLOCK).step_by(NC) {
                     let b = &pb[j0 / NC * strip..(j0 / NC + 1) * strip];
-                    for i0 in (0..BLOCK).step_by(MR) {
-                        let mut acc = micro(&pa[i0 / NC * strip + i0 % NC..], NC, b, NC, k);
-                        if diagonal && j0 < i0 + MR && i0 < j0 + NC {
-                            // θ_rr is added once at the end, not from the kernel.
-                            for (i, row) in acc.iter_mut().enumerate() {
-                                if let Some(v) = row.get_mut((i0 + i).wrapping_sub(j0)) {
-                                    *v = 0.0;
+                    let b32 = &pb32[j0 / NC * strip..(j0 / NC + 1) * strip];
+                    for g0 in (0..BLOCK).step_by(SCREEN_ROWS) {
+                        let a32 = &pa32[g0 / NC * strip + g0 % NC..];
+                        if screening && !screen(a32, b32, k, tiles.screen_bound) {
+                            continue;
+                        }
+                        for i0 in (g0..g0 + SCREEN_ROWS).step_by(MR) {
+                            let mut acc = micro(&pa[i0 / NC * strip + i0 % NC..], NC, b, NC, k);
+                            if diagonal && j0 < i0 + MR && i0 < j0 + NC {
+                                // θ_rr is added once at the end, not from the kernel.
+                                for (i, row) in acc.iter_mut().enumerate() {
+                                    if let Some(v) = row.get_mut((i0 + i).wrapping_sub(j0)) {
+                                        *v = 0.0;
+                                    }
                                 }
                             }
-                        }
-                        if any_reaches(&acc, delta) {
-                            threshold(
-                                &acc,
-                                delta,
-                                &mut row_sum[i0..i0 + MR],
-                                &mut row_cnt[i0..i0 + MR],
-                                &mut col_sum[j0..j0 + NC],
-                                &mut col_cnt[j0..j0 + NC],
-                            );
+                            if any_reaches(&acc, delta) {
+                                with_hits += 1;
+                                threshold(
+                                    &acc,
+                                    delta,
+                                    &mut row_sum[i0..i0 + MR],
+                                    &mut row_cnt[i0..i0 + MR],
+                                    &mut col_sum[j0..j0 + NC],
+                                    &mut col_cnt[j0..j0 + NC],
+                                );
+                            }
                         }
                     }
                 }
+                // The screen only pays off when most micro-tiles hold no correlated pair;
+                // whether it runs changes the speed, never the result.
+                screening = SCREEN && with_hits * 3 < (BLOCK / MR) * (BLOCK / NC);
                 // A diagonal tile's row sums already hold both (r, s) and (s, r).
                 if !diagonal {
                     for j in 0..BLOCK.min(tiles.n_rows - bj * BLOCK) {
@@ -358,6 +375,14 @@ macro_rules! drivers {
 /// The reference kernels, in plain Rust.
 mod portable {
     use super::*;
+
+    /// The portable build computes every micro-tile in `f64`.
+    const SCREEN: bool = false;
+
+    /// Never called (see [`SCREEN`]).
+    fn screen(_: &[f32], _: &[f32], _: usize, _: f32) -> bool {
+        true
+    }
 
     /// `acc[i][j] = Σ_t a[t·lda + i]·b[t·ldb + j]` over `t < depth`: one chain of fused
     /// multiply-adds per accumulator, in increasing `t`.
@@ -412,10 +437,45 @@ mod portable {
 mod avx2 {
     use super::*;
     use std::arch::x86_64::{
-        __m256d, _CMP_GE_OQ, _mm256_add_pd, _mm256_and_pd, _mm256_andnot_pd, _mm256_cmp_pd,
-        _mm256_fmadd_pd, _mm256_loadu_pd, _mm256_max_pd, _mm256_min_pd, _mm256_movemask_pd,
-        _mm256_set1_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+        __m256d, _CMP_GE_OQ, _mm256_add_pd, _mm256_and_pd, _mm256_andnot_pd, _mm256_andnot_ps,
+        _mm256_cmp_pd, _mm256_cmp_ps, _mm256_fmadd_pd, _mm256_fmadd_ps, _mm256_loadu_pd,
+        _mm256_loadu_ps, _mm256_max_pd, _mm256_max_ps, _mm256_min_pd, _mm256_movemask_pd,
+        _mm256_movemask_ps, _mm256_set1_pd, _mm256_set1_ps, _mm256_setzero_pd, _mm256_setzero_ps,
+        _mm256_storeu_pd,
     };
+
+    /// Micro-tiles are screened in `f32` first.
+    const SCREEN: bool = true;
+
+    /// Whether some `f32` inner product of records `0..SCREEN_ROWS` of `a` with records
+    /// `0..NC` of `b` (strip layout, lda = ldb = NC) reaches `bound` in absolute value:
+    /// eight lanes per register, so twice the pairs per instruction of the `f64` kernel.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn screen(a: &[f32], b: &[f32], depth: usize, bound: f32) -> bool {
+        let mut c = [_mm256_setzero_ps(); 2 * SCREEN_ROWS];
+        for (ca, cb) in a.chunks(NC).zip(b.chunks(NC)).take(depth) {
+            let lanes = &cb[..NC];
+            // SAFETY: `lanes` holds 16 values, read as two groups of 8.
+            let (b0, b1) = unsafe {
+                (
+                    _mm256_loadu_ps(lanes.as_ptr()),
+                    _mm256_loadu_ps(lanes.as_ptr().add(8)),
+                )
+            };
+            for (i, &ai) in ca[..SCREEN_ROWS].iter().enumerate() {
+                let ai = _mm256_set1_ps(ai);
+                c[2 * i] = _mm256_fmadd_ps(ai, b0, c[2 * i]);
+                c[2 * i + 1] = _mm256_fmadd_ps(ai, b1, c[2 * i + 1]);
+            }
+        }
+        let sign = _mm256_set1_ps(-0.0);
+        let mut peak = _mm256_setzero_ps();
+        for v in c {
+            peak = _mm256_max_ps(peak, _mm256_andnot_ps(sign, v));
+        }
+        _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GE_OQ>(peak, _mm256_set1_ps(bound))) != 0
+    }
 
     /// Four lanes of `s` from `at`.
     #[target_feature(enable = "avx2,fma")]
@@ -1016,7 +1076,9 @@ pub fn feature_importance(scores: &[f64]) -> Result<Vec<f64>> {
 /// Records are stored in blocks of [`BLOCK`], each in strips of 16 records, feature-major
 /// within a strip (feature t of record i of a block at `(i / 16)·16k + 16t + i % 16`): the
 /// packed layout of the tile kernel, which then reads both operands contiguously. The last
-/// block is padded with zero vectors. Memory: `n_blocks·BLOCK·k` values (≈ 8·n·k bytes).
+/// block is padded with zero vectors. A rounded `f32` copy in the same layout feeds the
+/// screen of [`degrees`](Self::degrees). Memory: `n_blocks·BLOCK·k` values of each
+/// (≈ 12·n·k bytes).
 #[derive(Clone, Debug)]
 pub struct RecordCorrelation {
     n_rows: usize,
@@ -1024,6 +1086,7 @@ pub struct RecordCorrelation {
     n_blocks: usize,
     constant_rows: usize,
     panels: Vec<f64>,
+    panels32: Vec<f32>,
 }
 
 /// Correlated degrees of every record; see [`RecordCorrelation::degrees`].
@@ -1071,16 +1134,16 @@ impl RecordCorrelation {
         let k = features.len();
         let n_blocks = x.n_rows.div_ceil(BLOCK);
         let panel_len = k * BLOCK;
-        let mut panels: Vec<f64> = alloc_output(
-            n_blocks
-                .checked_mul(panel_len)
-                .ok_or_else(|| Error::OutputTooLarge("the normalised records".into()))?,
-            "the normalised records",
-        )?;
+        let len = n_blocks
+            .checked_mul(panel_len)
+            .ok_or_else(|| Error::OutputTooLarge("the normalised records".into()))?;
+        let mut panels: Vec<f64> = alloc_output(len, "the normalised records")?;
+        let mut panels32: Vec<f32> = alloc_output(len, "the normalised records (f32)")?;
         let constant_rows = panels
             .par_chunks_mut(panel_len)
+            .zip(panels32.par_chunks_mut(panel_len))
             .enumerate()
-            .map(|(b, panel)| {
+            .map(|(b, (panel, panel32))| {
                 let mut v = vec![0.0; k];
                 let mut constant = 0;
                 for i in 0..BLOCK.min(x.n_rows - b * BLOCK) {
@@ -1089,9 +1152,10 @@ impl RecordCorrelation {
                         *vt = row[f];
                     }
                     if normalise(&mut v) {
-                        let strip = &mut panel[i / NC * NC * k..];
+                        let at = i / NC * NC * k + i % NC;
                         for (t, &vt) in v.iter().enumerate() {
-                            strip[t * NC + i % NC] = vt;
+                            panel[at + t * NC] = vt;
+                            panel32[at + t * NC] = vt as f32;
                         }
                     } else {
                         constant += 1;
@@ -1106,6 +1170,7 @@ impl RecordCorrelation {
             n_blocks,
             constant_rows,
             panels,
+            panels32,
         })
     }
 
@@ -1133,11 +1198,15 @@ impl RecordCorrelation {
     /// The n × n matrix is never formed: the records are visited in [`BLOCK`] × [`BLOCK`]
     /// tiles of the upper triangle (each pair once), each tile's inner products come from
     /// the FMA micro-kernel, and a tile adds its thresholded row and column sums to the
-    /// records' totals. Totals are fixed-point integers (2^−f units, f = 63 − ⌈log2(n + 1)⌉,
-    /// i.e. 2^−43 for n = 10^6), so their sum is exact and independent of the order in which
-    /// threads finish tiles; each addend is a float partial sum of at most one tile row or
-    /// column, or of one block's row, rounded once. Time O(n²·k/2); memory O(n) beyond
-    /// `self` plus O(BLOCK²) per thread.
+    /// records' totals. With AVX2, each 4 × 16 group of pairs is first screened in `f32`
+    /// (twice the pairs per instruction): a group is skipped only if no `f32` value reaches
+    /// δ minus a proven bound on the `f32` error, i.e. only if it holds no correlated pair,
+    /// so the result is bit-for-bit that of the plain `f64` kernel (the screen is switched
+    /// off while most groups hold correlated pairs). Totals are fixed-point integers (2^−f
+    /// units, f = 63 − ⌈log2(n + 1)⌉, i.e. 2^−43 for n = 10^6), so their sum is exact and
+    /// independent of the order in which threads finish tiles; each addend is a float
+    /// partial sum of at most one tile row or column, or of one block's row, rounded once.
+    /// Time O(n²·k/2); memory O(n) beyond `self` plus O(BLOCK·16) per thread.
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] when `record_delta` is not in (0, 1].
@@ -1167,6 +1236,8 @@ impl RecordCorrelation {
         };
         let tiles = Tiles {
             panels: &self.panels,
+            panels32: &self.panels32,
+            screen_bound: (delta - screen_margin(self.n_features)) as f32,
             k: self.n_features,
             n_rows: self.n_rows,
             n_blocks: self.n_blocks,
@@ -1228,6 +1299,9 @@ impl Totals<'_> {
 /// The packed records seen by the tile kernel.
 struct Tiles<'a> {
     panels: &'a [f64],
+    panels32: &'a [f32],
+    /// `δ` minus the largest error of an `f32` inner product (see [`screen_margin`]).
+    screen_bound: f32,
     k: usize,
     n_rows: usize,
     n_blocks: usize,
@@ -1238,6 +1312,21 @@ impl Tiles<'_> {
         let len = self.k * BLOCK;
         &self.panels[b * len..(b + 1) * len]
     }
+
+    fn panel32(&self, b: usize) -> &[f32] {
+        let len = self.k * BLOCK;
+        &self.panels32[b * len..(b + 1) * len]
+    }
+}
+
+/// A bound on `|θ32 − θ|` for the `f32` inner product θ32 of two unit vectors of length `k`
+/// (rounded to `f32`, then summed by `k` fused multiply-adds): with u = 2^−24, rounding the
+/// inputs costs at most (2u + u²)·Σ|z_r z_s| and the sum at most k·u/(1 − k·u)·Σ|z_r z_s|,
+/// where Σ|z_r z_s| ≤ 1 (Cauchy–Schwarz); the `f64` value is off by far less. The margin is
+/// twice (k + 4)·u, which also covers rounding `δ − margin` to `f32`. A micro-tile whose
+/// `f32` values all stay below `δ − margin` has no pair with `|θ| ≥ δ`.
+fn screen_margin(k: usize) -> f64 {
+    (k as f64 + 4.0) * f64::from(f32::EPSILON)
 }
 
 /// The correlated degrees of the records of `x` on `features` at `record_delta`; see
@@ -1734,6 +1823,39 @@ mod tests {
     }
 
     #[test]
+    fn f32_screen_never_changes_the_degrees() {
+        // Weakly correlated records (so the screen skips most groups), with planted pairs
+        // r, r + 1 at a range of correlations; thresholds placed exactly on some of them.
+        let (n, d) = (1_300, 12);
+        let mut rng = ChaCha20Rng::seed_from_u64(41);
+        let mut x: Vec<f64> = (0..n * d).map(|_| rng.random::<f64>()).collect();
+        for r in (0..n).step_by(40) {
+            let mix = 0.05 + 0.02 * (r / 40) as f64;
+            for j in 0..d {
+                x[(r + 1) * d + j] = x[r * d + j] + mix * (x[(r + 1) * d + j] - 0.5);
+            }
+        }
+        let m = view(&x, n, d);
+        let features: Vec<usize> = (0..d).collect();
+        let rc = RecordCorrelation::new(&m, &features).expect("records");
+        let rows: Vec<&[f64]> = (0..n).map(|r| &x[r * d..(r + 1) * d]).collect();
+        let mut deltas: Vec<f64> = (0..n)
+            .step_by(160)
+            .map(|r| naive_corr(rows[r], rows[r + 1]).abs())
+            .collect();
+        deltas.extend([0.8, 0.5, 0.3]);
+        for delta in deltas {
+            let fast = rc.degrees_with(isa(), delta);
+            assert_eq!(rc.degrees_with(Isa::Portable, delta), fast, "δ = {delta}");
+            if delta == 0.8 {
+                let want = naive_degrees(&x, d, &features, delta);
+                assert_eq!(fast.count, want.count);
+                assert_close(&fast.degree, &want.degree, 1e-11, "degree");
+            }
+        }
+    }
+
+    #[test]
     fn invalid_input_is_rejected_with_named_parameters() {
         let msg = |r: Result<RowMatrix<'_>>| r.unwrap_err().to_string();
         assert_eq!(
@@ -1774,17 +1896,23 @@ mod tests {
     }
 
     /// Timings (run with `cargo test --release -p privtab-core correlation::tests::timing
-    /// -- --ignored --nocapture`; `PRIVTAB_TIMING_ROWS=1000000,50` for other shapes).
+    /// -- --ignored --nocapture`; `PRIVTAB_TIMING_ROWS=1000000,51` for other shapes; the
+    /// record degrees use the first d − 1 features).
     #[test]
     #[ignore = "timing, run on purpose"]
     fn timing() {
         let shapes = std::env::var("PRIVTAB_TIMING_ROWS").unwrap_or("100000,30".into());
         let v: Vec<usize> = shapes.split(',').map(|s| s.parse().expect("n,d")).collect();
         let (n, d) = (v[0], v[1]);
-        let mut rng = ChaCha20Rng::seed_from_u64(1);
-        let x: Vec<f64> = (0..n * d).map(|_| rng.random::<f64>()).collect();
+        // Uniform values (few correlated records), or `PRIVTAB_TIMING_DATA=correlated`.
+        let x: Vec<f64> = if std::env::var("PRIVTAB_TIMING_DATA").is_ok_and(|v| v == "correlated") {
+            correlated_table(n, d, 1)
+        } else {
+            let mut rng = ChaCha20Rng::seed_from_u64(1);
+            (0..n * d).map(|_| rng.random::<f64>()).collect()
+        };
         let m = view(&x, n, d);
-        let features: Vec<usize> = (0..d).collect();
+        let features: Vec<usize> = (0..d - 1).collect();
         let start = std::time::Instant::now();
         let rc = RecordCorrelation::new(&m, &features).expect("records");
         let t_norm = start.elapsed();
