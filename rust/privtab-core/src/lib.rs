@@ -12,6 +12,7 @@ pub mod binary;
 pub mod bitset;
 pub mod clustering;
 pub mod columns;
+pub mod correlation;
 pub mod counts;
 pub mod encode;
 pub mod error;
