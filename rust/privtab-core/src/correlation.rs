@@ -1,6 +1,6 @@
-//! Correlation kernels of DPFSDR: Wang, Zhang & Yan, "Differentially Private Feature
-//! Selection Based on Dynamic Relevance for Correlated Data" (Lanzhou University of
-//! Technology; received April 2022, accepted August 2022; paper 003 of `shared/papers`).
+//! Correlation kernels of DPFSDR: C. Wang, Q. Zhang & Y. Yan, "Differentially Private
+//! Feature Selection Based on Dynamic Relevance for Correlated Data", Journal of Computers
+//! 34(1):157–173, 2023, doi:10.53106/199115992023023401012 (paper 003 of `shared/papers`).
 //!
 //! The method needs three non-private statistics of a real-valued table `X` (n records × d
 //! features), all computed here:
