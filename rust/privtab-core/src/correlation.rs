@@ -34,8 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use crate::resources::alloc_output;
 use crate::columns::check_codes;
+use crate::resources::alloc_output;
 use crate::{Error, Result};
 
 /// Rows per block of the column statistics (Pearson matrix, F-scores).
