@@ -226,8 +226,16 @@ def test_ledger_sums_to_epsilon_and_names_the_guarantee(mechanism, guarantee):
     label = "ε-iDP" if guarantee == "idp" else "ε-DP"
     assert all(label in entry.label for entry in model.privacy_ledger_)
     assert acc.spent == 1.0
+    pt.laplace_mechanism(0.0, 1.0, 0.5, random_state=0, accountant=acc)
+    expected = {"dp": 0.5, "idp": 0.0}
+    expected[guarantee] += 1.0
+    assert acc.spent_by("dp") == expected["dp"]
+    assert acc.spent_by("idp") == expected["idp"]
     report = acc.report()
-    assert ("idp" if guarantee == "idp" else "dp") in report.lower()
+    assert (
+        f"of which ε-iDP {expected['idp']:>12.6g}".split()
+        == report.splitlines()[-1].split()
+    )
 
 
 def test_epsilon_split_is_used_per_attribute():

@@ -350,7 +350,36 @@ class BudgetAccountant:
             add(entry, 0)
         budget = "inf" if self.epsilon == math.inf else f"{self.epsilon:.6g}"
         lines.append(f"{'spent':<48} {self.spent:>12.6g} of {budget}")
+        for kind, title in (("dp", "ε-DP"), ("idp", "ε-iDP")):
+            lines.append(f"{'  of which ' + title:<48} {self.spent_by(kind):>12.6g}")
         return "\n".join(lines)
+
+    def spent_by(self, guarantee: str) -> float:
+        """Return the part of :attr:`spent` charged under one kind of guarantee.
+
+        Parameters
+        ----------
+        guarantee : {"dp", "idp"}
+            ε-differential privacy or ε-individual differential privacy (a guarantee
+            with respect to the actual data set only, see
+            :class:`~privtab.MicroaggregationMasker`).
+
+        Returns
+        -------
+        float
+            The sum of the top-level ledger entries of that kind (a parallel block
+            counts under the weakest guarantee of its parts).
+
+        Examples
+        --------
+        >>> acc = BudgetAccountant(2.0)
+        >>> acc.spend(0.5, label="a")
+        >>> acc.spend(0.25, label="b", guarantee="idp")
+        >>> acc.spent_by("dp"), acc.spent_by("idp")
+        (0.5, 0.25)
+        """
+        kind = check_guarantee(guarantee)
+        return math.fsum(e.epsilon for e in self._entries if e.guarantee == kind)
 
     def __copy__(self) -> BudgetAccountant:
         return self
