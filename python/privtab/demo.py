@@ -31,7 +31,7 @@ from rich.table import Table
 
 import privtab
 from privtab._validation import check_epsilon, check_positive_int
-from privtab.accountant import BudgetAccountant
+from privtab.accountant import BudgetAccountant, split_budget
 
 __all__ = ["SECTIONS", "DemoContext", "Section", "run_demo", "section"]
 
@@ -473,6 +473,59 @@ def _kac(ctx: DemoContext) -> None:
         f"{auc(everything):.3f}",
     )
     ctx.advance("compared with all features")
+    ctx.console.print(view)
+
+
+@section(
+    "microagg",
+    "Microaggregation release: Adult's numeric columns, ε-DP and ε-iDP",
+    steps=5,
+)
+def _microagg(ctx: DemoContext) -> None:
+    """Mask Adult's numeric columns with each calibration and compare information loss.
+
+    Every column is ranked and cut into clusters of k = 10; each cluster's centroid
+    gets Laplace noise calibrated to its sensitivity (Soria-Comas et al.): DP (plain
+    Laplace on every value) and DP-UM are ε-DP, iDP-LS and iDP-CBLS are ε-individual
+    DP. The four releases share the section's ε (ε/4 each). Utility is the paper's
+    mean SSE (lower is better).
+    """
+    adult = ctx.adult()
+    columns = list(adult.bounds)
+    X = adult.frame[columns].to_numpy(dtype=float)
+    bounds = [adult.bounds[c] for c in columns]
+    ctx.advance(f"{len(columns)} numeric columns")
+    parts = split_budget(ctx.epsilon, [1.0] * 4)
+    view = Table(
+        title=f"Microaggregation of {len(columns)} numeric Adult columns (n = {len(X)})",
+        caption="mean SSE: the paper's eq. 5, distances scaled by each column's "
+        "variance; ε-iDP holds with respect to the actual data set only",
+    )
+    view.add_column("mechanism")
+    view.add_column("k", justify="right")
+    view.add_column("guarantee")
+    view.add_column("ε", justify="right")
+    view.add_column("mean SSE", justify="right", style="cyan")
+    runs = [("DP (plain Laplace)", "dp", 1), ("DP-UM", "dp", 10)]
+    runs += [("iDP-LS", "idp_ls", 10), ("iDP-CBLS", "idp_cbls", 10)]
+    for (name, mechanism, k), eps in zip(runs, parts, strict=True):
+        masker = privtab.MicroaggregationMasker(
+            k,
+            eps,
+            mechanism=mechanism,
+            bounds=bounds,
+            random_state=ctx.random_state,
+            accountant=ctx.accountant,
+        )
+        masked = masker.fit_transform(X)
+        view.add_row(
+            name,
+            str(k),
+            "ε-DP" if mechanism == "dp" else "ε-iDP",
+            f"{eps:.3g}",
+            f"{privtab.mean_sse(X, masked):.3g}",
+        )
+        ctx.advance(name)
     ctx.console.print(view)
 
 

@@ -417,7 +417,8 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         masked = masked_t.T
 
         kind_label = "ε-DP" if mechanism == "dp" else "ε-iDP"
-        title = f"{type(self).__name__} ({_LABELS[mechanism]}, {kind_label}, k={k})"
+        method = "DP" if mechanism == "dp" and k == 1 else _LABELS[mechanism]
+        title = f"{type(self).__name__} ({method}, {kind_label}, k={k})"
         steps = [
             (f"{title}: attribute {name!r}", eps)
             for name, eps in zip(names, epsilons, strict=True)
