@@ -297,8 +297,14 @@ def check_not_empty(n_rows: int, n_features: int, name: str) -> None:
         )
 
 
-def as_float_array(values: Any, name: str) -> np.ndarray:
-    """Return ``values`` as a C-contiguous float64 array with only finite entries."""
+def as_float_array(
+    values: Any, name: str, *, ndim: int | None = None, contiguous: bool = True
+) -> np.ndarray:
+    """Return ``values`` as a float64 array with only finite entries.
+
+    C-contiguous unless ``contiguous=False`` (then the input's layout is kept, so a
+    Fortran-ordered table is not copied); ``ndim`` checks the number of dimensions.
+    """
     try:
         array = np.asarray(values)
     except ValueError as exc:
@@ -309,7 +315,12 @@ def as_float_array(values: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be numeric, got dtype {array.dtype}")
     if np.iscomplexobj(array):
         raise TypeError(f"{name} must be real, got dtype {array.dtype}")
-    array = np.require(array, dtype=np.float64, requirements=["C", "A"])
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {array.shape}")
+    if contiguous:
+        array = np.require(array, dtype=np.float64, requirements=["C", "A"])
+    else:
+        array = np.asarray(array, dtype=np.float64)
     if not np.all(np.isfinite(array)):
         bad = array.ravel()[~np.isfinite(array.ravel())][0]
         raise ValueError(f"{name} must contain only finite values, found {bad}")

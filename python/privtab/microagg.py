@@ -49,7 +49,12 @@ from sklearn.base import BaseEstimator
 
 from privtab import _core
 from privtab._estimator import DPEstimatorMixin
-from privtab._validation import check_choice, check_positive_int, check_threads
+from privtab._validation import (
+    as_float_array,
+    check_choice,
+    check_positive_int,
+    check_threads,
+)
 from privtab.accountant import split_budget
 from privtab.exceptions import PrivacyLeakWarning
 
@@ -78,26 +83,6 @@ class Microaggregation(NamedTuple):
     labels: np.ndarray
     centroids: np.ndarray
     sensitivities: np.ndarray
-
-
-def _as_column(x: Any, name: str) -> np.ndarray:
-    try:
-        array = np.asarray(x)
-    except ValueError as exc:
-        raise ValueError(f"{name} is ragged or not array-like: {exc}") from exc
-    if array.dtype == object or not (
-        np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
-    ):
-        raise TypeError(f"{name} must be numeric, got dtype {array.dtype}")
-    if np.iscomplexobj(array):
-        raise TypeError(f"{name} must be real, got dtype {array.dtype}")
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
-    array = np.ascontiguousarray(array, dtype=np.float64)
-    if not np.all(np.isfinite(array)):
-        bad = array[~np.isfinite(array)][0]
-        raise ValueError(f"{name} must contain only finite values, found {bad}")
-    return array
 
 
 def individual_ranking_clusters(x: Any, k: int) -> np.ndarray:
@@ -130,7 +115,7 @@ def individual_ranking_clusters(x: Any, k: int) -> np.ndarray:
     >>> individual_ranking_clusters([5.0, 1.0, 3.0, 2.0, 4.0], 2)
     array([1, 0, 1, 0, 1])
     """
-    values = _as_column(x, "x")
+    values = as_float_array(x, "x", ndim=1)
     k = check_positive_int(k, "k")
     return _core.individual_ranking_clusters(values, k).astype(np.int64)
 
@@ -169,7 +154,7 @@ def microaggregate(
     >>> result.centroids.tolist(), result.sensitivities.tolist()
     ([1.5, 6.5], [5.0, 5.0])
     """
-    values = _as_column(x, "x")
+    values = as_float_array(x, "x", ndim=1)
     k = check_positive_int(k, "k")
     mechanism = check_choice(mechanism, "mechanism", MECHANISMS)
     lo, hi = _check_pair(bounds, "bounds")
@@ -517,19 +502,7 @@ def _numeric_values(
     if kind == "array":
         if isinstance(X, str):
             raise TypeError("X must be array-like, got a str")
-        try:
-            array = np.asarray(X)
-        except ValueError as exc:
-            raise ValueError(f"X is ragged or not array-like: {exc}") from exc
-        if array.dtype == object or not (
-            np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
-        ):
-            raise TypeError(f"X must be numeric, got dtype {array.dtype}")
-        if np.iscomplexobj(array):
-            raise TypeError(f"X must be real, got dtype {array.dtype}")
-        if array.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {array.shape}")
-        values = np.asarray(array, dtype=np.float64)
+        values = as_float_array(X, "X", ndim=2, contiguous=False)
         names: list[Any] = list(range(values.shape[1]))
         numeric = [True] * values.shape[1]
     else:
@@ -555,12 +528,7 @@ def _numeric_values(
             values = X[names].to_numpy(dtype=np.float64, na_value=np.nan)
         else:
             values = X.select(names).to_numpy().astype(np.float64)
-    if not np.all(np.isfinite(values)):
-        rows, cols = np.nonzero(~np.isfinite(values))
-        raise ValueError(
-            f"X must contain only finite values, found {values[rows[0], cols[0]]} in "
-            f"attribute {names[cols[0]]!r}, row {rows[0]}"
-        )
+        values = as_float_array(values, "X", ndim=2, contiguous=False)
     return values, names, numeric
 
 
