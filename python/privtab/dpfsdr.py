@@ -37,6 +37,7 @@ from privtab import _core
 from privtab._estimator import DPEstimatorMixin, PrivateRun, SupportSelectorMixin
 from privtab._random import RandomState
 from privtab._validation import (
+    check_bool,
     check_choice,
     check_epsilon,
     check_labels,
@@ -245,7 +246,11 @@ def _importance(
 
 
 def _noisy_importance(
-    fim: np.ndarray, epsilon: float, sensitivity: float, rng: Any
+    fim: np.ndarray,
+    epsilon: float,
+    sensitivity: float,
+    rng: Any,
+    normalize: bool = True,
 ) -> np.ndarray:
     noisy = np.asarray(
         laplace_mechanism(
@@ -258,6 +263,8 @@ def _noisy_importance(
         dtype=np.float64,
     )
     total = float(noisy.sum())
+    if not normalize:
+        return noisy
     # eq. 13; dividing by a negative sum would reverse the order of the features.
     return noisy / total if total > 0 else noisy
 
@@ -268,6 +275,7 @@ def dp_feature_importance(
     epsilon: float,
     *,
     sensitivity: float = 2.0,
+    normalize: bool = True,
     random_state: RandomState = None,
     accountant: BudgetAccountant | None = None,
     classes: Any = None,
@@ -285,6 +293,9 @@ def dp_feature_importance(
         The budget ``ε₁``, finite and > 0.
     sensitivity : float, default=2.0
         L1 sensitivity ``Δ`` of the vector ``fim`` (see Notes).
+    normalize : bool, default=True
+        Apply eq. 13 (divide by ``Σfim'`` when it is > 0); ``False`` returns
+        ``fim + Lap(Δ/ε)`` itself.
     random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
         ``None`` (the secure default) uses operating-system entropy; a fixed seed voids
         privacy against anyone who knows it.
@@ -331,13 +342,16 @@ def dp_feature_importance(
     [0, 1]
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
+    normalize = check_bool(normalize, "normalize")
     run = PrivateRun.start(epsilon, random_state, accountant)
     Xa = _matrix(X)
     classes_, codes = check_labels(
         y, classes, n_rows=Xa.shape[0], owner="dp_feature_importance", stacklevel=3
     )
     _, fim = _importance(Xa, codes, len(classes_))
-    noisy = _noisy_importance(fim, run.epsilon, sensitivity, run.random_state)
+    noisy = _noisy_importance(
+        fim, run.epsilon, sensitivity, run.random_state, normalize
+    )
     run.spend("dp_feature_importance (Laplace on fim)")
     return noisy
 
@@ -454,9 +468,17 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
             else check_positive_int(self.max_refits, "max_refits")
         )
         # The worst case, from the public shape only: at most n_columns candidates.
+        # Sums run left to right as the ledger's do, so every prefix stays below.
         refit_bound = _num_features(X) if max_refits is None else max_refits
-        worst = (eps1 or 0.0) + (
-            0.0 if eps2 is None else eps2 if budget == "total" else refit_bound * eps2
+        worst = sum(
+            [eps1 or 0.0]
+            + (
+                []
+                if eps2 is None
+                else [eps2]
+                if budget == "total"
+                else [eps2] * refit_bound
+            )
         )
         private = worst > 0
         run = (
@@ -493,20 +515,25 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         kept = _core.filter_correlated_features(X, delta).astype(np.int64)
         Xk = np.ascontiguousarray(X[:, kept])
         _, fim = _importance(Xk, codes, len(classes))
-        steps: list[tuple[str, float]] = []
-        if eps1 is not None:
-            fim = _noisy_importance(fim, eps1, 2.0, rng)
-            steps.append(("dp_feature_importance (Laplace on fim)", eps1))
-        ranking = np.argsort(-fim, kind="stable")
-        theta = np.abs(_core.pearson_matrix(Xk))
         m = len(kept)
         limit = m if max_refits is None else max_refits
-        if eps2 is None:
-            per_refit = None
-        elif budget == "total":
-            per_refit = split_budget(eps2, [1.0] * limit)
-        else:
+        # The budget of fim' and of every refit, in ledger order.
+        eps_fim = eps1
+        per_refit: list[float] | None = None
+        if eps2 is not None and budget == "total":
+            weights = [eps2 / limit] * limit
+            if eps1 is None:
+                per_refit = split_budget(worst, weights)
+            else:
+                eps_fim, *per_refit = split_budget(worst, [eps1, *weights])
+        elif eps2 is not None:
             per_refit = [eps2] * limit
+        steps: list[tuple[str, float]] = []
+        if eps_fim is not None:
+            fim = _noisy_importance(fim, eps_fim, 2.0, rng)
+            steps.append(("dp_feature_importance (Laplace on fim)", eps_fim))
+        ranking = np.argsort(-fim, kind="stable")
+        theta = np.abs(_core.pearson_matrix(Xk))
 
         state: dict[str, Any] = {"refits": 0}
 
