@@ -397,6 +397,16 @@ class _CorrelatedLinearSVC(DPLinearSVC):
         return self
 
 
+def _public_n_columns(estimator: Any, X: Any, y: Any) -> int:
+    """Return the number of columns of ``X`` from its (public) shape."""
+    try:
+        return int(_num_features(X))
+    except TypeError:
+        # Not a 2-D table: let the validation name the problem (a ValueError for 1-D).
+        validate_data(estimator, X, y, dtype=np.float64)
+        raise
+
+
 class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
     """The shared fit of :class:`DPFSDR` and :class:`DPFS`."""
 
@@ -469,7 +479,9 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         )
         # The worst case, from the public shape only: at most n_columns candidates.
         # Sums run left to right as the ledger's do, so every prefix stays below.
-        refit_bound = _num_features(X) if max_refits is None else max_refits
+        refit_bound = (
+            _public_n_columns(self, X, y) if max_refits is None else max_refits
+        )
         worst = sum(
             [eps1 or 0.0]
             + (
