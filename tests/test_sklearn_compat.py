@@ -18,6 +18,8 @@ from sklearn.utils.estimator_checks import (
 from privtab import (
     DILCA,
     DPDILCA,
+    DPFS,
+    DPFSDR,
     CMGreedy,
     DPLinearSVC,
     DPLogisticRegression,
@@ -275,3 +277,18 @@ def test_sklearn_compatible_dp_model(estimator, check):
 def test_dataframe_column_names_consistency(estimator):
     # Not part of check_estimator's default list, but Pipelines rely on it.
     check_dataframe_column_names_consistency(type(estimator).__name__, estimator)
+
+
+# DPFSDR and DPFS (paper 003) on the checks' real-valued data: seeded, with a declared
+# data_norm; the label set is inferred (PrivacyLeakWarning, tested in test_dpfsdr.py) and
+# the default (unlimited) accountant is charged.
+CORRELATED_SELECTORS = [
+    DPFSDR(1.0, 1.0, data_norm=10.0, random_state=0),
+    DPFS(1.0, None, budget="total", data_norm=10.0, random_state=0),
+]
+
+
+@pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize(("estimator", "check"), _checks(CORRELATED_SELECTORS))
+def test_sklearn_compatible_correlated_selector(estimator, check):
+    check(estimator)

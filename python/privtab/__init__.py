@@ -27,6 +27,16 @@ from privtab.discernibility import (
     greedy_discernibility,
     minimum_discerning_attributes,
 )
+from privtab.dpfsdr import (
+    DPFS,
+    DPFSDR,
+    correlated_degree_matrix,
+    correlated_sensitivity,
+    dp_feature_importance,
+    filter_correlated_features,
+    fscore,
+    pearson_matrix,
+)
 from privtab.encode import mixed_radix_decode, mixed_radix_encode
 from privtab.exceptions import (
     BudgetExceededError,
@@ -82,6 +92,8 @@ from privtab.table import EncodedTable, TableEncoder, lei_bandwidth, lei_bins
 __all__ = [
     "DILCA",
     "DPDILCA",
+    "DPFS",
+    "DPFSDR",
     "BudgetAccountant",
     "BudgetExceededError",
     "CMGreedy",
@@ -110,6 +122,8 @@ __all__ = [
     "classification_metric",
     "containment_anonymity",
     "contingency_table",
+    "correlated_degree_matrix",
+    "correlated_sensitivity",
     "count_columns",
     "count_keys",
     "datasets",
@@ -117,8 +131,11 @@ __all__ = [
     "discernibility",
     "discrete_laplace_mechanism",
     "distcnt_utility",
+    "dp_feature_importance",
     "entropy",
     "exponential_mechanism",
+    "filter_correlated_features",
+    "fscore",
     "greedy_discernibility",
     "ham_utility",
     "individual_ranking_clusters",
@@ -136,6 +153,7 @@ __all__ = [
     "objective_perturbation_parameters",
     "output_perturbation_l1_sensitivity",
     "output_perturbation_l2_sensitivity",
+    "pearson_matrix",
     "randomization_flipping",
     "read_transactions",
     "sse",

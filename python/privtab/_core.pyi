@@ -1,6 +1,7 @@
 # Type stubs of the Rust extension module privtab._core (checked by mypy.stubtest).
 # Arrays are numpy arrays; see the Python wrappers for the documented public API.
 
+from collections.abc import Sequence
 from os import PathLike
 from typing import final
 
@@ -348,3 +349,28 @@ def microaggregate_columns(
     seed: int | None = None,
     n_threads: int | None = None,
 ) -> tuple[npt.NDArray[np.float64], list[npt.NDArray[np.float64]]]: ...
+
+# --- correlation (rust/privtab-py/src/correlation.rs) ---
+
+def pearson_matrix(
+    x: npt.NDArray[np.float64], n_threads: int | None = None
+) -> npt.NDArray[np.float64]: ...
+def filter_correlated_features(
+    x: npt.NDArray[np.float64], delta: float, n_threads: int | None = None
+) -> npt.NDArray[np.uint64]: ...
+def correlated_degree_matrix(
+    x: npt.NDArray[np.float64], delta: float, n_threads: int | None = None
+) -> npt.NDArray[np.float64]: ...
+def f_scores(
+    x: npt.NDArray[np.float64],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    n_threads: int | None = None,
+) -> npt.NDArray[np.float64]: ...
+def feature_importance(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+def correlated_degrees(
+    x: npt.NDArray[np.float64],
+    features: Sequence[int],
+    record_delta: float,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.uint64]]: ...

@@ -482,6 +482,15 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _huber_h(self) -> float:
         return 0.5
 
+    def _sensitivity_factor(self) -> float:
+        """Multiplier of the L1 sensitivity of output perturbation (default 1).
+
+        DPFSDR's correlated-sensitivity SVM (:mod:`privtab.dpfsdr`) overrides it with
+        its factor ``CS``, so that the noise is ``Lap(CS·Δw/ε)``; 0 adds no noise (the
+        paper's non-private DFS baseline).
+        """
+        return 1.0
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # The noise needed for privacy costs accuracy on small data sets: the generic
@@ -545,7 +554,8 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             [run.epsilon] if binary else split_budget(run.epsilon, [1.0] * len(targets))
         )
         rng = run.random_state
-        l1_sensitivity = output_perturbation_l1_sensitivity(n, n_weights, C)
+        factor = self._sensitivity_factor()
+        l1_sensitivity = output_perturbation_l1_sensitivity(n, n_weights, C) * factor
         if self.method == "objective":
             # Unit-scale draws, rescaled per model: exp(-‖b‖/s) is a scale family.
             unit_noise = _core.l2_laplace_samples(
@@ -586,7 +596,7 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
                     stacklevel=2,
                 )
             weights[k] = w
-        if self.method == "output":
+        if self.method == "output" and factor > 0:
             weights = _release_weights(weights, l1_sensitivity, parts, rng)
 
         d = X.shape[1]

@@ -10,6 +10,7 @@
 mod anonymity;
 mod clustering;
 mod columns;
+mod correlation;
 mod counts;
 mod encode;
 mod errors;
@@ -29,6 +30,11 @@ mod _core {
     use crate::anonymity::{class_sizes, containment_anonymity};
     #[pymodule_export]
     use crate::clustering::randomization_flipping;
+    #[pymodule_export]
+    use crate::correlation::{
+        correlated_degree_matrix, correlated_degrees, f_scores, feature_importance,
+        filter_correlated_features, pearson_matrix,
+    };
     #[pymodule_export]
     use crate::counts::{
         contingency_sparse, contingency_table, count_columns, count_keys, entropy, merge_counts,
