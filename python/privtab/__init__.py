@@ -35,26 +35,22 @@ from privtab.exceptions import (
     PrivtabError,
 )
 from privtab.histogram import SparseHistogram, thresholded_histogram
-from privtab.itemsets import (
-    Itemsets,
-    maximal_itemsets,
-    maximal_kac_sets,
-    read_transactions,
-)
 from privtab.kac import (
     CMGreedy,
+    ExponentialDPRelease,
+    FlippingResult,
+    Itemsets,
     KACSelector,
     KAnonymityGreedy,
+    LaplaceDPRelease,
     classification_metric,
     containment_anonymity,
     distcnt_utility,
     ham_utility,
-)
-from privtab.kac_release import (
-    ExponentialDPRelease,
-    FlippingResult,
-    LaplaceDPRelease,
+    maximal_itemsets,
+    maximal_kac_sets,
     randomization_flipping,
+    read_transactions,
 )
 from privtab.linear_model import (
     DPLinearSVC,
