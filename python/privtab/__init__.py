@@ -27,7 +27,6 @@ from privtab.discernibility import (
     greedy_discernibility,
     minimum_discerning_attributes,
 )
-from privtab.encode import mixed_radix_decode, mixed_radix_encode
 from privtab.exceptions import (
     BudgetExceededError,
     DomainError,
@@ -72,6 +71,7 @@ from privtab.microagg import (
     microaggregate,
     sse,
 )
+from privtab.mixed_radix import mixed_radix_decode, mixed_radix_encode
 from privtab.projected import ProjectedHistogram
 from privtab.table import EncodedTable, TableEncoder, lei_bandwidth, lei_bins
 

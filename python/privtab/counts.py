@@ -20,7 +20,7 @@ from privtab._validation import (
     as_keys,
     check_threads,
 )
-from privtab.encode import mixed_radix_decode
+from privtab.mixed_radix import mixed_radix_decode
 
 __all__ = [
     "SparseCounts",

@@ -33,7 +33,7 @@ from privtab._validation import (
     is_encoded,
 )
 from privtab.accountant import BudgetAccountant
-from privtab.encode import mixed_radix_decode
+from privtab.mixed_radix import mixed_radix_decode
 
 __all__ = ["SparseHistogram", "thresholded_histogram"]
 
