@@ -3,6 +3,9 @@
 Differentially private (and k-anonymous) methods for tabular data, with the heavy
 counting and sampling done in Rust. See the README for a tour; every public name is
 listed in ``__all__``.
+
+Core kernels called: none here beyond ``privtab._core.__version__``; each module's
+docstring names the ``privtab._core`` kernels it calls.
 """
 
 from __future__ import annotations

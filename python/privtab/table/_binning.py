@@ -50,9 +50,18 @@ def lei_bandwidth(n: int, d: int) -> float:
 
     Notes
     -----
-    Lei (2011), "Differentially private M-estimators", chooses this bandwidth for a
-    differentially private histogram of ``n`` points in ``[0, 1]^d``; paper 001 (projected
-    histograms) uses it to discretise numeric predictors.
+    Lei [2]_ chooses this bandwidth for a differentially private histogram of ``n``
+    points in ``[0, 1]^d``; Vinterbo [1]_ (projected histograms) uses it to discretise
+    numeric predictors.
+
+    References
+    ----------
+    .. [1] S. A. Vinterbo, "Differentially Private Projected Histograms: Construction
+       and Use for Prediction", in Machine Learning and Knowledge Discovery in
+       Databases (ECML PKDD 2012), Lecture Notes in Computer Science 7524, Springer,
+       2012.
+    .. [2] J. Lei, "Differentially private M-estimators", Advances in Neural
+       Information Processing Systems 24 (NeurIPS 2011), 2011.
 
     Examples
     --------

@@ -111,7 +111,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     declared categories, so neither warns; pandas ``category`` columns do warn unless
     declared, because ``astype("category")`` takes its categories from the data.
 
-    The default number of bins follows Lei (2011) as used by paper 001
+    The default number of bins follows Lei (2011) as used by Vinterbo (2012)
     (:func:`lei_bins`); it depends only on the public ``n`` and the number of columns.
 
     Examples
