@@ -12,7 +12,7 @@ import numpy as np
 from privtab import _core
 from privtab.counts import contingency_table, count_keys
 from privtab.discernibility import score_candidates
-from privtab.encode import mixed_radix_encode
+from privtab.mixed_radix import mixed_radix_encode
 
 from _timing import best_seconds
 

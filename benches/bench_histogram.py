@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from privtab import _core, thresholded_histogram
-from privtab.encode import mixed_radix_encode
+from privtab.mixed_radix import mixed_radix_encode
 
 from _timing import Stopwatch, best_of, best_seconds
 

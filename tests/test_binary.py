@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from privtab._binary import as_binary_matrix, ham_scores
 from privtab._validation import as_binary_labels
+from privtab.kac._binary import as_binary_matrix, ham_scores
 
 binary_matrices = st.tuples(st.integers(1, 30), st.integers(1, 12)).flatmap(
     lambda shape: arrays(np.uint8, shape, elements=st.integers(0, 1))

@@ -9,10 +9,10 @@ from click.testing import CliRunner
 from rich.console import Console
 
 import privtab
-from privtab import demo as demo_module
-from privtab._io import read_table, write_table
 from privtab.accountant import resolve_accountant
+from privtab.cli import _demo as demo_module
 from privtab.cli import main
+from privtab.cli._io import read_table, write_table
 from privtab.datasets import load_adult
 
 

@@ -20,8 +20,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC
 
 from privtab import DILCA, DPDILCA, BudgetAccountant, _core
-from privtab import dilca as dilca_module
 from privtab.counts import contingency_table
+from privtab.dilca import _contexts as dilca_module
 from privtab.dilca import (
     classical_mds,
     dilca_distance_matrix,

@@ -117,7 +117,7 @@ def test_distances_cli_errors(table_csv, tmp_path):
 def test_demo_distances_section_spends_its_epsilon():
     from rich.console import Console
 
-    from privtab.demo import run_demo
+    from privtab.cli._demo import run_demo
 
     console = Console(record=True, width=120)
     acc = run_demo(0.5, seed=4, progress=False, sections=["distances"], console=console)

@@ -499,7 +499,7 @@ def test_to_codes_and_to_records_match_numpy():
 def test_demo_section_reports_kept_cells():
     from rich.console import Console
 
-    from privtab.demo import run_demo
+    from privtab.cli._demo import run_demo
 
     console = Console(record=True, width=120)
     acc = run_demo(1.0, seed=3, progress=False, console=console, sections=["histogram"])

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from privtab import PrivacyLeakWarning, TableEncoder, greedy_discernibility
-from privtab import demo as demo_module
+from privtab.cli import _demo as demo_module
 from privtab.cli import main
 
 
@@ -186,3 +186,21 @@ def test_demo_section_trains_on_synthetic_data():
     aucs = [float(line.split()[-2]) for line in text.splitlines() if "│ 0." in line]
     assert len(aucs) == 3
     assert all(0.5 < auc <= 1 for auc in aucs)
+
+
+def test_n_features_and_its_deprecated_alias_k(table_csv, tmp_path):
+    path, _ = table_csv
+    args = [path, "--target", "label", "-e", 1e7, "--gamma", 0.5, "--seed", 3]
+    args += ["--bounds", "age=20:80", "--bins", 4]
+    new, old = tmp_path / "new.csv", tmp_path / "old.csv"
+    result = run([*args, "-o", new, "--n-features", 2])
+    assert result.exit_code == 0, result.output
+    assert "deprecated" not in result.stderr
+    result = run([*args, "-o", old, "--k", 2])
+    assert result.exit_code == 0, result.output
+    assert "--k is deprecated" in result.stderr
+    assert "use --n-features" in result.stderr
+    pd.testing.assert_frame_equal(pd.read_csv(old), pd.read_csv(new))
+    result = run([*args, "-o", old, "--k", 2, "--n-features", 2])
+    assert result.exit_code != 0
+    assert "--n-features only" in result.output

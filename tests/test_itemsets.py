@@ -12,8 +12,8 @@ from hypothesis.extra.numpy import arrays
 
 import privtab
 from privtab import _core
-from privtab._binary import as_binary_matrix
 from privtab.itemsets import Itemsets, maximal_itemsets, maximal_kac_sets
+from privtab.kac._binary import as_binary_matrix
 
 fim = pytest.importorskip("fim")
 

@@ -228,7 +228,7 @@ def test_containment_anonymity_same_for_one_and_two_threads():
 def test_class_sizes_kernel_matches_brute_force():
     rng = np.random.default_rng(5)
     B = (rng.random((40, 5)) < 0.5).astype(np.int8)
-    from privtab._binary import as_binary_matrix
+    from privtab.kac._binary import as_binary_matrix
 
     M = as_binary_matrix(B)
     for S in ([], [0], [1, 3], [0, 1, 2, 3, 4]):
@@ -588,14 +588,14 @@ def test_selectors_clone_pickle_and_refit_on_binary_data(estimator):
 @FAST
 @given(data=labelled(max_rows=30, max_features=8), k=st.integers(1, 4))
 def test_sparse_distcnt_scoring_matches_reference(data, k):
-    import privtab.kac
+    import privtab.kac._selection
 
     B, y = data
-    saved, privtab.kac._DENSE_CELLS = privtab.kac._DENSE_CELLS, 0
+    saved, privtab.kac._selection._DENSE_CELLS = privtab.kac._selection._DENSE_CELLS, 0
     try:
         sel = KACSelector(k, skip_infeasible=True).fit(sp.csr_matrix(B), y)
     finally:
-        privtab.kac._DENSE_CELLS = saved
+        privtab.kac._selection._DENSE_CELLS = saved
     assert sel.selection_order_.tolist() == ref_distcnt_greedy(
         B, y, k, ref_kac(B, k), True
     )

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from privtab import PrivacyLeakWarning, TableEncoder, greedy_discernibility
-from privtab import demo as demo_module
+from privtab.cli import _demo as demo_module
 from privtab.cli import main
 
 

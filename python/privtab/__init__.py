@@ -3,6 +3,9 @@
 Differentially private (and k-anonymous) methods for tabular data, with the heavy
 counting and sampling done in Rust. See the README for a tour; every public name is
 listed in ``__all__``.
+
+Core kernels called: none here beyond ``privtab._core.__version__``; each module's
+docstring names the ``privtab._core`` kernels it calls.
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from privtab.dpfsdr import (
     fscore,
     pearson_matrix,
 )
-from privtab.encode import mixed_radix_decode, mixed_radix_encode
 from privtab.exceptions import (
     BudgetExceededError,
     DomainError,
@@ -45,26 +47,22 @@ from privtab.exceptions import (
     PrivtabError,
 )
 from privtab.histogram import SparseHistogram, thresholded_histogram
-from privtab.itemsets import (
-    Itemsets,
-    maximal_itemsets,
-    maximal_kac_sets,
-    read_transactions,
-)
 from privtab.kac import (
     CMGreedy,
+    ExponentialDPRelease,
+    FlippingResult,
+    Itemsets,
     KACSelector,
     KAnonymityGreedy,
+    LaplaceDPRelease,
     classification_metric,
     containment_anonymity,
     distcnt_utility,
     ham_utility,
-)
-from privtab.kac_release import (
-    ExponentialDPRelease,
-    FlippingResult,
-    LaplaceDPRelease,
+    maximal_itemsets,
+    maximal_kac_sets,
     randomization_flipping,
+    read_transactions,
 )
 from privtab.linear_model import (
     DPLinearSVC,
@@ -86,6 +84,7 @@ from privtab.microagg import (
     microaggregate,
     sse,
 )
+from privtab.mixed_radix import mixed_radix_decode, mixed_radix_encode
 from privtab.projected import ProjectedHistogram
 from privtab.table import EncodedTable, TableEncoder, lei_bandwidth, lei_bins
 

@@ -11,6 +11,8 @@ Functions use :class:`PrivateRun` directly; estimators inherit
 :class:`DPEstimatorMixin`, whose ``_start_private_fit`` and ``_finish_private_fit``
 also set ``epsilon_spent_`` and ``privacy_ledger_`` and the scikit-learn tags.
 Selectors add :class:`SupportSelectorMixin`.
+
+Core kernels called: none (the releases built on it call their own kernels).
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 A fixed ``random_state`` is for reproducibility only: anyone who knows the seed can
 reproduce, and so subtract, the noise. Leave it ``None`` (operating-system entropy, the
 secure default) for any real release.
+
+Core kernels called: none; the seeds drawn here are handed to the ``privtab._core``
+samplers as ``Option<u64>``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ NaN, infinities, ragged or empty data and wrong dtypes are errors. Scalars and o
 labels (:func:`check_labels`, :func:`as_binary_labels`), the warning for domains read
 off the data (:func:`warn_inferred_domain`), and scikit-learn's feature-name rules
 through its public API (:func:`validate_data`, :func:`feature_names_out`).
+
+Core kernels called: none (NumPy and scikit-learn checks before any kernel runs).
 """
 
 from __future__ import annotations
@@ -934,7 +936,7 @@ def as_binary_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:
 
     ``y`` holds exactly two distinct values; the larger one (``1``, ``True``, or the
     later string in sorted order) is the positive class. Both classes must be present,
-    since the utilities of paper 004 compare positive with negative rows. Validated by
+    since the k-AC utilities (Ham, DistCnt; Zhang et al. 2017) compare positive with negative rows. Validated by
     :func:`check_labels`; for the non-private k-AC methods, so the inferred label set
     raises no warning.
     """

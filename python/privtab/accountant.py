@@ -4,6 +4,8 @@ Every randomized function and estimator in privtab charges its ``epsilon`` to a
 :class:`BudgetAccountant`: the one passed as ``accountant=``, or the process-wide
 default accountant (unlimited budget, but it keeps the ledger) returned by
 :func:`default_accountant`.
+
+Core kernels called: none (pure Python bookkeeping).
 """
 
 from __future__ import annotations

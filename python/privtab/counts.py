@@ -3,6 +3,11 @@
 These are non-private building blocks: they read the data exactly. Differentially
 private methods add noise to their outputs (a contingency table has L1 sensitivity 2
 under the replace-one-record neighbourhood).
+
+Core kernels called: ``privtab._core.contingency_table``,
+``privtab._core.contingency_sparse``, ``privtab._core.count_columns``,
+``privtab._core.count_keys``, ``privtab._core.merge_counts``, ``privtab._core.entropy``,
+``privtab._core.mutual_information`` and ``privtab._core.symmetric_uncertainty``.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from privtab._validation import (
     as_keys,
     check_threads,
 )
-from privtab.encode import mixed_radix_decode
+from privtab.mixed_radix import mixed_radix_decode
 
 __all__ = [
     "SparseCounts",

@@ -1,4 +1,4 @@
-"""Discernibility F(S), its greedy maximisation and PrivateKD (Vinterbo 2012, §2.2).
+"""Discernibility F(S), its greedy maximisation and PrivateKD [1]_ (§2.2).
 
 F(S) counts the ordered pairs of records that differ both on the attributes S and on
 the label, per record: with classes c of the partition induced by S and label counts
@@ -9,6 +9,16 @@ n_{c,l},
 :func:`discernibility`, :func:`score_candidates`, :func:`greedy_discernibility`
 (NonPrivateKD) and :func:`minimum_discerning_attributes` (MDA) are exact and not
 private; :class:`PrivateKD` selects attributes with differential privacy.
+
+Core kernels called: ``privtab._core.discernibility``, ``privtab._core.score_candidates``,
+``privtab._core.greedy_discernibility``, ``privtab._core.minimum_discerning_attributes``
+and ``privtab._core.private_kd`` (the k rounds with Gumbel-max choices).
+
+References
+----------
+.. [1] S. A. Vinterbo, "Differentially Private Projected Histograms: Construction and
+   Use for Prediction", in Machine Learning and Knowledge Discovery in Databases
+   (ECML PKDD 2012), Lecture Notes in Computer Science 7524, Springer, 2012.
 """
 
 from __future__ import annotations

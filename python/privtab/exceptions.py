@@ -3,6 +3,8 @@
 Every error subclasses the built-in exception a user would expect (``ValueError`` for
 bad values) so that generic handlers keep working, and :class:`PrivtabError` so that
 privtab's own failures can be caught together.
+
+Core kernels called: none; the Rust binding raises these classes.
 """
 
 from __future__ import annotations

@@ -4,10 +4,14 @@ The construction of Vinterbo (2012), §2.1 [1]_: noise on every cell of the decl
 domain, keep the cells above a threshold, and never enumerate the (possibly 2**64-cell)
 domain to do so.
 
+Core kernels called: ``privtab._core.thresholded_histogram`` (noise, threshold and
+the sampled false positives over the domain without enumerating it).
+
 References
 ----------
-.. [1] S. A. Vinterbo, "Differentially private projected histograms: construction and
-   use for prediction", ECML PKDD 2012.
+.. [1] S. A. Vinterbo, "Differentially Private Projected Histograms: Construction and
+   Use for Prediction", in Machine Learning and Knowledge Discovery in Databases
+   (ECML PKDD 2012), Lecture Notes in Computer Science 7524, Springer, 2012.
 .. [2] J. Lei, "Differentially private M-estimators", NIPS 2011.
 .. [3] C. Canonne, G. Kamath and T. Steinke, "The discrete Gaussian for differential
    privacy", NeurIPS 2020.
@@ -33,7 +37,7 @@ from privtab._validation import (
     is_encoded,
 )
 from privtab.accountant import BudgetAccountant
-from privtab.encode import mixed_radix_decode
+from privtab.mixed_radix import mixed_radix_decode
 
 __all__ = ["SparseHistogram", "thresholded_histogram"]
 

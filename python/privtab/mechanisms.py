@@ -5,6 +5,10 @@ is for reproducibility only: anyone who knows it can regenerate, and so subtract
 noise, which voids the privacy guarantee against them. Leave it ``None`` (fresh
 operating-system entropy) for any real release.
 
+Core kernels called: ``privtab._core.add_laplace`` (the grid Laplace),
+``privtab._core.add_discrete_laplace`` and ``privtab._core.exponential_mechanism``
+(Gumbel-max on log-weights).
+
 References
 ----------
 .. [1] C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to sensitivity

@@ -5,8 +5,15 @@ A projected histogram spends part of the budget on choosing ``k`` predictors wit
 projected onto those predictors and the target. Synthetic records drawn from it can
 train any classifier, which inherits the privacy guarantee by post-processing.
 
-Reference: S. A. Vinterbo, "Differentially private projected histograms: construction
-and use for prediction", ECML PKDD 2012, Sections 2.1-2.3.
+Core kernels called: none directly; ``privtab._core.private_kd`` through
+:class:`~privtab.PrivateKD` and ``privtab._core.thresholded_histogram`` through
+:func:`~privtab.thresholded_histogram`.
+
+References
+----------
+.. [1] S. A. Vinterbo, "Differentially Private Projected Histograms: Construction and
+   Use for Prediction", in Machine Learning and Knowledge Discovery in Databases
+   (ECML PKDD 2012), Lecture Notes in Computer Science 7524, Springer, 2012. Sections 2.1-2.3.
 """
 
 from __future__ import annotations
@@ -339,8 +346,8 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
     equals the number of predictors there is no projection and ``gamma = 1``.
 
     Numeric predictors should be binned by :class:`~privtab.TableEncoder` with
-    declared ``bounds`` and Lei's bin count ``bins=lei_bins(n, d - 1)`` (PAPERS.md
-    §001); :meth:`synthetic` then decodes their bins to midpoints.
+    declared ``bounds`` and Lei's bin count ``bins=lei_bins(n, d - 1)`` (Vinterbo 2012,
+    §2.3); :meth:`synthetic` then decodes their bins to midpoints.
 
     Examples
     --------

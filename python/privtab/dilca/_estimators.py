@@ -1,20 +1,21 @@
-"""DILCA and DP-DILCA: learned distances between the values of categorical attributes.
+"""The DILCA and DP-DILCA estimators.
 
-DILCA (Ienco, Pensa & Meo 2012) measures how differently two values ``y_i, y_j`` of an
-attribute ``Y`` are co-distributed with the values of a few other attributes, its
-*context*:
+:class:`DILCA` learns the context and the distance matrix of every attribute exactly
+[1]_; :class:`DPDILCA` makes the context choice and the contingency tables
+differentially private [2]_ (DP-meanSU, DP-MaxRelevance, DP-MaxDependency and the
+baseline).
 
-    d(y_i, y_j) = sqrt( Σ_{X ∈ ctx} Σ_{x ∈ X} (P(y_i | x) − P(y_j | x))² / Σ_{X ∈ ctx} |X| )
-
-with ``|X|`` the declared cardinality of ``X``. DP-DILCA (Battaglia, Celano & Pensa
-2021) makes both the context choice and the contingency tables differentially private.
-The distances of all attributes combine into an object distance
-``sqrt(Σ_j d_j(a_j, b_j)²)``, usable as a precomputed metric (k-NN, Ward clustering).
+Core kernels called: ``privtab._core.pairwise_tables`` and
+``privtab._core.subset_entropies`` (through :mod:`privtab.dilca._contexts`), the
+counting kernels behind :func:`privtab.contingency_table` and :func:`privtab.entropy`,
+and the samplers behind :func:`privtab.laplace_mechanism` and
+:func:`privtab.exponential_mechanism`.
 
 References
 ----------
 .. [1] D. Ienco, R. G. Pensa and R. Meo, "From context to distance: learning
-   dissimilarity for categorical data clustering", ACM TKDD 6(1), 2012.
+   dissimilarity for categorical data clustering", ACM Transactions on Knowledge
+   Discovery from Data 6(1), 2012.
 .. [2] E. Battaglia, S. Celano and R. G. Pensa, "Differentially private distance
    learning in categorical data", Data Mining and Knowledge Discovery 35, 2021.
 """
@@ -28,7 +29,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from privtab import _core
 from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState
 from privtab._validation import (
@@ -38,420 +38,29 @@ from privtab._validation import (
     check_positive_int,
     check_unit_interval,
     feature_names_out,
-    infer_code_columns,
     is_encoded,
     to_numpy_2d,
     validate_data,
     warn_inferred_domain,
 )
 from privtab.accountant import BudgetAccountant, split_budget
-from privtab.counts import contingency_table, entropy
+from privtab.counts import entropy
+from privtab.dilca._contexts import (
+    _CONTEXTS,
+    _DP_METHODS,
+    _mean_su_rule,
+    _prepare,
+    _relevance_redundancy_rule,
+    _subset_scores,
+    _symmetric_uncertainty,
+    _Tables,
+)
+from privtab.dilca._distances import (
+    _principal_coordinates,
+    _scaled_profiles,
+    dilca_distance_matrix,
+)
 from privtab.mechanisms import exponential_mechanism, laplace_mechanism
-
-__all__ = [
-    "DILCA",
-    "DPDILCA",
-    "classical_mds",
-    "dilca_distance_matrix",
-    "max_dependency_context",
-    "max_relevance_context",
-]
-
-_MAX_VALUES = 8192
-_CONTEXTS = ("mean_su", "relevance_redundancy")
-_DP_METHODS = ("max_relevance", "max_dependency", "mean_su", "baseline")
-
-
-def _prepare(X: Any, cardinalities: Any) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Column-major codes, cardinalities, and whether these were inferred."""
-    if not is_encoded(X):
-        X = _non_negative(to_numpy_2d(X, "X"), "X")
-    if cardinalities is not None or is_encoded(X):
-        columns, cards = as_code_columns(X, "X", cardinalities)
-        inferred = False
-    else:
-        # The callers that need it have warned already.
-        columns, cards = infer_code_columns(X, "X", warn=False)
-        inferred = True
-    if int(cards.max()) > _MAX_VALUES:
-        j = int(np.argmax(cards))
-        raise ValueError(
-            f"cardinality {cards[j]} of column {j} is above {_MAX_VALUES}: DILCA "
-            "stores a |V|×|V| distance matrix per attribute"
-        )
-    if columns.shape[0] < 2:
-        raise ValueError(
-            f"X must have at least 2 attributes (a context needs another one), "
-            f"got {columns.shape[0]} feature(s)"
-        )
-    return columns, cards, inferred
-
-
-def _non_negative(array: np.ndarray, name: str) -> np.ndarray:
-    # Worded as scikit-learn words it, for estimators tagged positive_only.
-    if array.dtype.kind in "if":
-        negative = array[array < 0]
-        if negative.size:
-            raise ValueError(
-                f"Negative values in data passed to {name}: codes must be >= 0, got "
-                f"{negative.min()}"
-            )
-    return array
-
-
-def _symmetric_uncertainty(h_x: float, h_y: float, h_xy: float) -> float:
-    total = h_x + h_y
-    if total == 0.0 or not math.isfinite(total):
-        return 0.0
-    return 2.0 * (h_x + h_y - h_xy) / total
-
-
-#: Above this many cells in all the pairwise tables together, only their entropies are
-#: computed in one pass and the tables a context needs are counted one by one.
-_MAX_PAIRWISE_CELLS = 1 << 25
-
-
-class _Tables:
-    """Exact contingency tables and entropies of every attribute pair.
-
-    One call to the Rust kernel ``pairwise_tables`` reads each column pair once (in
-    parallel) and returns every |V_i|×|V_j| table, every H(X_i) and every H(X_i, X_j).
-    """
-
-    def __init__(self, columns: np.ndarray, cards: np.ndarray) -> None:
-        self.columns = columns
-        self.cards = cards
-        d = columns.shape[0]
-        sizes = cards.astype(np.float64)
-        cells = (sizes.sum() ** 2 - (sizes**2).sum()) / 2.0
-        keep = cells <= _MAX_PAIRWISE_CELLS
-        flat, offsets, entropies = _core.pairwise_tables(columns, cards, keep)
-        self._flat = flat if keep else None
-        self._offsets = offsets
-        self._entropy_matrix = entropies
-        self.entropies = np.diagonal(entropies).tolist()
-        self._d = d
-
-    def table(self, y: int, x: int) -> np.ndarray:
-        """Return the |Y|×|X| table of attribute ``y`` (rows) against ``x`` (columns)."""
-        i, j = min(y, x), max(y, x)
-        if self._flat is None:
-            table = contingency_table(
-                self.columns[i], self.columns[j], int(self.cards[i]), int(self.cards[j])
-            )
-        else:
-            p = i * (2 * self._d - i - 1) // 2 + (j - i - 1)
-            start, stop = int(self._offsets[p]), int(self._offsets[p + 1])
-            table = self._flat[start:stop].reshape(
-                int(self.cards[i]), int(self.cards[j])
-            )
-        return table if y <= x else table.T
-
-    def joint_entropy(self, y: int, x: int) -> float:
-        return float(self._entropy_matrix[y, x])
-
-    def symmetric_uncertainty_matrix(self) -> np.ndarray:
-        d = self.columns.shape[0]
-        su = np.zeros((d, d))
-        for i in range(d):
-            for j in range(i + 1, d):
-                su[i, j] = su[j, i] = _symmetric_uncertainty(
-                    self.entropies[i], self.entropies[j], self.joint_entropy(i, j)
-                )
-        return su
-
-
-def _mean_su_rule(su: np.ndarray, others: np.ndarray, sigma: float) -> np.ndarray:
-    """DILCA_M: the attributes whose SU with the target is >= sigma times the mean."""
-    values = su[others]
-    mean = math.fsum(values.tolist()) / values.shape[0]
-    context = others[values >= sigma * mean]
-    if context.size == 0:
-        # Only with sigma > 1, or when rounding puts the mean of equal values above them.
-        context = others[[int(np.argmax(values))]]
-    return context
-
-
-def _relevance_redundancy_rule(su: np.ndarray, target: int) -> np.ndarray:
-    """DILCA_RR (FCBF without threshold) on a symmetric SU matrix."""
-    d = su.shape[0]
-    order = sorted(
-        (j for j in range(d) if j != target), key=lambda j: (-su[target, j], j)
-    )
-    context = [order[0]]
-    for candidate in order[1:]:
-        if su[candidate, target] > max(su[candidate, s] for s in context):
-            context.append(candidate)
-    return np.sort(np.asarray(context, dtype=np.int64))
-
-
-def dilca_distance_matrix(tables: Any) -> np.ndarray:
-    """DILCA distances between the values of a target from its context tables.
-
-    Parameters
-    ----------
-    tables : sequence of array-like of shape (n_target_values, n_values_of_X)
-        One contingency table (counts, possibly noisy but >= 0) per context attribute
-        ``X``: rows are the target's values, columns the values of ``X``, as many as
-        its declared cardinality.
-
-    Returns
-    -------
-    ndarray of shape (n_target_values, n_target_values)
-        ``d(y_i, y_j) = sqrt(Σ_X Σ_x (P(y_i|x) − P(y_j|x))² / Σ_X |X|)`` with
-        ``P(y|x) = T[y, x] / Σ_y T[y, x]`` and ``P = 0`` for an all-zero column.
-        Symmetric, zero diagonal, within [0, 1].
-
-    Raises
-    ------
-    ValueError
-        If there is no table, the tables have different numbers of rows, or a cell
-        is negative or not finite.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from privtab.dilca import dilca_distance_matrix
-    >>> d = dilca_distance_matrix([[[2, 0], [0, 3], [1, 0]]])
-    >>> bool(np.isclose(d[0, 1], np.sqrt(((2 / 3) ** 2 + 1) / 2)))
-    True
-    >>> bool(np.isclose(d[0, 2], np.sqrt((1 / 3) ** 2 / 2)))
-    True
-    """
-    p = _profiles(tables)
-    rows, width = p.shape[0], float(p.shape[1])
-    squared = np.empty((rows, rows))
-    for i in range(rows):
-        squared[i] = ((p[i] - p) ** 2).sum(axis=1)
-    distances = np.minimum(np.sqrt(squared / width), 1.0)
-    np.fill_diagonal(distances, 0.0)
-    return distances
-
-
-def _scaled_profiles(tables: Any) -> np.ndarray:
-    """Return ``[P_X1 | P_X2 | ...] / sqrt(Σ|X|)``: rows at DILCA distances."""
-    p = _profiles(tables)
-    return p / math.sqrt(p.shape[1])
-
-
-def _profiles(tables: Any) -> np.ndarray:
-    """Return the validated conditional probabilities ``[P_X1 | P_X2 | ...]``."""
-    arrays = [np.asarray(t, dtype=np.float64) for t in tables]
-    if not arrays:
-        raise ValueError("tables must hold at least one contingency table")
-    rows = arrays[0].shape[0] if arrays[0].ndim == 2 else -1
-    for index, table in enumerate(arrays):
-        if table.ndim != 2 or table.shape[0] != rows or table.shape[1] == 0:
-            raise ValueError(
-                f"tables[{index}] must be 2-D with {rows} rows and >= 1 column, got "
-                f"shape {table.shape}"
-            )
-        if not np.all(np.isfinite(table)) or (table.size and table.min() < 0):
-            raise ValueError(f"tables[{index}] must hold finite counts >= 0")
-    probabilities = []
-    for table in arrays:
-        totals = table.sum(axis=0)
-        safe = np.where(totals > 0, totals, 1.0)
-        probabilities.append(np.where(totals > 0, table / safe, 0.0))
-    return np.concatenate(probabilities, axis=1)
-
-
-def classical_mds(
-    distances: Any, n_components: int | None = None
-) -> tuple[np.ndarray, float]:
-    """Classical (Torgerson) MDS of a distance matrix, as Crippen and Havel embed one.
-
-    Parameters
-    ----------
-    distances : array-like of shape (k, k)
-        Symmetric distances with a zero diagonal.
-    n_components : int, optional
-        Number of coordinates, in [1, k]; default the number of eigenvalues above
-        ``k · eps · λ_max`` (the numerical rank, at least 1).
-
-    Returns
-    -------
-    coordinates : ndarray of shape (k, r)
-        ``Q_r · Λ_r^{1/2}`` for the ``r`` largest eigenvalues of
-        ``B = −½·J·D²·J`` (``J = I − 11ᵀ/k``), negative ones set to 0.
-    clipped : float
-        ``Σ|λ⁻| / Σ|λ|``, the relative mass of the negative eigenvalues that were set
-        to 0: 0 up to rounding exactly when ``distances`` is Euclidean.
-
-    Raises
-    ------
-    ValueError
-        If ``distances`` is not a finite square matrix or ``n_components`` is out of
-        range.
-
-    Notes
-    -----
-    Squaring loses precision for tiny distances: a distance below about 1e-8 is only
-    reproduced within about 1e-8. :meth:`DILCA.value_embedding` avoids this by taking
-    the principal coordinates of the conditional-probability rows themselves.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from privtab.dilca import classical_mds
-    >>> d = np.array([[0.0, 3.0, 5.0], [3.0, 0.0, 4.0], [5.0, 4.0, 0.0]])
-    >>> coords, clipped = classical_mds(d)
-    >>> coords.shape, clipped < 1e-12
-    ((3, 2), True)
-    >>> gaps = np.linalg.norm(coords[:, None] - coords[None], axis=2)
-    >>> bool(np.allclose(gaps, d))
-    True
-    """
-    matrix = np.asarray(distances, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.size == 0:
-        raise ValueError(
-            f"distances must be a non-empty square matrix, got shape {matrix.shape}"
-        )
-    if not np.all(np.isfinite(matrix)):
-        raise ValueError("distances must be finite")
-    size = matrix.shape[0]
-    if n_components is not None and not 1 <= int(n_components) <= size:
-        raise ValueError(f"n_components must be in [1, {size}], got {n_components}")
-    squared = matrix**2
-    centred = squared - squared.mean(axis=0)[None, :]
-    centred = centred - centred.mean(axis=1)[:, None]
-    values, vectors = np.linalg.eigh(-0.25 * (centred + centred.T))
-    values, vectors = values[::-1], vectors[:, ::-1]
-    total = float(np.abs(values).sum())
-    clipped = float(-values[values < 0].sum() / total) if total > 0 else 0.0
-    values = np.maximum(values, 0.0)
-    if n_components is None:
-        tolerance = size * np.finfo(np.float64).eps * float(values[0])
-        n_components = max(1, int(np.count_nonzero(values > tolerance)))
-    r = int(n_components)
-    return vectors[:, :r] * np.sqrt(values[:r]), clipped
-
-
-def _principal_coordinates(
-    profiles: np.ndarray, n_components: int | None
-) -> np.ndarray:
-    """Principal coordinates of the rows of ``profiles`` (PCA without scaling)."""
-    centred = profiles - profiles.mean(axis=0)[None, :]
-    u, singular, _ = np.linalg.svd(centred, full_matrices=False)
-    if n_components is None:
-        # Centring leaves at most (values − 1) dimensions; directions below 1e-12 of
-        # the largest are rounding error and would move distances by less than that.
-        top = float(singular[0]) if singular.size else 0.0
-        rank = int(np.count_nonzero(singular > 1e-12 * top))
-        n_components = max(1, min(rank, profiles.shape[0] - 1))
-    coords = np.zeros((profiles.shape[0], int(n_components)))
-    r = min(int(n_components), singular.size)
-    coords[:, :r] = u[:, :r] * singular[:r]
-    return coords
-
-
-def _context_arrays(X: Any, target: Any, k: Any, cardinalities: Any) -> tuple:
-    columns, cards, _ = _prepare(X, cardinalities)
-    d = columns.shape[0]
-    if isinstance(target, bool) or not isinstance(target, int | np.integer):
-        raise TypeError(f"target must be an int, got {type(target).__name__}")
-    if not 0 <= int(target) < d:
-        raise ValueError(f"target must be in [0, {d - 1}], got {target}")
-    k = check_positive_int(k, "k")
-    if k > d - 1:
-        raise ValueError(
-            f"k must be <= the number of other attributes ({d - 1}), got {k}"
-        )
-    others = np.array([j for j in range(d) if j != int(target)], dtype=np.int64)
-    return columns, cards, int(target), k, others
-
-
-def max_relevance_context(
-    X: Any, target: int, k: int = 3, *, cardinalities: Any = None
-) -> np.ndarray:
-    """Non-private MaxRelevance: the ``k`` attributes with the largest I'(X, Y).
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features), DataFrame or ``EncodedTable``
-        Categorical codes.
-    target : int
-        The column ``Y`` whose context is chosen.
-    k : int, default=3
-        Context size, in [1, n_features − 1].
-    cardinalities : array-like of int, optional
-        Declared domain sizes (``max + 1`` of the data when omitted).
-
-    Returns
-    -------
-    ndarray of int64 of shape (k,)
-        Column indices, sorted; ties in I' go to the lower index.
-
-    Notes
-    -----
-    ``I'(X, Y) = H(X) − H(X, Y)`` (bits) differs from ``I(X; Y)`` by ``H(Y)`` only,
-    so it ranks the attributes as mutual information does.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from privtab.dilca import max_relevance_context
-    >>> X = np.array([[0, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 1, 1]])
-    >>> max_relevance_context(X, 0, 1)
-    array([1])
-    """
-    columns, cards, target, k, others = _context_arrays(X, target, k, cardinalities)
-    tables = _Tables(columns, cards)
-    scores = np.array(
-        [tables.entropies[x] - tables.joint_entropy(target, x) for x in others]
-    )
-    order = np.argsort(-scores, kind="stable")
-    return np.sort(others[order[:k]])
-
-
-def _subset_scores(
-    columns: np.ndarray, cards: np.ndarray, target: int, others: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every size-k subset of ``others`` and its I'(Y, S) = H(S) − H(Y, S)."""
-    subsets, h_s, h_ys = _core.subset_entropies(
-        columns, cards, columns[target], int(cards[target]), others.tolist(), k
-    )
-    return subsets, h_s - h_ys
-
-
-def max_dependency_context(
-    X: Any, target: int, k: int = 3, *, cardinalities: Any = None
-) -> np.ndarray:
-    """Non-private MaxDependency: the size-``k`` subset S maximising I'(Y, S).
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features), DataFrame or ``EncodedTable``
-        Categorical codes.
-    target : int
-        The column ``Y`` whose context is chosen.
-    k : int, default=3
-        Context size, in [1, n_features − 1].
-    cardinalities : array-like of int, optional
-        Declared domain sizes (``max + 1`` of the data when omitted).
-
-    Returns
-    -------
-    ndarray of int64 of shape (k,)
-        Column indices, sorted; among tied subsets the first in lexicographic order.
-
-    Notes
-    -----
-    ``I'(Y, S) = H(S) − H(Y, S)`` ranks subsets as ``I(Y; S)`` does. The joint
-    entropies of all ``C(m − 1, k)`` subsets come from one depth-first walk that
-    refines the partition of each prefix once (``privtab._core.subset_entropies``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from privtab.dilca import max_dependency_context
-    >>> X = np.array([[0, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 1, 1]])
-    >>> max_dependency_context(X, 0, 2)
-    array([1, 2])
-    """
-    columns, cards, target, k, others = _context_arrays(X, target, k, cardinalities)
-    subsets, scores = _subset_scores(columns, cards, target, others, k)
-    return np.sort(subsets[int(np.argmax(scores))]).astype(np.int64)
 
 
 class _DistanceMixin:

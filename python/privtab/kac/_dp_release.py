@@ -1,6 +1,6 @@
 """Baselines of the k-anonymity-by-containment paper: RF, Laplace-DP and Exponential-DP.
 
-Paper 004 (Zhang, Mohammed, Dave and Al Hasan), section 5.2, compares its k-AC feature
+Zhang, Mohammed, Dave and Al Hasan [1]_, section 5.2, compare their k-AC feature
 selectors with three data-release baselines on binary data:
 
 - :func:`randomization_flipping` (RF): k-member clustering of the rows, then every
@@ -11,6 +11,15 @@ selectors with three data-release baselines on binary data:
   noise, or the exponential mechanism), then release a synthetic data set from a
   full-domain noisy histogram over the selected features and the label with the other
   half.
+
+Core kernels called: ``privtab._core.randomization_flipping`` (k-member clustering on
+bit-packed rows and the majority flip); the feature choice and the noisy histogram go
+through :mod:`privtab.mechanisms` (``privtab._core`` samplers).
+
+References
+----------
+.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
+   Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
 """
 
 from __future__ import annotations
@@ -22,11 +31,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from privtab import _core
-from privtab._binary import as_binary_matrix, ham_scores
 from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
 from privtab._random import RandomState, core_seed
 from privtab._validation import check_labels, check_positive_int
 from privtab.accountant import BudgetAccountant, split_budget
+from privtab.kac._binary import as_binary_matrix, ham_scores
 from privtab.mechanisms import (
     discrete_laplace_mechanism,
     exponential_mechanism,
@@ -79,7 +88,7 @@ def randomization_flipping(
     Parameters
     ----------
     B : array-like, DataFrame or sparse matrix of shape (n_rows, n_features)
-        0/1 data (see :func:`privtab._binary.as_binary_matrix`).
+        0/1 data (see :func:`~privtab.kac._binary.as_binary_matrix`).
     k : int
         Minimum cluster size, ``1 <= k <= n_rows``.
     random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
@@ -126,7 +135,7 @@ def randomization_flipping(
     Examples
     --------
     >>> import numpy as np
-    >>> from privtab.kac_release import randomization_flipping
+    >>> from privtab.kac import randomization_flipping
     >>> B = np.array([[1, 0, 1], [1, 0, 1], [1, 1, 1], [0, 0, 0], [0, 0, 1], [0, 1, 0]])
     >>> result = randomization_flipping(B, 3, random_state=0)
     >>> bool(np.bincount(result.clusters).min() >= 3)
@@ -345,7 +354,7 @@ class LaplaceDPRelease(_DPRelease):
     monotone counting-query case) is needed because replacing a record can raise some
     scores and lower others (McKenna and Sheldon 2020).
 
-    Budget (paper 004, section 5.2): half of ``epsilon`` selects the features, split
+    Budget (Zhang et al. 2017, section 5.2): half of ``epsilon`` selects the features, split
     equally over the ``t = n_features`` picks (``epsilon / (2t)`` each); the other half
     releases the data. The ledger lists the ``t`` picks and the release, and sums to
     ``epsilon`` exactly.
@@ -375,7 +384,7 @@ class LaplaceDPRelease(_DPRelease):
     --------
     >>> import numpy as np
     >>> from privtab import BudgetAccountant
-    >>> from privtab.kac_release import LaplaceDPRelease
+    >>> from privtab.kac import LaplaceDPRelease
     >>> rng = np.random.default_rng(0)
     >>> B = rng.integers(0, 2, size=(200, 6))
     >>> y = B[:, 0] | B[:, 1]
@@ -480,7 +489,7 @@ class ExponentialDPRelease(_DPRelease):
     ∝ ``exp(epsilon_pick · Ham({f}) / (2Δ))``, ``epsilon_pick = epsilon / (2t)``
     (McSherry and Talwar 2007); each draw is ``epsilon_pick``-DP.
 
-    Budget (paper 004, section 5.2): half of ``epsilon`` selects the features, split
+    Budget (Zhang et al. 2017, section 5.2): half of ``epsilon`` selects the features, split
     equally over the ``t = n_features`` picks (``epsilon / (2t)`` each); the other half
     releases the data. The ledger lists the ``t`` picks and the release, and sums to
     ``epsilon`` exactly.
@@ -510,7 +519,7 @@ class ExponentialDPRelease(_DPRelease):
     --------
     >>> import numpy as np
     >>> from privtab import BudgetAccountant
-    >>> from privtab.kac_release import ExponentialDPRelease
+    >>> from privtab.kac import ExponentialDPRelease
     >>> rng = np.random.default_rng(0)
     >>> B = rng.integers(0, 2, size=(200, 6))
     >>> y = B[:, 0] | B[:, 1]

@@ -2,6 +2,9 @@
 
 The digit order is that of :func:`numpy.ravel_multi_index` (first column most
 significant), so results can be cross-checked against NumPy.
+
+Core kernels called: ``privtab._core.mixed_radix_encode``,
+``privtab._core.mixed_radix_encode_rows`` and ``privtab._core.mixed_radix_decode``.
 """
 
 from __future__ import annotations

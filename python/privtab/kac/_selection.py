@@ -1,4 +1,4 @@
-"""Feature selection under k-anonymity by containment (paper 004).
+"""Feature selection under k-anonymity by containment [1]_.
 
 Zhang, Mohammed, Dave & Al Hasan select a subset S of the binary features of a
 two-class data set so that the projection D_S is *k-anonymous by containment* (k-AC):
@@ -8,10 +8,20 @@ classes well, measured by Ham (modular) or DistCnt (monotone submodular).
 
 This module holds the measures (:func:`containment_anonymity`, :func:`ham_utility`,
 :func:`distcnt_utility`, :func:`classification_metric`), the k-AC selector
-:class:`KACSelector` and the greedy baselines of the paper's section 5.2
-(:class:`KAnonymityGreedy`, :class:`CMGreedy`). All selectors run one greedy loop
+:class:`KACSelector` and the plumbing shared with the greedy baselines of the paper's
+section 5.2 (:class:`~privtab.kac.KAnonymityGreedy`, :class:`~privtab.kac.CMGreedy`, in
+:mod:`privtab.kac._baselines`). All selectors run one greedy loop
 (:func:`_greedy`) with a feasibility predicate and a scoring function. None of this is
 differential privacy: k-AC is a syntactic guarantee on the released columns.
+
+Core kernels called: ``privtab._core.containment_anonymity`` (AC of every row),
+``privtab._core.class_sizes`` (equivalence-class sizes) and
+``privtab._core.Partition`` (partition refinement for the DistCnt and CM gains).
+
+References
+----------
+.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
+   Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
 """
 
 from __future__ import annotations
@@ -24,7 +34,6 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from privtab import _core
-from privtab._binary import BinaryMatrix, as_binary_matrix, ham_scores
 from privtab._estimator import SupportSelectorMixin
 from privtab._validation import (
     as_binary_labels,
@@ -35,12 +44,11 @@ from privtab._validation import (
     check_threads,
     validate_data,
 )
-from privtab.itemsets import Itemsets, mine_maximal_sets
+from privtab.kac._binary import BinaryMatrix, as_binary_matrix, ham_scores
+from privtab.kac._itemsets import Itemsets, mine_maximal_sets
 
 __all__ = [
-    "CMGreedy",
     "KACSelector",
-    "KAnonymityGreedy",
     "classification_metric",
     "containment_anonymity",
     "distcnt_utility",
@@ -586,10 +594,10 @@ class KACSelector(_BinarySelector):
         largest marginal DistCnt gain (ties by lowest index).
         ``"maximal"`` (the paper's Maximal): the maximal frequent itemsets of the rows
         read as transactions, with absolute minimum support k
-        (:func:`privtab.itemsets.maximal_itemsets`); of the ``top_t`` largest, the one
+        (:func:`privtab.kac.maximal_itemsets`); of the ``top_t`` largest, the one
         with the best ``utility``.
         ``"maximal_feasible"``: the same rule over the exact maximal k-AC feature sets
-        (:func:`privtab.itemsets.maximal_kac_sets`).
+        (:func:`privtab.kac.maximal_kac_sets`).
     utility : {"distcnt", "ham"}
         The utility reported in ``utility_``, and the one the maximal-set methods
         maximise.
@@ -603,7 +611,7 @@ class KACSelector(_BinarySelector):
         best (True) instead of stopping (False, the paper's rule). Greedy methods only.
     max_sets : int, optional
         Maximal-set methods: stop the enumeration after this many maximal sets (see
-        :func:`privtab.itemsets.maximal_itemsets` for which ones are kept).
+        :func:`privtab.kac.maximal_itemsets` for which ones are kept).
     time_limit : float, optional
         Maximal-set methods: stop the enumeration after this many seconds (the result
         then depends on timing).
@@ -625,7 +633,7 @@ class KACSelector(_BinarySelector):
         maximal-set method, so that the choice was made among some of the maximal sets
         only; always ``True`` for the greedy methods. No warning is emitted: a limit
         is only ever hit when the caller set one, so this flag is the report (as
-        :attr:`privtab.itemsets.Itemsets.complete`).
+        :attr:`privtab.kac.Itemsets.complete`).
     k_anonymity_ : int
         The smallest equivalence class of the projection (plain k-anonymity).
     utility_ : float
@@ -717,111 +725,4 @@ class KACSelector(_BinarySelector):
         order = _KAC_METHODS[method](data, self)
         self._finish(B, data, order)
         self.utility_ = _UTILITIES[utility](data.matrix, data.positive, order)
-        return self
-
-
-class KAnonymityGreedy(_BinarySelector):
-    """The greedy selectors of :class:`KACSelector` under plain k-anonymity.
-
-    Every equivalence class of the projection (rows equal on all selected features)
-    must hold at least k rows. The paper's "k-anonymity Ham" and "k-anonymity
-    DistCnt" baselines (section 5.2).
-
-    Parameters
-    ----------
-    k : int
-        Minimum equivalence-class size.
-    utility : {"ham", "distcnt"}
-        Greedy-Ham order or Greedy-DistCnt rounds, with the stop rules of
-        :class:`KACSelector`.
-    skip_infeasible : bool
-        Skip a feature that breaks k-anonymity instead of stopping.
-    n_threads : int, optional
-        Threads of the kernels (default: all).
-
-    Attributes
-    ----------
-    support_, selection_order_, anonymity_, k_anonymity_, utility_, n_features_in_
-        As in :class:`KACSelector`; ``k_anonymity_`` ≥ k.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> B = np.array([[1, 1], [1, 1], [1, 0], [0, 0], [0, 1], [0, 1]])
-    >>> KAnonymityGreedy(2, utility="ham").fit(B, [1, 1, 1, 0, 0, 0]).selection_order_
-    array([0])
-    """
-
-    def __init__(
-        self,
-        k: int = 2,
-        *,
-        utility: str = "ham",
-        skip_infeasible: bool = False,
-        n_threads: int | None = None,
-    ) -> None:
-        self.k = k
-        self.utility = utility
-        self.skip_infeasible = skip_infeasible
-        self.n_threads = n_threads
-
-    def fit(self, B: Any, y: Any) -> KAnonymityGreedy:
-        """Select the features of B (see :meth:`KACSelector.fit`)."""
-        k = check_positive_int(self.k, "k")
-        utility = check_choice(self.utility, "utility", tuple(_UTILITIES))
-        skip = check_bool(self.skip_infeasible, "skip_infeasible")
-        data = self._fit_data(B, y, k)
-        search = _greedy_ham if utility == "ham" else _greedy_distcnt
-        order = search(data, data.k_anonymous(k), skip)
-        self._finish(B, data, order)
-        self.utility_ = _UTILITIES[utility](data.matrix, data.positive, order)
-        return self
-
-
-class CMGreedy(_BinarySelector):
-    """Greedy selection by Iyengar's classification metric under k-anonymity.
-
-    Each round adds the feature that lowers CM most (ties by lowest index); the loop
-    stops when no feature lowers CM strictly or when the best one breaks
-    k-anonymity (paper 004, section 5.2 "CM Greedy").
-
-    Parameters
-    ----------
-    k : int
-        Minimum equivalence-class size.
-    n_threads : int, optional
-        Threads of the kernels (default: all).
-
-    Attributes
-    ----------
-    support_, selection_order_, anonymity_, k_anonymity_, n_features_in_
-        As in :class:`KACSelector`; ``k_anonymity_`` ≥ k.
-    utility_ : float
-        CM of the selection (see :func:`classification_metric`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> B = np.array([[1, 1], [1, 1], [1, 0], [0, 0], [0, 1], [0, 1]])
-    >>> CMGreedy(2).fit(B, [1, 1, 1, 0, 0, 0]).selection_order_
-    array([0])
-    """
-
-    def __init__(self, k: int = 2, *, n_threads: int | None = None) -> None:
-        self.k = k
-        self.n_threads = n_threads
-
-    def fit(self, B: Any, y: Any) -> CMGreedy:
-        """Select the features of B (see :meth:`KACSelector.fit`)."""
-        k = check_positive_int(self.k, "k")
-        data = self._fit_data(B, y, k)
-        order = _greedy(
-            data.matrix.n_features,
-            data.cm_gains,
-            data.k_anonymous(k),
-            skip_infeasible=False,
-            positive_gain=True,
-        )
-        self._finish(B, data, order)
-        self.utility_ = classification_metric(data.matrix, data.positive, order)
         return self

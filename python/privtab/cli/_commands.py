@@ -3,7 +3,11 @@
 ``privtab demo`` tours the methods on the bundled Adult data. Method subcommands
 (``select``, ``histogram``, ``distances``, ``mask``, ``kac``) are added to the
 :func:`main` group; they share the options defined here (``--epsilon``, ``--seed``) and
-read their input with :func:`privtab._io.read_table`.
+read their input with :func:`privtab.cli._io.read_table`.
+
+Core kernels called: none directly; each subcommand runs the public estimators of
+:mod:`privtab` (``PrivateKD``, ``ProjectedHistogram``, ``DILCA``/``DPDILCA``,
+``MicroaggregationMasker``, ``KACSelector``), which call ``privtab._core``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from rich.console import Console
 
 from privtab._core import __version__
 from privtab._validation import check_epsilon
-from privtab.demo import SECTIONS, run_demo
+from privtab.cli._demo import SECTIONS, run_demo
 from privtab.exceptions import PrivtabError
 
 __all__ = ["classes_option", "epsilon_option", "main", "seed_option"]
@@ -112,7 +116,7 @@ def classes_option() -> Callable[[F], F]:
 
 def _read_input(input_path: str, target: str | None = None) -> Any:
     """Read IN as a DataFrame; with ``target``, check that it is one of its columns."""
-    from privtab import _io
+    from privtab.cli import _io
 
     try:
         frame = _io.read_table(input_path)
@@ -278,8 +282,8 @@ def select(
     API (TableEncoder) for a guarantee that covers them too. The labels of TARGET
     are declared with --classes.
     """
-    from privtab import _io
     from privtab._validation import check_labels
+    from privtab.cli import _io
     from privtab.discernibility import PrivateKD, greedy_discernibility
     from privtab.table import TableEncoder
 
@@ -365,12 +369,21 @@ def _parse_bounds(
 )
 @epsilon_option(help="Privacy budget ε of the whole release (finite and > 0).")
 @click.option(
+    "--n-features",
+    "n_features",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Number of predictors to project on. Default: estimated from n, the "
+    "number of columns and of classes (simulation of the paper; no ε spent). "
+    "--k is a deprecated alias.",
+)
+@click.option(
     "--k",
     "k",
     type=click.IntRange(min=1),
     default=None,
-    help="Number of predictors to project on. Default: estimated from n, the "
-    "number of columns and of classes (simulation of the paper; no ε spent).",
+    hidden=True,
+    help="Deprecated alias of --n-features.",
 )
 @click.option(
     "--gamma",
@@ -409,6 +422,7 @@ def histogram(
     output_path: str,
     target: str,
     epsilon: float,
+    n_features: int | None,
     k: int | None,
     gamma: float | None,
     noise: str,
@@ -419,7 +433,7 @@ def histogram(
 ) -> None:
     """Release synthetic data from a DP projected histogram of the table IN.
 
-    PrivateKD chooses K predictors that discern TARGET with (1 − γ)·ε, then a
+    PrivateKD chooses N_FEATURES predictors that discern TARGET with (1 − γ)·ε, then a
     thresholded histogram of those predictors and TARGET is released with γ·ε
     (Vinterbo 2012); the synthetic records replicate each kept cell. Columns are
     encoded with their categories (numeric columns are binned); domains that are
@@ -427,10 +441,21 @@ def histogram(
     the Python API (TableEncoder) for a guarantee that covers them too, and the
     labels of TARGET with --classes (they also set the histogram's domain).
     """
-    from privtab import _io
+    from privtab.cli import _io
     from privtab.projected import ProjectedHistogram
     from privtab.table import TableEncoder, lei_bins
 
+    option = "--n-features"
+    if k is not None:
+        if n_features is not None:
+            raise click.UsageError(
+                "give --n-features only (--k is its deprecated alias)"
+            )
+        click.echo(
+            "warning: --k is deprecated and will be removed; use --n-features", err=True
+        )
+        n_features, option = k, "--k"
+    k = n_features
     frame = _read_input(input_path, target)
     predictors = [c for c in frame.columns if c != target]
     if not predictors or len(frame) < 2:
@@ -440,7 +465,7 @@ def histogram(
     if k is not None and k > len(predictors):
         raise click.BadParameter(
             f"must be at most the number of predictors ({len(predictors)}), got {k}",
-            param_hint="--k",
+            param_hint=option,
         )
     unknown = sorted(set(bounds) - set(map(str, predictors)))
     if unknown:
@@ -545,7 +570,7 @@ def mask(
     clamped to the column's bounds (Soria-Comas et al.). Non-numeric columns are
     copied unchanged. ε is split equally over the numeric columns.
     """
-    from privtab import _io
+    from privtab.cli import _io
     from privtab.microagg import MicroaggregationMasker
 
     frame = _read_input(input_path)
@@ -773,7 +798,7 @@ def kac(
     classes. k-anonymity by containment (Zhang et al.) is a syntactic guarantee on
     the released columns, not differential privacy: no ε is spent.
     """
-    from privtab import _io
+    from privtab.cli import _io
     from privtab.kac import KACSelector
 
     frame = _read_input(input_path, target)

@@ -1,4 +1,4 @@
-"""Binary data: the 0/1 feature matrices and binary labels of paper 004.
+"""Binary data: the 0/1 feature matrices and binary labels of the k-AC methods [1]_.
 
 Every method on binary data (maximal-set mining, containment anonymity, the k-AC
 selectors and their baselines) reads its input through :func:`as_binary_matrix`, which
@@ -6,6 +6,15 @@ accepts dense numpy arrays, pandas and polars DataFrames and SciPy sparse matric
 stores them once as a CSR structure: for each row (transaction) the sorted indices of its
 features equal to 1. Sparse data therefore never becomes dense, and a dense 0/1 table
 costs one pass.
+
+Core kernels called: none; this module only lays the data out for the kernels of
+:mod:`privtab.kac` (``privtab._core.containment_anonymity``, ``class_sizes``,
+``maximal_sets``, ``randomization_flipping``).
+
+References
+----------
+.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
+   Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
 """
 
 from __future__ import annotations
@@ -185,7 +194,7 @@ def as_binary_matrix(B: Any, name: str = "B") -> BinaryMatrix:
 
 
 def ham_scores(B: BinaryMatrix, positive: np.ndarray) -> np.ndarray:
-    """Return Ham({f}) for every feature f (paper 004, Definition of Ham).
+    """Return Ham({f}) for every feature f (Zhang et al. 2017, definition of Ham).
 
     Ham({f}) is the fraction of (positive, negative) row pairs that differ on f:
     p_f(1 − q_f) + (1 − p_f)q_f, with p_f and q_f the frequencies of f among positive

@@ -14,6 +14,10 @@ method with :func:`section`::
 Sections run in registration order, each spending at most ``ctx.epsilon`` from
 ``ctx.accountant`` (sequential composition: the ledger printed at the end shows the
 total).
+
+Core kernels called: none directly; the sections use the public API of :mod:`privtab`
+(``privtab._core`` counting, partition, histogram, pairwise, anonymity, microagg and
+sampling kernels behind it).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Reading and writing tables for the command line (CSV or Parquet, by extension)."""
+"""Reading and writing tables for the command line (CSV or Parquet, by extension).
+
+Core kernels called: none (pandas does the parsing).
+"""
 
 from __future__ import annotations
 
