@@ -973,3 +973,37 @@ def feature_names_out(estimator: Any, input_features: Any = None) -> np.ndarray:
     if n_features is None:
         raise ValueError("Unable to generate feature names without n_features_in_")
     return np.asarray([f"x{i}" for i in range(n_features)], dtype=object)
+
+
+def frame_kind(X: Any) -> str:
+    """Return ``"pandas"`` or ``"polars"`` for a data frame, else ``"numpy"``."""
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(X, pandas.DataFrame):
+        return "pandas"
+    polars = sys.modules.get("polars")
+    if polars is not None and isinstance(X, polars.DataFrame):
+        return "polars"
+    return "numpy"
+
+
+def check_bounds_pair(
+    name: str, pair: Any, *, strict: bool = True
+) -> tuple[float, float]:
+    """Return the declared domain ``pair`` as finite floats ``(lo, hi)``.
+
+    ``lo < hi`` is required, or ``lo <= hi`` (a single-point domain) when not
+    ``strict``; ``name`` (e.g. ``"bounds['age']"``) is named in messages.
+    """
+    if isinstance(pair, str | bytes) or not isinstance(pair, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a pair (lo, hi), got {type(pair).__name__}")
+    if len(pair) != 2:
+        raise ValueError(f"{name} must be a pair (lo, hi), got {pair!r}")
+    for v in pair:
+        if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must hold real numbers, got {type(v).__name__}")
+    lo, hi = float(pair[0]), float(pair[1])
+    ordered = lo < hi if strict else lo <= hi
+    if not (math.isfinite(lo) and math.isfinite(hi) and ordered):
+        rule = "lo < hi" if strict else "lo <= hi"
+        raise ValueError(f"{name} must be finite with {rule}, got ({lo!r}, {hi!r})")
+    return lo, hi

@@ -51,9 +51,11 @@ from privtab import _core
 from privtab._estimator import DPEstimatorMixin
 from privtab._validation import (
     as_float_array,
+    check_bounds_pair,
     check_choice,
     check_positive_int,
     check_threads,
+    frame_kind,
 )
 from privtab.accountant import split_budget
 from privtab.exceptions import PrivacyLeakWarning
@@ -157,32 +159,11 @@ def microaggregate(
     values = as_float_array(x, "x", ndim=1)
     k = check_positive_int(k, "k")
     mechanism = check_choice(mechanism, "mechanism", MECHANISMS)
-    lo, hi = _check_pair(bounds, "bounds")
+    lo, hi = check_bounds_pair("bounds", bounds, strict=False)
     labels, centroids, sensitivities = _core.microaggregate(
         values, k, mechanism, lo, hi
     )
     return Microaggregation(labels.astype(np.int64), centroids, sensitivities)
-
-
-def _check_pair(pair: Any, name: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in pair)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"{name} must be a pair (lo, hi) of numbers, got {pair!r}"
-        ) from exc
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-        raise ValueError(f"{name} must be finite with lo <= hi, got ({lo}, {hi})")
-    return lo, hi
-
-
-def _frame_kind(X: Any) -> str:
-    module = type(X).__module__
-    if module.startswith("pandas") and hasattr(X, "columns"):
-        return "pandas"
-    if module.startswith("polars") and hasattr(X, "columns"):
-        return "polars"
-    return "array"
 
 
 class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
@@ -377,7 +358,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         n_threads = check_threads(self.n_threads)
         run = self._start_private_fit()
 
-        kind = _frame_kind(X)
+        kind = frame_kind(X)
         values, names, numeric = _numeric_values(X, kind, non_numeric)
         n, d = values.shape
         if n == 0 or d == 0:
@@ -414,7 +395,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         self.bounds_ = bounds
         self.epsilons_ = np.asarray(epsilons, dtype=np.float64)
         self.n_features_in_ = d
-        if kind != "array":
+        if kind != "numpy":
             self.feature_names_in_ = np.asarray(names, dtype=object)
         self.masked_ = _rebuild(X, kind, masked, names, numeric)
         return self.masked_
@@ -427,7 +408,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
             unknown = [key for key in spec if key not in names and key not in range(d)]
             if unknown:
                 raise ValueError(
-                    f"bounds names columns that are not numeric attributes of X: {unknown!r}"
+                    f"bounds names {unknown!r}, which is not a numeric column of X"
                 )
             for j, name in enumerate(names):
                 declared[j] = spec.get(name, spec.get(j))
@@ -454,7 +435,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
                 out[j] = (lo, hi)
                 inferred.append(names[j])
             else:
-                out[j] = _check_pair(pair, f"bounds[{names[j]!r}]")
+                out[j] = check_bounds_pair(f"bounds[{names[j]!r}]", pair, strict=False)
         if inferred:
             warnings.warn(
                 f"{type(self).__name__}: bounds of {inferred!r} were inferred from the "
@@ -499,7 +480,7 @@ def _numeric_values(
     X: Any, kind: str, non_numeric: str
 ) -> tuple[np.ndarray, list[Any], list[bool]]:
     """Return the numeric attributes (n × d float64), their names, which are numeric."""
-    if kind == "array":
+    if kind == "numpy":
         if isinstance(X, str):
             raise TypeError("X must be array-like, got a str")
         values = as_float_array(X, "X", ndim=2, contiguous=False)
@@ -553,7 +534,7 @@ def _check_inside(
 def _rebuild(
     X: Any, kind: str, masked: np.ndarray, names: list[Any], numeric: list[bool]
 ) -> Any:
-    if kind == "array":
+    if kind == "numpy":
         return np.asarray(masked)
     if kind == "pandas":
         out = X.copy()
@@ -621,7 +602,7 @@ def mean_sse(X: Any, X_masked: Any) -> float:
 def _pair(X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
     arrays = []
     for data in (X, Y):
-        values, _, _ = _numeric_values(data, _frame_kind(data), "passthrough")
+        values, _, _ = _numeric_values(data, frame_kind(data), "passthrough")
         arrays.append(values)
     if arrays[0].shape != arrays[1].shape:
         raise ValueError(

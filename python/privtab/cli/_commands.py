@@ -574,25 +574,13 @@ def mask(
     from privtab.microagg import MicroaggregationMasker
 
     frame = _read_input(input_path)
-    numeric = [
-        c
-        for c in frame.columns
-        if pd.api.types.is_numeric_dtype(frame[c])
-        and not pd.api.types.is_bool_dtype(frame[c])
-    ]
-    unknown = sorted(set(bounds) - set(map(str, numeric)))
-    if unknown:
-        raise click.BadParameter(
-            f"{', '.join(map(repr, unknown))} is not a numeric column of {input_path}",
-            param_hint="--bounds",
-        )
     with _warnings_to_stderr():
         try:
             masker = MicroaggregationMasker(
                 k,
                 epsilon,
                 mechanism=mechanism,
-                bounds={c: bounds[str(c)] for c in numeric if str(c) in bounds},
+                bounds=bounds,
                 out_of_bounds="clip" if clip else "raise",
                 random_state=seed,
             )
@@ -612,7 +600,8 @@ def mask(
         for name, (lo, hi) in zip(masker.feature_names_in_, masker.bounds_, strict=True)
     )
     click.echo(
-        f"mechanism: {mechanism}, k = {k}, {len(numeric)} numeric columns masked\n"
+        f"mechanism: {mechanism}, k = {k}, {masker.n_features_in_} numeric columns "
+        "masked\n"
         f"bounds: {used}\n"
         f"privacy ledger (total {masker.epsilon_spent_:g}):\n{ledger}",
         err=True,

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from privtab._validation import as_code_columns, check_positive_int
+from privtab._validation import as_code_columns, check_bounds_pair, check_positive_int
 from privtab.exceptions import DomainError, PrivacyLeakWarning
 from privtab.table._binning import lei_bins
 from privtab.table._encoded import EncodedTable
@@ -227,26 +227,6 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return values
 
     @staticmethod
-    def _check_bounds(name: Hashable, pair: Any) -> tuple[float, float]:
-        if isinstance(pair, str | bytes) or not isinstance(pair, Sequence | np.ndarray):
-            raise TypeError(
-                f"bounds[{name!r}] must be a pair (lo, hi), got {type(pair).__name__}"
-            )
-        if len(pair) != 2:
-            raise ValueError(f"bounds[{name!r}] must be a pair (lo, hi), got {pair!r}")
-        for v in pair:
-            if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
-                raise TypeError(
-                    f"bounds[{name!r}] must hold real numbers, got {type(v).__name__}"
-                )
-        lo, hi = float(pair[0]), float(pair[1])
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(
-                f"bounds[{name!r}] must be finite with lo < hi, got ({lo!r}, {hi!r})"
-            )
-        return lo, hi
-
-    @staticmethod
     def _check_bins(name: str, value: Any) -> int:
         bins = check_positive_int(value, name)
         if bins > _MAX_CODES - 1:
@@ -357,7 +337,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
             values = _as_float(col)
             if j in bounds:
-                lo, hi = self._check_bounds(col.name, bounds[j])
+                lo, hi = check_bounds_pair(f"bounds[{col.name!r}]", bounds[j])
             else:
                 self._check_missing(col)
                 self._check_infinite(col, values)

@@ -9,7 +9,6 @@ Core kernels called: none (pure Python and NumPy).
 from __future__ import annotations
 
 import numbers
-import sys
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from privtab._validation import to_numpy_2d
+from privtab._validation import frame_kind, to_numpy_2d
 
 if TYPE_CHECKING:
     pass  # scikit-learn >= 1.6
@@ -40,17 +39,8 @@ class _Column:
     dtype_declared: bool = False  # the dtype's categories are a declaration
 
 
-def _frame_kind(X: Any) -> str:
-    if isinstance(X, pd.DataFrame):
-        return "pandas"
-    polars = sys.modules.get("polars")
-    if polars is not None and isinstance(X, polars.DataFrame):
-        return "polars"
-    return "numpy"
-
-
 def _read_columns(X: Any) -> tuple[str, list[_Column]]:
-    kind = _frame_kind(X)
+    kind = frame_kind(X)
     if kind != "numpy" and 0 in X.shape:
         to_numpy_2d(X, "X")  # raises the same message as for an empty array
     if kind == "pandas":
