@@ -1,4 +1,4 @@
-"""Differentially private feature selection for correlated data (DPFSDR, paper 003).
+"""Differentially private feature selection for correlated data (DPFSDR; Wang, Zhang & Yan 2023).
 
 C. Wang, Q. Zhang and Y. Yan, "Differentially Private Feature Selection Based on
 Dynamic Relevance for Correlated Data", Journal of Computers 34(1):157-173, 2023 [1]_.
@@ -17,7 +17,8 @@ regenerate, and so subtract, the noise. Leave it ``None`` for a release.
 
 References
 ----------
-.. [1] C. Wang, Q. Zhang and Y. Yan, Journal of Computers 34(1):157-173 (2023),
+.. [1] C. Wang, Q. Zhang and Y. Yan, "Differentially Private Feature Selection Based on
+   Dynamic Relevance for Correlated Data", Journal of Computers 34(1):157-173, 2023,
    doi:10.53106/199115992023023401012.
 """
 

@@ -38,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
 from privtab import _core
+from privtab._docstrings import fill_doc
 from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState, core_seed
 from privtab._validation import (
@@ -461,6 +462,54 @@ def _release_weights(
 
 
 # Estimators ------------------------------------------------------------------------------
+_ERM_NOTES = """\
+    Rows are first scaled into the unit ball with the public bound ``data_norm``
+    (:func:`scale_rows`): ``r = x / data_norm``, rows still above norm 1 are clipped to
+    norm 1 (this clipping is part of the mechanism, so the guarantee holds whatever the
+    data); with ``fit_intercept`` the constant feature is appended and the row divided
+    by √2, ``z = [r, 1]/√2``, so ``‖z‖₂ ≤ 1`` with the intercept weight regularised like
+    the others. ``coef_`` and ``intercept_`` are mapped back to the units of ``X``;
+    predictions apply them to unclipped rows.
+
+    With ``λ = 1/(C·n)`` the objective ``(1/n) Σ ℓ(y_i wᵀz_i) + (λ/2)‖w‖²`` has the same
+    minimiser as scikit-learn's ``C·Σ ℓ + ½‖w‖²``. Neighbouring data sets differ in one
+    row (``n`` is public).
+
+    - ``method="output"`` (Algorithm 1): ``w = w* + b`` with independent Laplace noise
+      on every weight, scale ``s = √p·2/(n·λ·ε) = √p·2C/ε`` for ``p`` weights: the L1
+      sensitivity ``√p·2/(n·λ)`` that follows from the L2 bound ``2/(n·λ)`` of
+      Corollary 8 (needs a convex loss with ``|ℓ'| ≤ 1``). The noise is added with the
+      floating-point-safe grid construction of :func:`~privtab.laplace_mechanism`, so
+      the released weights carry no side channel (Mironov 2012). Chaudhuri et al.'s
+      noise of density ∝ ``exp(−‖b‖₂·ε·n·λ/2)`` has no known floating-point-safe
+      sampler; the per-coordinate noise is ε-DP by the L1 bound, with an expected norm
+      about √2 times larger.
+    - ``method="objective"`` (Algorithm 2): ``ε' = ε − log(1 + 2c/(nλ) + c²/(n²λ²))``;
+      if ``ε' ≤ 0``, ``Δ = c/(n(e^{ε/4} − 1)) − λ`` and ``ε' = ε/2``, else ``Δ = 0``;
+      ``b`` has density ∝ ``exp(−(ε'/2)‖b‖₂)``, and ``w`` minimises the objective plus
+      ``bᵀw/n + (Δ/2)‖w‖²`` (needs ``|ℓ'| ≤ 1`` and ``|ℓ''| ≤ c``).
+
+    Both are ε-differentially private for the *exact* minimiser, which a solver only
+    approximates. L-BFGS (scipy) runs to a gradient tolerance of 1e-10; when that does
+    not reach ``‖∇J‖₂ ≤ 1e-10·λ`` (it stalls for tiny λ, i.e. large ``n·C``) and there
+    are at most 2000 weights, up to 6 Newton steps follow, each kept only if it lowers
+    ``‖∇J‖₂``. Strong convexity bounds the distance to the exact minimiser by
+    ``‖∇J‖₂/λ``; a ``ConvergenceWarning`` says when that bound exceeds
+    ``1e-6·max(1, ‖w‖₂)``, far below the noise's scale in any useful setting.
+
+    With ``q > 2`` classes, one binary model per class (that class against the rest) is
+    trained with ``ε/q`` each (sequential composition; ``privacy_ledger_`` has one entry
+    per class and the accountant is charged ``ε`` once). ``q`` and the models are
+    those of the declared ``classes``, so that a class held by one record changes
+    neither ``classes_`` nor the shapes of ``coef_`` and ``intercept_``; with
+    ``classes=None`` the label set is read off ``y`` and is not covered by the
+    guarantee (a :class:`~privtab.exceptions.PrivacyLeakWarning` says so).
+    ``data_norm=None`` takes the bound from the data and emits
+    :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    A fixed ``random_state`` voids privacy against anyone who knows it.
+"""
+
+
 class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Shared fit/predict of the two DP linear classifiers (one-vs-rest beyond 2 classes)."""
 
@@ -666,6 +715,7 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
+@fill_doc(erm_notes=_ERM_NOTES)
 class DPLogisticRegression(_DPLinearClassifier):
     """ε-differentially private L2-regularised logistic regression.
 
@@ -742,50 +792,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     -----
     The logistic loss has ``|ℓ'| ≤ 1`` and ``ℓ'' ≤ c = 1/4`` (Chaudhuri et al. 2011,
     Section 3.4.1).
-    Rows are first scaled into the unit ball with the public bound ``data_norm``
-    (:func:`scale_rows`): ``r = x / data_norm``, rows still above norm 1 are clipped to
-    norm 1 (this clipping is part of the mechanism, so the guarantee holds whatever the
-    data); with ``fit_intercept`` the constant feature is appended and the row divided
-    by √2, ``z = [r, 1]/√2``, so ``‖z‖₂ ≤ 1`` with the intercept weight regularised like
-    the others. ``coef_`` and ``intercept_`` are mapped back to the units of ``X``;
-    predictions apply them to unclipped rows.
-
-    With ``λ = 1/(C·n)`` the objective ``(1/n) Σ ℓ(y_i wᵀz_i) + (λ/2)‖w‖²`` has the same
-    minimiser as scikit-learn's ``C·Σ ℓ + ½‖w‖²``. Neighbouring data sets differ in one
-    row (``n`` is public).
-
-    - ``method="output"`` (Algorithm 1): ``w = w* + b`` with independent Laplace noise
-      on every weight, scale ``s = √p·2/(n·λ·ε) = √p·2C/ε`` for ``p`` weights: the L1
-      sensitivity ``√p·2/(n·λ)`` that follows from the L2 bound ``2/(n·λ)`` of
-      Corollary 8 (needs a convex loss with ``|ℓ'| ≤ 1``). The noise is added with the
-      floating-point-safe grid construction of :func:`~privtab.laplace_mechanism`, so
-      the released weights carry no side channel (Mironov 2012). Chaudhuri et al.'s
-      noise of density ∝ ``exp(−‖b‖₂·ε·n·λ/2)`` has no known floating-point-safe
-      sampler; the per-coordinate noise is ε-DP by the L1 bound, with an expected norm
-      about √2 times larger.
-    - ``method="objective"`` (Algorithm 2): ``ε' = ε − log(1 + 2c/(nλ) + c²/(n²λ²))``;
-      if ``ε' ≤ 0``, ``Δ = c/(n(e^{ε/4} − 1)) − λ`` and ``ε' = ε/2``, else ``Δ = 0``;
-      ``b`` has density ∝ ``exp(−(ε'/2)‖b‖₂)``, and ``w`` minimises the objective plus
-      ``bᵀw/n + (Δ/2)‖w‖²`` (needs ``|ℓ'| ≤ 1`` and ``|ℓ''| ≤ c``).
-
-    Both are ε-differentially private for the *exact* minimiser, which a solver only
-    approximates. L-BFGS (scipy) runs to a gradient tolerance of 1e-10; when that does
-    not reach ``‖∇J‖₂ ≤ 1e-10·λ`` (it stalls for tiny λ, i.e. large ``n·C``) and there
-    are at most 2000 weights, up to 6 Newton steps follow, each kept only if it lowers
-    ``‖∇J‖₂``. Strong convexity bounds the distance to the exact minimiser by
-    ``‖∇J‖₂/λ``; a ``ConvergenceWarning`` says when that bound exceeds
-    ``1e-6·max(1, ‖w‖₂)``, far below the noise's scale in any useful setting.
-
-    With ``q > 2`` classes, one binary model per class (that class against the rest) is
-    trained with ``ε/q`` each (sequential composition; ``privacy_ledger_`` has one entry
-    per class and the accountant is charged ``ε`` once). ``q`` and the models are
-    those of the declared ``classes``, so that a class held by one record changes
-    neither ``classes_`` nor the shapes of ``coef_`` and ``intercept_``; with
-    ``classes=None`` the label set is read off ``y`` and is not covered by the
-    guarantee (a :class:`~privtab.exceptions.PrivacyLeakWarning` says so).
-    ``data_norm=None`` takes the bound from the data and emits
-    :class:`~privtab.exceptions.PrivacyLeakWarning`.
-    A fixed ``random_state`` voids privacy against anyone who knows it.
+    %(erm_notes)s
 
     ``predict_proba`` gives ``[1 − σ(s), σ(s)]`` for two classes and, beyond, the
     one-vs-rest sigmoids ``σ(s_k)`` normalised to sum to one (Vinterbo 2012's PMLR).
@@ -870,6 +877,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         return logs - special.logsumexp(logs, axis=1, keepdims=True)
 
 
+@fill_doc(erm_notes=_ERM_NOTES)
 class DPLinearSVC(_DPLinearClassifier):
     """ε-differentially private linear SVM with the Huber (smoothed hinge) loss.
 
@@ -945,50 +953,7 @@ class DPLinearSVC(_DPLinearClassifier):
     The Huber loss has ``|ℓ'| ≤ 1`` and ``|ℓ''| ≤ c = 1/(2h)``; it is twice
     differentiable except at ``1 ± h``, which Chaudhuri et al. (2011, Section 3.4.2)
     show does not affect Algorithm 2.
-    Rows are first scaled into the unit ball with the public bound ``data_norm``
-    (:func:`scale_rows`): ``r = x / data_norm``, rows still above norm 1 are clipped to
-    norm 1 (this clipping is part of the mechanism, so the guarantee holds whatever the
-    data); with ``fit_intercept`` the constant feature is appended and the row divided
-    by √2, ``z = [r, 1]/√2``, so ``‖z‖₂ ≤ 1`` with the intercept weight regularised like
-    the others. ``coef_`` and ``intercept_`` are mapped back to the units of ``X``;
-    predictions apply them to unclipped rows.
-
-    With ``λ = 1/(C·n)`` the objective ``(1/n) Σ ℓ(y_i wᵀz_i) + (λ/2)‖w‖²`` has the same
-    minimiser as scikit-learn's ``C·Σ ℓ + ½‖w‖²``. Neighbouring data sets differ in one
-    row (``n`` is public).
-
-    - ``method="output"`` (Algorithm 1): ``w = w* + b`` with independent Laplace noise
-      on every weight, scale ``s = √p·2/(n·λ·ε) = √p·2C/ε`` for ``p`` weights: the L1
-      sensitivity ``√p·2/(n·λ)`` that follows from the L2 bound ``2/(n·λ)`` of
-      Corollary 8 (needs a convex loss with ``|ℓ'| ≤ 1``). The noise is added with the
-      floating-point-safe grid construction of :func:`~privtab.laplace_mechanism`, so
-      the released weights carry no side channel (Mironov 2012). Chaudhuri et al.'s
-      noise of density ∝ ``exp(−‖b‖₂·ε·n·λ/2)`` has no known floating-point-safe
-      sampler; the per-coordinate noise is ε-DP by the L1 bound, with an expected norm
-      about √2 times larger.
-    - ``method="objective"`` (Algorithm 2): ``ε' = ε − log(1 + 2c/(nλ) + c²/(n²λ²))``;
-      if ``ε' ≤ 0``, ``Δ = c/(n(e^{ε/4} − 1)) − λ`` and ``ε' = ε/2``, else ``Δ = 0``;
-      ``b`` has density ∝ ``exp(−(ε'/2)‖b‖₂)``, and ``w`` minimises the objective plus
-      ``bᵀw/n + (Δ/2)‖w‖²`` (needs ``|ℓ'| ≤ 1`` and ``|ℓ''| ≤ c``).
-
-    Both are ε-differentially private for the *exact* minimiser, which a solver only
-    approximates. L-BFGS (scipy) runs to a gradient tolerance of 1e-10; when that does
-    not reach ``‖∇J‖₂ ≤ 1e-10·λ`` (it stalls for tiny λ, i.e. large ``n·C``) and there
-    are at most 2000 weights, up to 6 Newton steps follow, each kept only if it lowers
-    ``‖∇J‖₂``. Strong convexity bounds the distance to the exact minimiser by
-    ``‖∇J‖₂/λ``; a ``ConvergenceWarning`` says when that bound exceeds
-    ``1e-6·max(1, ‖w‖₂)``, far below the noise's scale in any useful setting.
-
-    With ``q > 2`` classes, one binary model per class (that class against the rest) is
-    trained with ``ε/q`` each (sequential composition; ``privacy_ledger_`` has one entry
-    per class and the accountant is charged ``ε`` once). ``q`` and the models are
-    those of the declared ``classes``, so that a class held by one record changes
-    neither ``classes_`` nor the shapes of ``coef_`` and ``intercept_``; with
-    ``classes=None`` the label set is read off ``y`` and is not covered by the
-    guarantee (a :class:`~privtab.exceptions.PrivacyLeakWarning` says so).
-    ``data_norm=None`` takes the bound from the data and emits
-    :class:`~privtab.exceptions.PrivacyLeakWarning`.
-    A fixed ``random_state`` voids privacy against anyone who knows it.
+    %(erm_notes)s
 
     Examples
     --------

@@ -32,7 +32,8 @@ References
 ----------
 .. [1] J. Soria-Comas, D. Sánchez, J. Domingo-Ferrer, S. Martínez and L. Del
    Vasto-Terrientes, "Conciliating privacy and utility in data releases via individual
-   differential privacy and microaggregation", 2023.
+   differential privacy and microaggregation", Transactions on Data Privacy 18(1):29-50,
+   2025.
 .. [2] J. Soria-Comas, J. Domingo-Ferrer, D. Sánchez and D. Megías, "Individual
    differential privacy: a utility-preserving formulation of differential privacy
    guarantees", IEEE Transactions on Information Forensics and Security 12(6), 2017.
@@ -245,7 +246,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     -----
     **Budget.** ``ε = Σ_a ε_a`` over the numeric attributes (sequential composition);
     within an attribute every centroid gets all of ``ε_a``: the clusters are
-    disjoint, so their releases compose in parallel (PAPERS.md; the paper's
+    disjoint, so their releases compose in parallel (the paper's
     Algorithm 1). Noise ``Lap(0, Δ_j/ε_a)`` per centroid, drawn with the
     floating-point-safe grid construction of :func:`~privtab.laplace_mechanism`
     (``Δ_j`` widened by the worst rounding of the centroid's floating-point mean, a

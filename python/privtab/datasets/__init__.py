@@ -10,7 +10,7 @@ Core kernels called: none (file parsing in pandas).
 
 References
 ----------
-.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
+.. [1] B. Zhang, N. Mohammed, V. S. Dave and M. Al Hasan, "Feature Selection for
    Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
 """
 
@@ -316,7 +316,7 @@ def load_adult_binary() -> Bunch:
 
     References
     ----------
-    .. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
+    .. [1] B. Zhang, N. Mohammed, V. S. Dave and M. Al Hasan, "Feature Selection for
        Classification under Anonymity Constraint", Transactions on Data Privacy,
        2017.
 

@@ -1,21 +1,15 @@
 """Contexts of DILCA and DP-DILCA: which attributes a target attribute is compared on.
 
 Exact pairwise contingency tables and entropies (:class:`_Tables`), the non-private
-context rules (mean symmetric uncertainty, relevance-redundancy) of DILCA [1]_ and the
-context searches of DP-DILCA [2]_ (:func:`max_relevance_context`,
+context rules (mean symmetric uncertainty, relevance-redundancy) of DILCA (Ienco, Pensa and Meo 2012) and the
+context searches of DP-DILCA (Battaglia, Celano and Pensa 2021) (:func:`max_relevance_context`,
 :func:`max_dependency_context`).
 
 Core kernels called: ``privtab._core.pairwise_tables`` (every pairwise table and
 entropy in one parallel pass) and ``privtab._core.subset_entropies`` (entropies of
 attribute subsets by a depth-first walk).
 
-References
-----------
-.. [1] D. Ienco, R. G. Pensa and R. Meo, "From context to distance: learning
-   dissimilarity for categorical data clustering", ACM Transactions on Knowledge
-   Discovery from Data 6(1), 2012.
-.. [2] E. Battaglia, S. Celano and R. G. Pensa, "Differentially private distance
-   learning in categorical data", Data Mining and Knowledge Discovery 35, 2021.
+Full references: :mod:`privtab.dilca`.
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
 """Distances of DILCA: value-to-value distance matrices and their embeddings.
 
 :func:`dilca_distance_matrix` turns the contingency tables of a target and its context
-into the DILCA distance between every pair of the target's values [1]_;
+into the DILCA distance between every pair of the target's values (Ienco, Pensa and Meo 2012);
 :func:`classical_mds` embeds a distance matrix in Euclidean coordinates.
 
 Core kernels called: none (NumPy on tables already counted by
 ``privtab._core.pairwise_tables`` or :func:`privtab.contingency_table`).
 
-References
-----------
-.. [1] D. Ienco, R. G. Pensa and R. Meo, "From context to distance: learning
-   dissimilarity for categorical data clustering", ACM Transactions on Knowledge
-   Discovery from Data 6(1), 2012.
-.. [2] E. Battaglia, S. Celano and R. G. Pensa, "Differentially private distance
-   learning in categorical data", Data Mining and Knowledge Discovery 35, 2021.
+Full references: :mod:`privtab.dilca`.
 """
 
 from __future__ import annotations

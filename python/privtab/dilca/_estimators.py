@@ -1,8 +1,8 @@
 """The DILCA and DP-DILCA estimators.
 
 :class:`DILCA` learns the context and the distance matrix of every attribute exactly
-[1]_; :class:`DPDILCA` makes the context choice and the contingency tables
-differentially private [2]_ (DP-meanSU, DP-MaxRelevance, DP-MaxDependency and the
+(Ienco, Pensa and Meo 2012); :class:`DPDILCA` makes the context choice and the contingency tables
+differentially private (Battaglia, Celano and Pensa 2021) (DP-meanSU, DP-MaxRelevance, DP-MaxDependency and the
 baseline).
 
 Core kernels called: ``privtab._core.pairwise_tables`` and
@@ -11,13 +11,7 @@ counting kernels behind :func:`privtab.contingency_table` and :func:`privtab.ent
 and the samplers behind :func:`privtab.laplace_mechanism` and
 :func:`privtab.exponential_mechanism`.
 
-References
-----------
-.. [1] D. Ienco, R. G. Pensa and R. Meo, "From context to distance: learning
-   dissimilarity for categorical data clustering", ACM Transactions on Knowledge
-   Discovery from Data 6(1), 2012.
-.. [2] E. Battaglia, S. Celano and R. G. Pensa, "Differentially private distance
-   learning in categorical data", Data Mining and Knowledge Discovery 35, 2021.
+Full references: :mod:`privtab.dilca`.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ Core kernels called: ``privtab._core.containment_anonymity``,
 
 References
 ----------
-.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
+.. [1] B. Zhang, N. Mohammed, V. S. Dave and M. Al Hasan, "Feature Selection for
    Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
 """
 

@@ -8,10 +8,7 @@ Core kernels called (through that plumbing): ``privtab._core.class_sizes``
 (k-anonymity of a candidate set), ``privtab._core.containment_anonymity`` (the
 reported ``anonymity_``) and ``privtab._core.Partition`` (DistCnt and CM gains).
 
-References
-----------
-.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
-   Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
+Full references: :mod:`privtab.kac`.
 """
 
 from __future__ import annotations

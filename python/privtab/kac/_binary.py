@@ -1,4 +1,4 @@
-"""Binary data: the 0/1 feature matrices and binary labels of the k-AC methods [1]_.
+"""Binary data: the 0/1 feature matrices and binary labels of the k-AC methods (Zhang et al. 2017).
 
 Every method on binary data (maximal-set mining, containment anonymity, the k-AC
 selectors and their baselines) reads its input through :func:`as_binary_matrix`, which
@@ -11,10 +11,7 @@ Core kernels called: none; this module only lays the data out for the kernels of
 :mod:`privtab.kac` (``privtab._core.containment_anonymity``, ``class_sizes``,
 ``maximal_sets``, ``randomization_flipping``).
 
-References
-----------
-.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
-   Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
+Full references: :mod:`privtab.kac`.
 """
 
 from __future__ import annotations

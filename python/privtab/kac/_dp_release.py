@@ -1,6 +1,6 @@
 """Baselines of the k-anonymity-by-containment paper: RF, Laplace-DP and Exponential-DP.
 
-Zhang, Mohammed, Dave and Al Hasan [1]_, section 5.2, compare their k-AC feature
+Zhang, Mohammed, Dave and Al Hasan (2017), section 5.2, compare their k-AC feature
 selectors with three data-release baselines on binary data:
 
 - :func:`randomization_flipping` (RF): k-member clustering of the rows, then every
@@ -16,10 +16,7 @@ Core kernels called: ``privtab._core.randomization_flipping`` (k-member clusteri
 bit-packed rows and the majority flip); the feature choice and the noisy histogram go
 through :mod:`privtab.mechanisms` (``privtab._core`` samplers).
 
-References
-----------
-.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
-   Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
+Full references: :mod:`privtab.kac`.
 """
 
 from __future__ import annotations
@@ -31,6 +28,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from privtab import _core
+from privtab._docstrings import fill_doc
 from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
 from privtab._random import RandomState, core_seed
 from privtab._validation import check_labels, check_positive_int
@@ -185,6 +183,17 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         self.accountant = accountant
         self.classes = classes
 
+    def _pick(
+        self,
+        scores: np.ndarray,
+        sensitivity: float,
+        epsilon: float,
+        generator: np.random.Generator | None,
+        scratch: BudgetAccountant,
+    ) -> int:
+        """Index into ``scores`` of one ``epsilon``-DP pick (the subclass's mechanism)."""
+        raise NotImplementedError
+
     def _select(
         self,
         scores: np.ndarray,
@@ -193,7 +202,14 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         generator: np.random.Generator | None,
         scratch: BudgetAccountant,
     ) -> np.ndarray:
-        raise NotImplementedError
+        """One pick per budget step among the features not chosen yet, in pick order."""
+        remaining = np.arange(scores.shape[0])
+        order = []
+        for step in steps:
+            best = self._pick(scores[remaining], sensitivity, step, generator, scratch)
+            order.append(int(remaining[best]))
+            remaining = np.delete(remaining, best)
+        return np.asarray(order, dtype=np.int64)
 
     def fit(self, B: Any, y: Any) -> _DPRelease:
         """Select features and release a synthetic data set.
@@ -286,8 +302,7 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         return self
 
 
-class LaplaceDPRelease(_DPRelease):
-    """Laplace-DP baseline: report-noisy-max feature selection, noisy histogram release.
+_RELEASE_DOC = """%(summary)s
 
     Parameters
     ----------
@@ -347,12 +362,7 @@ class LaplaceDPRelease(_DPRelease):
 
     Notes
     -----
-    Selection: ``t`` rounds of report-noisy-max among the features not yet chosen:
-    each round adds fresh Laplace noise of scale ``2Δ / (epsilon / (2t))`` to every
-    remaining feature's Ham({f}) and picks the largest. One round is
-    ``epsilon / (2t)``-DP; the factor 2 in the scale (rather than the ``Δ / ε`` of the
-    monotone counting-query case) is needed because replacing a record can raise some
-    scores and lower others (McKenna and Sheldon 2020).
+    %(selection)s
 
     Budget (Zhang et al. 2017, section 5.2): half of ``epsilon`` selects the features, split
     equally over the ``t = n_features`` picks (``epsilon / (2t)`` each); the other half
@@ -382,6 +392,22 @@ class LaplaceDPRelease(_DPRelease):
 
     Examples
     --------
+    %(example)s
+    """
+
+
+@fill_doc(
+    _RELEASE_DOC,
+    summary="Laplace-DP baseline: report-noisy-max feature selection, noisy histogram release.",
+    selection="""\
+    Selection: ``t`` rounds of report-noisy-max among the features not yet chosen:
+    each round adds fresh Laplace noise of scale ``2Δ / (epsilon / (2t))`` to every
+    remaining feature's Ham({f}) and picks the largest. One round is
+    ``epsilon / (2t)``-DP; the factor 2 in the scale (rather than the ``Δ / ε`` of the
+    monotone counting-query case) is needed because replacing a record can raise some
+    scores and lower others (McKenna and Sheldon 2020).
+""",
+    example="""\
     >>> import numpy as np
     >>> from privtab import BudgetAccountant
     >>> from privtab.kac import LaplaceDPRelease
@@ -395,128 +421,39 @@ class LaplaceDPRelease(_DPRelease):
     (200, 2)
     >>> model.synthetic_X_.shape[1], sum(e for _, e in model.privacy_ledger_)
     (2, 1.0)
-    """
-
+""",
+)
+class LaplaceDPRelease(_DPRelease):
     _mechanism = "Laplace report-noisy-max"
 
-    def _select(
+    def _pick(
         self,
         scores: np.ndarray,
         sensitivity: float,
-        steps: list[float],
+        epsilon: float,
         generator: np.random.Generator | None,
         scratch: BudgetAccountant,
-    ) -> np.ndarray:
-        remaining = np.arange(scores.shape[0])
-        order = []
-        for step in steps:
-            noisy = laplace_mechanism(
-                scores[remaining],
-                2.0 * sensitivity,
-                step,
-                random_state=generator,
-                accountant=scratch,
-            )
-            best = int(np.argmax(noisy))
-            order.append(int(remaining[best]))
-            remaining = np.delete(remaining, best)
-        return np.asarray(order, dtype=np.int64)
+    ) -> int:
+        noisy = laplace_mechanism(
+            scores,
+            2.0 * sensitivity,
+            epsilon,
+            random_state=generator,
+            accountant=scratch,
+        )
+        return int(np.argmax(noisy))
 
 
-class ExponentialDPRelease(_DPRelease):
-    """Exponential-DP baseline: exponential-mechanism selection, noisy histogram release.
-
-    Parameters
-    ----------
-    epsilon : float, default=1.0
-        Total privacy budget, finite and > 0.
-    n_features : int, default=8
-        Number ``t`` of features to select (the paper uses the count Greedy-DistCnt
-        selects).
-    max_cells : int, default=2**24
-        Largest histogram (``2^(n_features + 1)`` cells) the release may build.
-    random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
-        ``None`` (the secure default) uses operating-system entropy.
-    accountant : BudgetAccountant, optional
-        Checked for ``epsilon`` before reading data, charged once after success (the
-        default accountant when ``None``).
-    classes : array-like of 2 labels, optional
-        The public label set: exactly two distinct labels, sorted into ``classes_``
-        (the second is the positive class). A label of ``y`` outside it raises a
-        ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
-        emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
-
-    Attributes
-    ----------
-    support_ : ndarray of bool, shape (n_features_in_,)
-    selection_order_ : ndarray of int64, shape (n_features,)
-        Selected features in the order picked.
-    synthetic_X_ : ndarray of uint8, shape (n_synthetic, n_features)
-        The released records (selected features in ascending feature order).
-    synthetic_y_ : ndarray, shape (n_synthetic,)
-        Their labels, from ``classes_``.
-    noisy_counts_ : ndarray of int64, shape (2^(n_features + 1),)
-        The noisy histogram before negative counts are set to 0; cell
-        ``Σ_j x_j 2^j + y 2^t`` (``x`` in ascending feature order, ``y`` 1 for the
-        positive class).
-    ham_sensitivity_ : float
-        Δ = 1 / min(n+, n−).
-    classes_ : ndarray, shape (2,)
-        ``classes`` (sorted) when declared, else the two labels of ``y``.
-    epsilon_spent_ : float
-        Equal to ``epsilon``.
-    privacy_ledger_ : list of LedgerEntry
-        Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
-        One entry per pick and one for the release; sums to ``epsilon``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Only for DataFrame input.
-
-    Raises
-    ------
-    BudgetExceededError
-        If ``accountant`` cannot afford ``epsilon`` (before reading any data).
-    ValueError
-        For invalid parameters (``epsilon``, ``n_features`` larger than the number of
-        features, a histogram above ``max_cells``), non-binary ``B``, ``y`` without
-        exactly two classes (or without records of one of them), ``classes`` without
-        exactly two distinct labels, or a label of ``y`` outside ``classes``.
-
-    Notes
-    -----
+@fill_doc(
+    _RELEASE_DOC,
+    summary="Exponential-DP baseline: exponential-mechanism selection, noisy histogram release.",
+    selection="""\
     Selection: ``t`` successive draws of the exponential mechanism without
     replacement, each choosing a remaining feature with probability
     ∝ ``exp(epsilon_pick · Ham({f}) / (2Δ))``, ``epsilon_pick = epsilon / (2t)``
     (McSherry and Talwar 2007); each draw is ``epsilon_pick``-DP.
-
-    Budget (Zhang et al. 2017, section 5.2): half of ``epsilon`` selects the features, split
-    equally over the ``t = n_features`` picks (``epsilon / (2t)`` each); the other half
-    releases the data. The ledger lists the ``t`` picks and the release, and sums to
-    ``epsilon`` exactly.
-
-    Sensitivity of Ham({f}). Ham({f}) = Σ_{u ∈ E+, v ∈ E−} |u_f − v_f| / (n+ n−).
-    Neighbouring data sets differ by *replacing* one record with another of the same
-    class: the class sizes n+ and n− are public, as the paper's normalisation needs.
-    Replacing a positive record changes the n− terms of its row, each by at most 1, so
-    Ham({f}) moves by at most n− / (n+ n−) = 1 / n+; a negative record, by 1 / n−.
-    Hence Δ = 1 / min(n+, n−), for every feature at once.
-
-    Release: the full-domain histogram over the ``t`` selected features and the label
-    (``2^(t+1)`` cells; a record changes two cells by one, L1 sensitivity 2) gets exact
-    discrete Laplace noise of scale ``2 / (epsilon / 2)`` in every cell (also the empty
-    ones, so the domain leaks nothing); negative counts become 0, and the synthetic
-    data holds that many copies of each cell's record ("add instances to match the
-    count", Dwork et al. 2006). Its columns are the selected features in ascending
-    order, the order of :meth:`transform`. The histogram is refused (before any
-    spending) when ``2^(t+1)`` exceeds ``max_cells``. Post-processing keeps the
-    guarantee: ``epsilon``-DP overall by sequential composition, given public class
-    sizes. The labels themselves (``classes_``, the values of ``synthetic_y_``) are
-    public only when declared with ``classes``; inferred ones are read off ``y``, with a
-    :class:`~privtab.exceptions.PrivacyLeakWarning`. A fixed ``random_state`` is for
-    reproducibility and voids privacy against anyone who knows it.
-
-    Examples
-    --------
+""",
+    example="""\
     >>> import numpy as np
     >>> from privtab import BudgetAccountant
     >>> from privtab.kac import ExponentialDPRelease
@@ -528,29 +465,20 @@ class ExponentialDPRelease(_DPRelease):
     ... )
     >>> model.fit(B, y).selection_order_.shape
     (3,)
-    """
-
+""",
+)
+class ExponentialDPRelease(_DPRelease):
     _mechanism = "exponential mechanism"
 
-    def _select(
+    def _pick(
         self,
         scores: np.ndarray,
         sensitivity: float,
-        steps: list[float],
+        epsilon: float,
         generator: np.random.Generator | None,
         scratch: BudgetAccountant,
-    ) -> np.ndarray:
-        remaining = np.arange(scores.shape[0])
-        order = []
-        for step in steps:
-            chosen = exponential_mechanism(
-                scores[remaining],
-                sensitivity,
-                step,
-                random_state=generator,
-                accountant=scratch,
-            )
-            best = int(chosen[0])
-            order.append(int(remaining[best]))
-            remaining = np.delete(remaining, best)
-        return np.asarray(order, dtype=np.int64)
+    ) -> int:
+        chosen = exponential_mechanism(
+            scores, sensitivity, epsilon, random_state=generator, accountant=scratch
+        )
+        return int(chosen[0])

@@ -1,6 +1,6 @@
 """Maximal sets on binary data: maximal frequent itemsets and maximal k-AC feature sets.
 
-Zhang, Mohammed, Dave & Al Hasan [1]_ select features under k-anonymity by
+Zhang, Mohammed, Dave & Al Hasan (2017) select features under k-anonymity by
 containment (k-AC). Its "Maximal" method mines the maximal frequent itemsets of the rows
 read as transactions, with absolute minimum support k (every frequent itemset is k-AC);
 :func:`maximal_kac_sets` enumerates the maximal k-AC feature sets exactly. Both run one
@@ -15,10 +15,7 @@ benchmarks into a SciPy CSR array that every binary-input function of privtab ac
 Core kernels called: ``privtab._core.maximal_sets`` (the enumerator, with a frequency
 or a k-AC oracle) and ``privtab._core.read_transactions`` (the FIMI parser).
 
-References
-----------
-.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
-   Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
+Full references: :mod:`privtab.kac`.
 """
 
 from __future__ import annotations
@@ -283,7 +280,7 @@ def maximal_kac_sets(
 
     Notes
     -----
-    Paper 004, definition of k-anonymity by containment; ``method="maximal_feasible"``
+    Zhang et al. (2017), definition of k-anonymity by containment; ``method="maximal_feasible"``
     of the k-AC selector. Adding feature a to a k-AC set S keeps it k-AC iff, for every
     pattern P of the rows with a = 1, at least k rows contain P ∪ {a}; the search tests
     this with row bitsets. Memory: one bit per row and feature. Truncation by

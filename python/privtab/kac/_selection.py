@@ -1,4 +1,4 @@
-"""Feature selection under k-anonymity by containment [1]_.
+"""Feature selection under k-anonymity by containment (Zhang et al. 2017).
 
 Zhang, Mohammed, Dave & Al Hasan select a subset S of the binary features of a
 two-class data set so that the projection D_S is *k-anonymous by containment* (k-AC):
@@ -18,10 +18,7 @@ Core kernels called: ``privtab._core.containment_anonymity`` (AC of every row),
 ``privtab._core.class_sizes`` (equivalence-class sizes) and
 ``privtab._core.Partition`` (partition refinement for the DistCnt and CM gains).
 
-References
-----------
-.. [1] J. Zhang, T. Mohammed, V. Dave and M. Al Hasan, "Feature Selection for
-   Classification under Anonymity Constraint", Transactions on Data Privacy, 2017.
+Full references: :mod:`privtab.kac`.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Lei's bandwidth and bin count for equal-width binning of numeric columns.
 
 The default number of bins of :class:`~privtab.table.TableEncoder` and of the projected
-histogram: Lei's M-estimator analysis [2]_ as used by Vinterbo [1]_.
+histogram: Lei's M-estimator analysis (2011) as used by Vinterbo (2012).
 
 Core kernels called: none (closed-form arithmetic).
 
-References
-----------
-.. [1] S. A. Vinterbo, "Differentially Private Projected Histograms: Construction and
-   Use for Prediction", in Machine Learning and Knowledge Discovery in Databases
-   (ECML PKDD 2012), Lecture Notes in Computer Science 7524, Springer, 2012.
-.. [2] J. Lei, "Differentially private M-estimators", Advances in Neural Information
-   Processing Systems 24 (NeurIPS 2011), 2011.
+Full references: :mod:`privtab.table`.
 """
 
 from __future__ import annotations
