@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
-from privtab import DPFS, DPFSDR, BudgetAccountant
+from privtab import DPFS, DPFSDR, BudgetAccountant, PrivacyLeakWarning
+from privtab.cli import _demo as demo_module
 from privtab.cli import main
 
 ESTIMATORS = {"dpfsdr": DPFSDR, "dpfs": DPFS}
@@ -237,3 +240,41 @@ def test_help_lists_the_options_of_both_families():
         "--k",
     ):
         assert text in result.output
+
+
+def test_demo_section_spends_its_epsilon_and_declares_its_norm(wdbc):
+    _, frame = wdbc
+    X = frame.drop(columns="diagnosis").to_numpy()
+    scaled = X / np.asarray(demo_module._WDBC_UPPER_BOUNDS)
+    # The declared norm covers every record: each column is within [0, 1].
+    assert scaled.min() >= 0
+    assert scaled.max() <= 1
+    assert np.linalg.norm(scaled, axis=1).max() <= math.sqrt(X.shape[1])
+
+    console = Console(record=True, width=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        acc = demo_module.run_demo(
+            0.8, seed=5, progress=False, console=console, sections=["dpfsdr"]
+        )
+    assert [tuple(e) for e in acc.ledger] == [("DPFS", 0.4), ("DPFSDR", 0.4)]
+    assert acc.spent == 0.8
+    text = console.export_text()
+    for name in ("DFS (not private)", "DPFS", "DPFSDR", "held-out accuracy"):
+        assert name in text
+    # The non-private row is DFS on the same split: its selection is public here.
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+
+    wdbc_sklearn = load_breast_cancer()
+    np.testing.assert_array_equal(wdbc_sklearn.data, X)  # the same records as UCI's
+    X_train, _, y_train, _ = train_test_split(
+        scaled, wdbc_sklearn.target, test_size=0.3, random_state=0,
+        stratify=wdbc_sklearn.target,
+    )  # fmt: skip
+    dfs = DPFS(
+        None, None, C=10.0, data_norm=math.sqrt(30), max_refits=10, classes=[0, 1]
+    ).fit(X_train, y_train)
+    names = [str(wdbc_sklearn.feature_names[j]) for j in dfs.selection_order_]
+    dfs_line = next(line for line in text.splitlines() if "DFS (not private)" in line)
+    assert f"{len(names)}: {names[0]}" in dfs_line

@@ -33,7 +33,7 @@ __all__ = ["main"]
 def main() -> None:
     """privtab: differentially private feature selection and data release.
 
-    Run `privtab demo` for a tour on the bundled Adult data set, or
+    Run `privtab demo` for a tour on the bundled Adult and WDBC data sets, or
     `privtab COMMAND --help` for the options of a command.
     """
 
@@ -68,7 +68,7 @@ def demo(
     only: tuple[str, ...],
     report: str | None,
 ) -> None:
-    """Tour the methods on the Adult data, next to their non-private results.
+    """Tour the methods on Adult and WDBC, next to their non-private results.
 
     Every section spends at most ε; the privacy ledger printed at the end sums them
     (sequential composition).
