@@ -1,0 +1,133 @@
+"""``privtab kac``: binary features whose projection is k-anonymous by containment.
+
+Core kernels called: none directly; :class:`~privtab.KACSelector` calls the
+``privtab._core`` anonymity and maximal-set mining kernels. The methods (Zhang,
+Mohammed, Dave and Al Hasan 2017) and their reference: :mod:`privtab.kac`.
+"""
+
+from __future__ import annotations
+
+import click
+
+from privtab.cli._options import (
+    choice_option,
+    count_option,
+    input_argument,
+    option,
+    output_option,
+    read_input,
+    release,
+    target_option,
+    write_output,
+)
+
+__all__ = ["kac"]
+
+
+@click.command(
+    epilog="\b\nOutput, chosen by the extension of OUT:\n"
+    "  .json                 the selection: feature names in the order added,\n"
+    "                        AC achieved, k-anonymity and utility\n"
+    "  .csv, .tsv, .parquet  the input projected on the selected features and\n"
+    "                        the target"
+)
+@input_argument()
+@output_option("OUT", "Where to write the result (.json, .csv, .tsv or .parquet).")
+@count_option(
+    "--k",
+    "k",
+    required=True,
+    help="Anonymity by containment to guarantee: every row's selected 1-features are "
+    "contained in those of at least K rows (itself included).",
+)
+@choice_option(
+    "--method",
+    ["greedy_distcnt", "greedy_ham", "maximal", "maximal_feasible"],
+    "greedy_distcnt: add the feature that separates most new (positive, "
+    "negative) row pairs each round; greedy_ham: add features by decreasing "
+    "Hamming utility (both stop at the first feature that breaks K-AC); maximal: "
+    "the best (by DistCnt) of the TOP_T largest maximal frequent itemsets with "
+    "support K; maximal_feasible: the same over the exact maximal K-AC sets.",
+)
+@count_option(
+    "--top-t",
+    "top_t",
+    default=10,
+    help="maximal methods: number of largest maximal sets compared.",
+)
+@count_option(
+    "--max-sets",
+    help="maximal methods: stop the enumeration after this many maximal sets "
+    "(default: no limit).",
+)
+@option(
+    "--time-limit",
+    type=click.FloatRange(min=0),
+    help="maximal methods: stop the enumeration after this many seconds "
+    "(default: no limit).",
+)
+@target_option("Name of the binary label column (two classes).")
+@option(
+    "--skip-infeasible/--stop-at-infeasible",
+    default=False,
+    help="Skip a feature that would break K-AC and continue, instead of stopping "
+    "(the paper's rule).",
+)
+def kac(
+    input_path: str,
+    output_path: str,
+    k: int,
+    method: str,
+    top_t: int,
+    max_sets: int | None,
+    time_limit: float | None,
+    target: str,
+    skip_infeasible: bool,
+) -> None:
+    """Select binary features of IN whose projection is K-anonymous by containment.
+
+    Every column except TARGET must hold 0/1 values; TARGET must have exactly two
+    classes. k-anonymity by containment (Zhang et al.) is a syntactic guarantee on
+    the released columns, not differential privacy: no ε is spent.
+    """
+    from privtab.kac import KACSelector
+
+    frame = read_input(input_path, target)
+    features = [c for c in frame.columns if c != target]
+    if not features:
+        raise click.ClickException(f"{input_path} has no column besides {target!r}")
+    with release() as notes:
+        selector = KACSelector(
+            k,
+            method=method,
+            top_t=top_t,
+            skip_infeasible=skip_infeasible,
+            max_sets=max_sets,
+            time_limit=time_limit,
+        ).fit(frame[features], frame[target].to_numpy())
+    chosen = [str(features[int(j)]) for j in selector.selection_order_]
+    result = {
+        "method": method,
+        "target": target,
+        "k": k,
+        "selected": chosen,
+        "selection_order": selector.selection_order_.tolist(),
+        "anonymity": selector.anonymity_,
+        "k_anonymity": selector.k_anonymity_,
+        "distcnt": selector.utility_,
+        "complete": selector.complete_,
+        "warnings": notes,
+    }
+    write_output(output_path, result, frame[[*chosen, target]])
+    click.echo(
+        f"selected ({method}, k = {k}): {', '.join(chosen) if chosen else '(none)'}"
+    )
+    click.echo(
+        f"anonymity by containment: {selector.anonymity_} (k-anonymity "
+        f"{selector.k_anonymity_}); DistCnt utility: {selector.utility_:.4f}"
+    )
+    if not selector.complete_:
+        click.echo(
+            "the enumeration of maximal sets stopped at --max-sets or --time-limit: "
+            "the selection is the best of the sets found"
+        )

@@ -1,0 +1,109 @@
+"""The ``privtab`` command: the :func:`main` click group, ``demo`` and the subcommands.
+
+``privtab demo`` tours the methods on bundled data (:mod:`privtab.cli._demo`). The
+method subcommands live one family to a module (:mod:`~privtab.cli._select`,
+:mod:`~privtab.cli._histogram`, :mod:`~privtab.cli._distances`,
+:mod:`~privtab.cli._mask`, :mod:`~privtab.cli._kac`) over the shared options and
+steps of :mod:`privtab.cli._options`, and are added to :func:`main` here.
+
+Core kernels called: none directly; each subcommand runs the public estimators of
+:mod:`privtab`, which call ``privtab._core``.
+"""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+
+from privtab._core import __version__
+from privtab.cli._demo import SECTIONS, run_demo
+from privtab.cli._distances import distances
+from privtab.cli._histogram import histogram
+from privtab.cli._kac import kac
+from privtab.cli._mask import mask
+from privtab.cli._options import epsilon_option, option, seed_option
+from privtab.cli._select import select
+from privtab.exceptions import PrivtabError
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="privtab")
+def main() -> None:
+    """privtab: differentially private feature selection and data release.
+
+    Run `privtab demo` for a tour on the bundled Adult and WDBC data sets, or
+    `privtab COMMAND --help` for the options of a command.
+    """
+
+
+@main.command(
+    epilog="\b\nSections:\n"
+    + "\n".join(f"  {s.name:<14} {s.title}" for s in SECTIONS.values())
+)
+@epsilon_option(help="Privacy budget ε of each demo section (finite and > 0).")
+@seed_option()
+@option(
+    "--progress/--no-progress",
+    default=True,
+    help="Show a progress bar (only drawn on a terminal).",
+)
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="SECTION",
+    help="Run only this section (repeatable). See the list below.",
+)
+@option(
+    "--report",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE.html",
+    help="Also save everything the demo prints as an HTML report.",
+)
+def demo(
+    epsilon: float,
+    seed: int | None,
+    progress: bool,
+    only: tuple[str, ...],
+    report: str | None,
+) -> None:
+    """Tour the methods on Adult and WDBC, next to their non-private results.
+
+    Every section spends at most ε; the privacy ledger printed at the end sums them
+    (sequential composition).
+    """
+    unknown = [name for name in only if name not in SECTIONS]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown section(s) {', '.join(unknown)}; "
+            f"choose from {', '.join(SECTIONS)}",
+            param_hint="--only",
+        )
+    console = Console(record=report is not None)
+    try:
+        run_demo(
+            epsilon,
+            seed=seed,
+            progress=progress,
+            sections=only or None,
+            console=console,
+        )
+    except PrivtabError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if report is not None:
+        try:
+            console.save_html(report)
+        except OSError as exc:
+            raise click.ClickException(
+                f"cannot write --report {report}: {exc}"
+            ) from exc
+        click.echo(f"report written to {report}", err=True)
+
+
+for _command in (select, histogram, mask, distances, kac):
+    main.add_command(_command)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+"""What the ``privtab`` subcommands share: options, input, warnings, errors, output.
+
+The option factories (``epsilon_option``, ``seed_option``, ``classes_option``, ...)
+give every subcommand the same flags with the same checks; :func:`read_input`,
+:func:`release` and :func:`write_output` are the three steps every subcommand takes
+around its estimator (read IN, run with the library's warnings and errors turned into
+shell messages, write OUT).
+
+Core kernels called: none (option parsing, pandas I/O and JSON).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from privtab._validation import check_epsilon
+from privtab.exceptions import PrivtabError
+
+__all__ = [
+    "bounds_option",
+    "choice_option",
+    "classes_option",
+    "count_option",
+    "epsilon_option",
+    "input_argument",
+    "json_value",
+    "ledger_pairs",
+    "option",
+    "output_option",
+    "read_input",
+    "release",
+    "seed_option",
+    "target_option",
+    "write_output",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _epsilon_callback(
+    ctx: click.Context, param: click.Parameter, value: float | None
+) -> float | None:
+    if value is None:
+        return None
+    try:
+        return check_epsilon(value)
+    except (TypeError, ValueError) as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def epsilon_option(
+    default: float | None = 1.0,
+    help: str | None = None,
+    *names: str,
+) -> Callable[[F], F]:
+    """Add a privacy-budget option: a finite float > 0 (``--epsilon/-e`` by default).
+
+    ``names`` gives another option (``"--epsilon-selection"``); ``default=None``
+    leaves it unset unless given.
+    """
+    return click.option(
+        *(names or ("--epsilon", "-e")),
+        type=float,
+        default=default,
+        show_default=default is not None,
+        callback=_epsilon_callback,
+        help=help
+        or "Privacy budget ε (smaller is more private and noisier; finite and > 0).",
+    )
+
+
+def seed_option(help: str | None = None) -> Callable[[F], F]:
+    """Add the shared ``--seed`` option: a non-negative int, or none for OS entropy."""
+    return click.option(
+        "--seed",
+        type=click.IntRange(min=0),
+        default=None,
+        help=help
+        or "Seed the noise for a reproducible run. A known seed voids the privacy "
+        "of the output; omit it (operating-system entropy) for real releases.",
+    )
+
+
+def input_argument() -> Callable[[F], F]:
+    """Add the ``IN`` argument: the input table (.csv, .tsv or .parquet)."""
+    return click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
+
+
+def output_option(metavar: str, help: str) -> Callable[[F], F]:
+    """Add the shared required ``--output/-o`` file option."""
+    return click.option(
+        "--output",
+        "-o",
+        "output_path",
+        required=True,
+        metavar=metavar,
+        type=click.Path(dir_okay=False),
+        help=help,
+    )
+
+
+def target_option(
+    help: str = "Name of the label column (the class to predict).",
+) -> Callable[[F], F]:
+    """Add the required ``--target`` option: the name of the label column."""
+    return click.option("--target", required=True, help=help)
+
+
+def option(
+    *decls: str, help: str, default: Any = None, **attrs: Any
+) -> Callable[[F], F]:
+    """``click.option`` with the house rule: a default, when there is one, is shown."""
+    if default is not None:
+        attrs.update(default=default, show_default=True)
+    return click.option(*decls, help=help, **attrs)
+
+
+def count_option(
+    *decls: str, help: str, default: int | None = None, **attrs: Any
+) -> Callable[[F], F]:
+    """Add an option whose value is a whole number >= 1."""
+    return option(
+        *decls, type=click.IntRange(min=1), default=default, help=help, **attrs
+    )
+
+
+def choice_option(name: str, choices: Sequence[str], help: str) -> Callable[[F], F]:
+    """Add an option that takes one of ``choices``, the first by default."""
+    return option(name, type=click.Choice(list(choices)), default=choices[0], help=help)
+
+
+def _parse_classes(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> list[str] | None:
+    if value is None:
+        return None
+    labels = value.split(",")
+    if "" in labels:
+        raise click.BadParameter(
+            f"expected labels separated by commas, got an empty label in {value!r}"
+        )
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise click.BadParameter(
+            f"repeats the label(s) {', '.join(map(repr, repeated))}"
+        )
+    return labels
+
+
+def classes_option() -> Callable[[F], F]:
+    """Add the ``--classes`` option: the public label set of the target column."""
+    return click.option(
+        "--classes",
+        metavar="LABEL,LABEL,...",
+        default=None,
+        callback=_parse_classes,
+        help="The public labels of TARGET, separated by commas and written as in IN "
+        "(e.g. --classes '<=50K,>50K'); a row with another label is an error. "
+        "Default: the labels found in the data, with a warning (a label held by "
+        "one record would show in the output).",
+    )
+
+
+def _parse_bounds(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, tuple[float, float]]:
+    bounds: dict[str, tuple[float, float]] = {}
+    for value in values:
+        name, sep, rest = value.rpartition("=")
+        low, colon, high = rest.partition(":")
+        try:
+            pair = (float(low), float(high))
+        except ValueError:
+            pair = (math.nan, math.nan)
+        if not (sep and name and colon) or not all(map(math.isfinite, pair)):
+            raise click.BadParameter(
+                f"expected COLUMN=LOW:HIGH with finite numbers, got {value!r}"
+            )
+        if not pair[0] < pair[1]:
+            raise click.BadParameter(f"LOW must be < HIGH, got {value!r}")
+        bounds[name] = pair
+    return bounds
+
+
+def bounds_option(help: str) -> Callable[[F], F]:
+    """Add the repeatable ``--bounds COL=LO:HI`` option, parsed into a dict."""
+    return click.option(
+        "--bounds",
+        "bounds",
+        multiple=True,
+        metavar="COL=LO:HI",
+        callback=_parse_bounds,
+        help=help,
+    )
+
+
+def read_input(input_path: str, target: str | None = None) -> Any:
+    """Read IN as a DataFrame; with ``target``, check that it is one of its columns."""
+    from privtab.cli import _io
+
+    try:
+        frame = _io.read_table(input_path)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot read {input_path}: {exc}") from exc
+    if target is not None and target not in frame.columns:
+        raise click.BadParameter(
+            f"{target!r} is not a column of {input_path}; columns: "
+            f"{', '.join(map(str, frame.columns))}",
+            param_hint="--target",
+        )
+    return frame
+
+
+#: Advice in the library's warnings, and how to follow it from the shell.
+_SHELL_ADVICE = {
+    "with classes=[...]": "with --classes",
+    "declare bounds=...": "declare them with --bounds COL=LO:HI",
+    "with data_norm=...": "with --data-norm",
+}
+
+
+def _shell_advice(message: str) -> str:
+    for python, shell in _SHELL_ADVICE.items():
+        message = message.replace(python, shell)
+    return message
+
+
+@contextlib.contextmanager
+def release() -> Iterator[list[str]]:
+    """Run a release: its errors become shell errors, its warnings go to stderr.
+
+    A :class:`~privtab.exceptions.PrivtabError`, ``ValueError``, ``TypeError`` or
+    ``MemoryError`` raised inside stops the command with its message. On success each
+    distinct warning is printed once to stderr, with the library's advice
+    (``classes=[...]``) rewritten as the shell's (``--classes``). Yields the list the
+    messages are put in (sorted), for JSON outputs.
+    """
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield notes
+        except (PrivtabError, ValueError, TypeError, MemoryError) as exc:
+            raise click.ClickException(str(exc)) from exc
+    notes.extend(sorted({_shell_advice(str(w.message)) for w in caught}))
+    for note in notes:
+        click.echo(f"warning: {note}", err=True)
+
+
+def write_output(
+    output_path: str, result: Mapping[str, Any] | None, table: Any = None
+) -> None:
+    """Write ``result`` as JSON, or ``table`` (a DataFrame) by the extension of OUT.
+
+    With both, a ``.json`` OUT gets the JSON and any other extension the table.
+    """
+    from privtab.cli import _io
+
+    out = Path(output_path)
+    try:
+        if result is not None and (table is None or out.suffix.lower() == ".json"):
+            out.write_text(json.dumps(result, indent=2) + "\n")
+        else:
+            _io.write_table(table, out)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot write {output_path}: {exc}") from exc
+
+
+def ledger_pairs(ledger: Iterable[Any]) -> list[list[Any]]:
+    """Return a privacy ledger as JSON pairs ``[label, epsilon]``."""
+    return [[label, eps] for label, eps in ledger]
+
+
+def json_value(value: Any) -> Any:
+    """Return a category as JSON: numbers stay numbers, the rest becomes text."""
+    if value is None:
+        return None
+    if isinstance(value, bool | int | float | str):
+        return value
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)

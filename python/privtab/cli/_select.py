@@ -1,0 +1,355 @@
+"""``privtab select``: choose the attributes of a table that predict a target.
+
+Two families share the command. ``privatekd`` and ``greedy`` choose ``--k`` attributes
+that discern the target (Vinterbo 2012); ``dpfsdr`` and ``dpfs`` choose the numeric
+features of a DP linear SVM on correlated data and release its perturbed weights
+(Wang, Zhang and Yan 2023). Each family has its own options; giving one of the other
+family's is an error, never silently ignored.
+
+Core kernels called: none directly; :class:`~privtab.PrivateKD`,
+:func:`~privtab.greedy_discernibility`, :class:`~privtab.DPFSDR` and
+:class:`~privtab.DPFS` call the ``privtab._core`` partition and correlation kernels.
+The full references: :mod:`privtab.discernibility` and :mod:`privtab.dpfsdr`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import numpy as np
+import pandas as pd
+from click.core import ParameterSource
+
+from privtab.cli._options import (
+    choice_option,
+    classes_option,
+    count_option,
+    epsilon_option,
+    input_argument,
+    ledger_pairs,
+    option,
+    output_option,
+    read_input,
+    release,
+    seed_option,
+    target_option,
+    write_output,
+)
+
+__all__ = ["select"]
+
+_DISCERNIBILITY = ("privatekd", "greedy")
+_CORRELATED = ("dpfsdr", "dpfs")
+
+_FRACTION = click.FloatRange(0, 1, min_open=True)
+_POSITIVE = click.FloatRange(0, min_open=True)
+
+#: The options that belong to one family of methods, and that family.
+_FAMILY_OPTIONS = {
+    "k": _DISCERNIBILITY,
+    "epsilon": _DISCERNIBILITY,
+    "epsilon_selection": _CORRELATED,
+    "epsilon_training": _CORRELATED,
+    "delta": _CORRELATED,
+    "record_delta": _CORRELATED,
+    "C": _CORRELATED,
+    "data_norm": _CORRELATED,
+    "budget": _CORRELATED,
+    "max_refits": _CORRELATED,
+}
+
+#: The options a family cannot run without.
+_REQUIRED = {
+    "privatekd": ("k",),
+    "greedy": ("k",),
+    "dpfsdr": ("epsilon_selection", "epsilon_training"),
+    "dpfs": ("epsilon_selection", "epsilon_training"),
+}
+
+
+def _flag(ctx: click.Context, name: str) -> click.Parameter:
+    return next(p for p in ctx.command.params if p.name == name)
+
+
+def _check_family_options(ctx: click.Context, method: str) -> None:
+    """Reject options of the other family; require the method's own."""
+    wrong = [
+        _flag(ctx, name).opts[0]
+        for name, methods in _FAMILY_OPTIONS.items()
+        if method not in methods
+        and ctx.get_parameter_source(name)
+        not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)
+    ]
+    if wrong:
+        others = _CORRELATED if method in _DISCERNIBILITY else _DISCERNIBILITY
+        raise click.UsageError(
+            f"{', '.join(wrong)} cannot be used with --method {method} (only with "
+            f"{' or '.join(others)})",
+            ctx,
+        )
+    for name in _REQUIRED[method]:
+        if ctx.params[name] is None:
+            if method in _DISCERNIBILITY:
+                raise click.MissingParameter(ctx=ctx, param=_flag(ctx, name))
+            raise click.UsageError(
+                f"Missing option '{_flag(ctx, name).opts[0]}' "
+                f"(required with --method {method}).",
+                ctx,
+            )
+
+
+@click.command(
+    epilog="\b\nOutput, chosen by the extension of OUT:\n"
+    "  .json                 the selection: attribute names in the order chosen,\n"
+    "                        parameters and the privacy ledger; with dpfsdr and\n"
+    "                        dpfs also the released SVM (coef, intercept), while\n"
+    "                        its training accuracy and correlated sensitivity,\n"
+    "                        computed without noise, go to stderr only\n"
+    "  .csv, .tsv, .parquet  the input projected on the selected attributes and\n"
+    "                        the target, with their original values\n"
+    "\b\nOptions of each method:\n"
+    "  privatekd, greedy  --k (required), --epsilon\n"
+    "  dpfsdr, dpfs       --epsilon-selection, --epsilon-training (required),\n"
+    "                     --budget, --max-refits, --delta, --record-delta, --C,\n"
+    "                     --data-norm"
+)
+@input_argument()
+@output_option("OUT", "Where to write the result (.json, .csv, .tsv or .parquet).")
+@choice_option(
+    "--method",
+    [*_DISCERNIBILITY, *_CORRELATED],
+    "privatekd: differentially private discernibility selection (Vinterbo "
+    "2012); greedy: the exact, NON-private greedy order (spends no ε); dpfsdr, dpfs: "
+    "DP feature selection for correlated numeric data with and without dynamic "
+    "relevance (Wang, Zhang and Yan 2023), releasing a DP linear SVM.",
+)
+@target_option()
+@count_option(
+    "--k",
+    "k",
+    help="Number of attributes to select, at most the number of predictors "
+    "(privatekd and greedy: required).",
+)
+@classes_option()
+@epsilon_option(
+    1.0, "Privacy budget ε of the whole selection (privatekd; finite and > 0)."
+)
+@epsilon_option(
+    None,
+    "ε₁ of the noisy F-score importance that ranks the candidates (dpfsdr, dpfs).",
+    "--epsilon-selection",
+)
+@epsilon_option(
+    None,
+    "ε₂ of the perturbed SVM weights: of every refit, or of all of them with "
+    "--budget total (dpfsdr, dpfs).",
+    "--epsilon-training",
+)
+@choice_option(
+    "--budget",
+    ["per_refit", "total"],
+    "per_refit: each refit of the SVM releases weights with ε₂, so r refits "
+    "spend ε₁ + r·ε₂ (the paper's algorithm, honestly accounted); total: ε₂ is "
+    "split over --max-refits refits, so the selection spends at most ε₁ + ε₂.",
+)
+@count_option(
+    "--max-refits",
+    help="Stop the search after this many SVM fits. Default: the number of columns "
+    "kept by the correlation filter.",
+)
+@option(
+    "--delta",
+    type=_FRACTION,
+    default=0.9,
+    help="Correlation filter: a column whose Pearson θ with an earlier one is >= "
+    "DELTA is dropped.",
+)
+@option(
+    "--record-delta",
+    type=_FRACTION,
+    default=0.8,
+    help="Records correlated at |θ| >= RECORD_DELTA count in the correlated "
+    "sensitivity that scales the SVM's noise.",
+)
+@option(
+    "--C",
+    "C",
+    type=_POSITIVE,
+    default=1.0,
+    help="Inverse regularisation of the SVM, λ = 1/(C·n); the noise grows with C.",
+)
+@option(
+    "--data-norm",
+    type=_POSITIVE,
+    help="Public bound on the L2 norm of a row of predictors (rows are scaled by it "
+    "and clipped to norm 1). Default: the largest norm in the data, with a warning.",
+)
+@seed_option()
+@click.pass_context
+def select(
+    ctx: click.Context,
+    input_path: str,
+    output_path: str,
+    method: str,
+    target: str,
+    k: int | None,
+    classes: list[str] | None,
+    epsilon: float,
+    epsilon_selection: float | None,
+    epsilon_training: float | None,
+    budget: str,
+    max_refits: int | None,
+    delta: float,
+    record_delta: float,
+    C: float,
+    data_norm: float | None,
+    seed: int | None,
+) -> None:
+    """Select attributes of the table IN that predict the TARGET column.
+
+    Every column except TARGET is a candidate.
+
+    privatekd and greedy select K attributes that discern TARGET. Columns are encoded
+    with their categories (numeric columns are binned); as nothing is declared, the
+    domains come from the data, which a warning repeats: declare them through the
+    Python API (TableEncoder) for a guarantee that covers them too.
+
+    dpfsdr and dpfs need numeric predictors. They drop columns correlated at
+    >= DELTA, rank the rest by an ε₁-DP F-score and add features while the training
+    accuracy of a DP linear SVM strictly improves; the SVM's output noise is scaled
+    by the correlated sensitivity of the records. Declare --data-norm for a guarantee
+    that covers the row scaling.
+
+    The labels of TARGET are declared with --classes.
+    """
+    _check_family_options(ctx, method)
+    frame = read_input(input_path, target)
+    predictors = [c for c in frame.columns if c != target]
+    labels = frame[target].astype(str).to_numpy()
+    if method in _CORRELATED:
+        from privtab.dpfsdr import DPFS, DPFSDR
+
+        estimator = (DPFSDR if method == "dpfsdr" else DPFS)(
+            epsilon_selection,
+            epsilon_training,
+            delta=delta,
+            record_delta=record_delta,
+            C=C,
+            data_norm=data_norm,
+            budget=budget,
+            max_refits=max_refits,
+            classes=classes,
+            random_state=seed,
+        )
+        _select_correlated(estimator, method, frame, labels, target, output_path)
+        return
+    assert k is not None
+    if not 1 <= k <= len(predictors):
+        raise click.BadParameter(
+            f"must be between 1 and the number of predictors ({len(predictors)}), "
+            f"got {k}",
+            param_hint="--k",
+        )
+    with release() as notes:
+        order, ledger = _discerning_order(
+            frame[predictors], labels, method, k, epsilon, classes, seed
+        )
+    chosen = [predictors[int(j)] for j in order]
+    result = {
+        "method": method,
+        "target": target,
+        "k": k,
+        "epsilon": epsilon if method == "privatekd" else 0.0,
+        "selected": [str(c) for c in chosen],
+        "selection_order": [int(j) for j in order],
+        "privacy_ledger": ledger,
+        "warnings": notes,
+    }
+    write_output(output_path, result, frame[[*chosen, target]])
+    click.echo(f"selected ({method}): {', '.join(map(str, chosen))}")
+
+
+def _discerning_order(
+    predictors: pd.DataFrame,
+    labels: np.ndarray,
+    method: str,
+    k: int,
+    epsilon: float,
+    classes: list[str] | None,
+    seed: int | None,
+) -> tuple[Any, list[list[Any]]]:
+    """Run PrivateKD or the greedy order; return the order and the JSON ledger."""
+    from privtab._validation import check_labels
+    from privtab.discernibility import PrivateKD, greedy_discernibility
+    from privtab.table import TableEncoder
+
+    table = TableEncoder(missing="category").fit_transform(predictors)
+    if method == "privatekd":
+        selector = PrivateKD(k, epsilon, random_state=seed, classes=classes).fit(
+            table, labels
+        )
+        return selector.selection_order_, ledger_pairs(selector.privacy_ledger_)
+    if classes is not None:  # not private: only check the labels
+        check_labels(labels, classes, n_rows=len(labels), warn=False)
+    return greedy_discernibility(table, labels, k), []
+
+
+def _select_correlated(
+    estimator: Any,
+    method: str,
+    frame: pd.DataFrame,
+    labels: np.ndarray,
+    target: str,
+    output_path: str,
+) -> None:
+    """Fit DPFSDR or DPFS, write the selection and the released SVM, print the ledger."""
+    predictors = [c for c in frame.columns if c != target]
+    if not predictors:
+        raise click.ClickException(f"IN has no column besides {target!r}")
+    text = [str(c) for c in predictors if not pd.api.types.is_numeric_dtype(frame[c])]
+    if text:
+        raise click.ClickException(
+            f"--method {method} needs numeric predictors; not numeric: "
+            f"{', '.join(map(repr, text))} (drop them from IN, or use privatekd)"
+        )
+    with release() as notes:
+        selector = estimator.fit(frame[predictors], labels)
+    names = [str(c) for c in predictors]
+    chosen = [names[int(j)] for j in selector.selection_order_]
+    model = selector.classifier_
+    result = {
+        "method": method,
+        "target": target,
+        "epsilon": selector.epsilon_spent_,
+        "epsilon_selection": selector.epsilon_selection,
+        "epsilon_training": selector.epsilon_training,
+        "budget": selector.budget,
+        "selected": chosen,
+        "selection_order": selector.selection_order_.tolist(),
+        "classifier": {
+            "features": [names[int(j)] for j in np.flatnonzero(selector.support_)],
+            "classes": [str(c) for c in model.classes_],
+            "coef": model.coef_.tolist(),
+            "intercept": model.intercept_.tolist(),
+            "data_norm": selector.data_norm_,
+            "lambda": selector.lambda_,
+            "delta_w": selector.delta_w_,
+        },
+        "n_refits": selector.n_refits_,
+        "privacy_ledger": ledger_pairs(selector.privacy_ledger_),
+        "warnings": notes,
+    }
+    projected = [predictors[int(j)] for j in selector.selection_order_]
+    write_output(output_path, result, frame[[*projected, target]])
+    ledger = "\n".join(
+        f"  {label}: {eps:.6g}" for label, eps in selector.privacy_ledger_
+    )
+    click.echo(f"selected ({method}): {', '.join(chosen)}")
+    click.echo(
+        "computed without noise, for the data holder only (not in OUT): training "
+        f"accuracy of the released SVM {selector.accuracy_:.4f}, correlated "
+        f"sensitivity CS = {selector.correlated_sensitivity_:.6g}\n"
+        f"privacy ledger (total {selector.epsilon_spent_:g}):\n{ledger}",
+        err=True,
+    )

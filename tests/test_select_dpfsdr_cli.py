@@ -1,0 +1,280 @@
+"""`privtab select --method dpfsdr|dpfs`: DP feature selection for correlated data."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from privtab import DPFS, DPFSDR, BudgetAccountant, PrivacyLeakWarning
+from privtab.cli import _demo as demo_module
+from privtab.cli import main
+
+ESTIMATORS = {"dpfsdr": DPFSDR, "dpfs": DPFS}
+
+
+@pytest.fixture(scope="module")
+def wdbc(shared_data, tmp_path_factory):
+    """WDBC from the real file, with the names of columns.txt and without the id."""
+    lines = (shared_data / "wdbc" / "columns.txt").read_text().splitlines()
+    names = [line.split("\t")[1] for line in lines if line and line[0] != "#"]
+    frame = pd.read_csv(shared_data / "wdbc" / "wdbc.data", header=None, names=names)
+    frame = frame.drop(columns="id")
+    path = tmp_path_factory.mktemp("wdbc") / "wdbc.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def run(args):
+    return CliRunner().invoke(main, ["select", *map(str, args)])
+
+
+def private_args(method, epsilon_selection=0.5, epsilon_training=2.0):
+    return [
+        "--method",
+        method,
+        "--target",
+        "diagnosis",
+        "--epsilon-selection",
+        epsilon_selection,
+        "--epsilon-training",
+        epsilon_training,
+    ]
+
+
+DECLARED = ["--classes", "B,M", "--data-norm", 5000, "--C", 10, "--seed", 11]
+
+
+@pytest.mark.parametrize("budget", ["per_refit", "total"])
+@pytest.mark.parametrize("method", ["dpfsdr", "dpfs"])
+def test_json_matches_the_estimator_with_the_same_seed(wdbc, tmp_path, method, budget):
+    path, frame = wdbc
+    out = tmp_path / "out.json"
+    args = [path, "-o", out, *private_args(method), *DECLARED, "--budget", budget]
+    result = run([*args, "--max-refits", 12])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+
+    predictors = [c for c in frame.columns if c != "diagnosis"]
+    direct = ESTIMATORS[method](
+        0.5,
+        2.0,
+        C=10.0,
+        data_norm=5000.0,
+        budget=budget,
+        max_refits=12,
+        classes=["B", "M"],
+        random_state=11,
+        accountant=BudgetAccountant(100.0),
+    ).fit(frame[predictors], frame["diagnosis"].astype(str))
+
+    assert report["method"] == method
+    assert report["selected"] == [predictors[j] for j in direct.selection_order_]
+    assert report["selection_order"] == direct.selection_order_.tolist()
+    model = report["classifier"]
+    assert model["features"] == [predictors[j] for j in np.flatnonzero(direct.support_)]
+    np.testing.assert_array_equal(model["coef"], direct.classifier_.coef_)
+    np.testing.assert_array_equal(model["intercept"], direct.classifier_.intercept_)
+    assert model["data_norm"] == 5000.0
+    assert model["delta_w"] == direct.delta_w_
+    # Statistics computed without noise stay out of the released file.
+    assert "accuracy" not in out.read_text()
+    assert "correlated_sensitivity" not in out.read_text()
+    assert f"CS = {direct.correlated_sensitivity_:.6g}" in result.stderr
+    assert report["n_refits"] == direct.n_refits_ <= 12
+    assert report["privacy_ledger"] == [list(e) for e in direct.privacy_ledger_]
+    assert report["epsilon"] == direct.epsilon_spent_
+    assert math.fsum(eps for _, eps in report["privacy_ledger"]) == report["epsilon"]
+    if budget == "total":
+        assert report["epsilon"] <= 0.5 + 2.0
+    else:
+        assert report["epsilon"] == 0.5 + 2.0 * report["n_refits"]
+    assert report["warnings"] == []
+    assert f"selected ({method}): {', '.join(report['selected'])}" in result.stdout
+    assert f"privacy ledger (total {report['epsilon']:g})" in result.stderr
+
+
+def test_the_released_coefficients_are_the_fitted_model(wdbc, tmp_path):
+    path, frame = wdbc
+    out = tmp_path / "out.json"
+    result = run([path, "-o", out, *private_args("dpfsdr", 1.0, 50.0), *DECLARED])
+    assert result.exit_code == 0, result.output
+    model = json.loads(out.read_text())["classifier"]
+    reported = float(result.stderr.split("released SVM ")[1].split(",")[0])
+    assert model["classes"] == ["B", "M"]
+    X = frame[model["features"]].to_numpy()
+    scores = X @ np.asarray(model["coef"]).T + np.asarray(model["intercept"])
+    predicted = np.where(scores[:, 0] > 0, "M", "B")
+    accuracy = float(np.mean(predicted == frame["diagnosis"].to_numpy()))
+    assert accuracy == pytest.approx(reported, abs=5e-5)  # printed to 4 decimals
+
+
+def test_undeclared_norm_and_labels_warn_in_shell_words(wdbc, tmp_path):
+    path, _ = wdbc
+    out = tmp_path / "out.json"
+    result = run([path, "-o", out, *private_args("dpfs"), "--seed", 1])
+    assert result.exit_code == 0, result.output
+    notes = json.loads(out.read_text())["warnings"]
+    assert len(notes) == 2
+    assert any("data_norm was not given" in n and "--data-norm" in n for n in notes)
+    assert any("label set of y" in n and "--classes" in n for n in notes)
+    assert result.stderr.count("warning:") == 2
+
+
+def test_table_output_projects_the_input_and_parquet_input(wdbc, tmp_path):
+    path, frame = wdbc
+    parquet = tmp_path / "wdbc.parquet"
+    frame.to_parquet(parquet, index=False)
+    as_json, as_csv = tmp_path / "out.json", tmp_path / "out.csv"
+    assert (
+        run([parquet, "-o", as_json, *private_args("dpfs"), *DECLARED]).exit_code == 0
+    )
+    result = run([path, "-o", as_csv, *private_args("dpfs"), *DECLARED])
+    assert result.exit_code == 0, result.output
+    selected = json.loads(as_json.read_text())["selected"]
+    projected = pd.read_csv(as_csv)
+    assert list(projected.columns) == [*selected, "diagnosis"]
+    pd.testing.assert_frame_equal(projected, frame[list(projected.columns)])
+
+
+@pytest.mark.parametrize(
+    ("method", "extra", "code", "message"),
+    [
+        (
+            "dpfsdr",
+            ["--k", 3],
+            2,
+            "--k cannot be used with --method dpfsdr (only with privatekd or greedy)",
+        ),
+        ("dpfs", ["-e", 1], 2, "--epsilon cannot be used with --method dpfs"),
+        ("dpfsdr", ["--epsilon-selection", 0], 2, "must be finite and > 0"),
+        ("dpfsdr", ["--epsilon-training", "nan"], 2, "must be finite and > 0"),
+        ("dpfsdr", ["--delta", 1.5], 2, "1.5 is not in the range 0<x<=1"),
+        ("dpfsdr", ["--record-delta", 0], 2, "0.0 is not in the range 0<x<=1"),
+        ("dpfs", ["--budget", "all"], 2, "'all' is not one of 'per_refit', 'total'"),
+        ("dpfs", ["--max-refits", 0], 2, "0 is not in the range x>=1"),
+        ("dpfs", ["--data-norm", -1], 2, "-1.0 is not in the range x>0"),
+        ("dpfs", ["--C", 0], 2, "0.0 is not in the range x>0"),
+        (
+            "dpfsdr",
+            ["--classes", "B,X"],
+            1,
+            "not among the declared classes ['B', 'X']",
+        ),
+    ],
+)
+def test_bad_options_of_dpfsdr_and_dpfs(wdbc, tmp_path, method, extra, code, message):
+    path, _ = wdbc
+    out = tmp_path / "out.json"
+    result = run([path, "-o", out, *private_args(method), *extra])
+    assert result.exit_code == code, result.output
+    assert message in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--method", "dpfsdr", "--epsilon-training", 1],
+            "Missing option '--epsilon-selection' (required with --method dpfsdr).",
+        ),
+        (
+            ["--method", "dpfs", "--epsilon-selection", 1],
+            "Missing option '--epsilon-training' (required with --method dpfs).",
+        ),
+        (
+            ["--k", 2, "--epsilon-selection", 1],
+            "--epsilon-selection cannot be used with --method privatekd",
+        ),
+        (
+            ["--method", "greedy", "--k", 2, "--data-norm", 3, "--delta", 0.5],
+            "--delta, --data-norm cannot be used with --method greedy (only with "
+            "dpfsdr or dpfs)",
+        ),
+        (["--method", "privatekd"], "Missing option '--k'."),
+    ],
+)
+def test_options_of_the_other_family_are_errors(wdbc, tmp_path, args, message):
+    path, _ = wdbc
+    out = tmp_path / "out.json"
+    result = run([path, "-o", out, "--target", "diagnosis", *args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert not out.exists()
+
+
+def test_non_numeric_predictors_and_no_predictors_are_errors(wdbc, tmp_path):
+    _, frame = wdbc
+    labelled = frame.assign(site=np.where(frame.index % 2, "north", "south"))
+    path = tmp_path / "mixed.csv"
+    labelled.to_csv(path, index=False)
+    result = run([path, "-o", tmp_path / "o.json", *private_args("dpfsdr")])
+    assert result.exit_code == 1
+    assert "needs numeric predictors; not numeric: 'site'" in result.output
+    only_target = tmp_path / "target.csv"
+    frame[["diagnosis"]].to_csv(only_target, index=False)
+    result = run([only_target, "-o", tmp_path / "o.json", *private_args("dpfs")])
+    assert result.exit_code == 1
+    assert "no column besides 'diagnosis'" in result.output
+
+
+def test_help_lists_the_options_of_both_families():
+    result = CliRunner().invoke(main, ["select", "--help"])
+    assert result.exit_code == 0
+    for text in (
+        "dpfsdr",
+        "--epsilon-selection",
+        "--epsilon-training",
+        "--budget",
+        "--max-refits",
+        "--delta",
+        "--record-delta",
+        "--data-norm",
+        "--k",
+    ):
+        assert text in result.output
+
+
+def test_demo_section_spends_its_epsilon_and_declares_its_norm(wdbc):
+    _, frame = wdbc
+    X = frame.drop(columns="diagnosis").to_numpy()
+    scaled = X / np.asarray(demo_module._WDBC_UPPER_BOUNDS)
+    # The declared norm covers every record: each column is within [0, 1].
+    assert scaled.min() >= 0
+    assert scaled.max() <= 1
+    assert np.linalg.norm(scaled, axis=1).max() <= math.sqrt(X.shape[1])
+
+    console = Console(record=True, width=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        acc = demo_module.run_demo(
+            0.8, seed=5, progress=False, console=console, sections=["dpfsdr"]
+        )
+    assert [tuple(e) for e in acc.ledger] == [("DPFS", 0.4), ("DPFSDR", 0.4)]
+    assert acc.spent == 0.8
+    text = console.export_text()
+    for name in ("DFS (not private)", "DPFS", "DPFSDR", "held-out accuracy"):
+        assert name in text
+    # The non-private row is DFS on the same split: its selection is public here.
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+
+    wdbc_sklearn = load_breast_cancer()
+    np.testing.assert_array_equal(wdbc_sklearn.data, X)  # the same records as UCI's
+    X_train, _, y_train, _ = train_test_split(
+        scaled, wdbc_sklearn.target, test_size=0.3, random_state=0,
+        stratify=wdbc_sklearn.target,
+    )  # fmt: skip
+    dfs = DPFS(
+        None, None, C=10.0, data_norm=math.sqrt(30), max_refits=10, classes=[0, 1]
+    ).fit(X_train, y_train)
+    names = [str(wdbc_sklearn.feature_names[j]) for j in dfs.selection_order_]
+    dfs_line = next(line for line in text.splitlines() if "DFS (not private)" in line)
+    assert f"{len(names)}: {names[0]}" in dfs_line
