@@ -138,7 +138,7 @@ def filter_correlated_features(X: Any, delta: float) -> np.ndarray:
     array([0, 2])
     """
     delta = _delta(delta, "delta")
-    return _core.filter_correlated_features(_matrix(X), delta).astype(np.int64)
+    return _core.filter_correlated_features(_matrix(X), delta)
 
 
 def correlated_degree_matrix(X: Any, delta: float) -> np.ndarray:
@@ -525,7 +525,7 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
                 )
 
         # Step 1: the attribute filter; step 2: the (noisy) feature importance.
-        kept = _core.filter_correlated_features(X, delta).astype(np.int64)
+        kept = _core.filter_correlated_features(X, delta)
         Xk = np.ascontiguousarray(X[:, kept])
         _, fim = _importance(Xk, codes, len(classes))
         m = len(kept)

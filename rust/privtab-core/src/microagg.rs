@@ -89,6 +89,24 @@ impl Mechanism {
     }
 }
 
+impl std::str::FromStr for Mechanism {
+    type Err = Error;
+
+    /// `"dp"`, `"idp_ls"` or `"idp_cbls"` (the names of `privtab.MicroaggregationMasker`).
+    fn from_str(name: &str) -> Result<Self> {
+        match name {
+            "dp" => Ok(Mechanism::Dp),
+            "idp_ls" => Ok(Mechanism::IdpLs),
+            "idp_cbls" => Ok(Mechanism::IdpCbls),
+            _ => Err(Error::parameter(
+                "mechanism",
+                format!("{name:?}"),
+                "must be one of 'idp_cbls', 'idp_ls', 'dp'",
+            )),
+        }
+    }
+}
+
 /// The non-noisy microaggregation of one attribute (for references and tests; not private).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Microaggregation {
@@ -307,6 +325,53 @@ pub fn mask_columns(
         })
         .collect();
     results.into_iter().collect()
+}
+
+/// A masked table (see [`mask_table`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaskedTable {
+    /// The released values in the layout of the input: attribute `a` in row `a`.
+    pub masked: Vec<f64>,
+    /// [`AttributeMask::sensitivities`] of every attribute (private for the iDP mechanisms).
+    pub sensitivities: Vec<Vec<f64>>,
+}
+
+/// [`mask_columns`] on a row-major `(d, n)` table (attribute `a` in row `a`, read without
+/// copying), the masked values returned in the same layout.
+///
+/// # Privacy
+/// As [`mask_columns`].
+///
+/// # Errors
+/// [`Error::InvalidData`] when `table` does not have `d · n` values; the errors of
+/// [`mask_columns`]; [`Error::OutputTooLarge`] when the output cannot be allocated.
+pub fn mask_table(
+    table: &[f64],
+    (d, n): (usize, usize),
+    k: usize,
+    mechanism: Mechanism,
+    bounds: &[(f64, f64)],
+    epsilons: &[f64],
+    seed: &Seed,
+) -> Result<MaskedTable> {
+    if d.checked_mul(n) != Some(table.len()) {
+        return Err(Error::InvalidData(format!(
+            "the table has {} values, expected {d} × {n}",
+            table.len()
+        )));
+    }
+    let columns: Vec<&[f64]> = (0..d).map(|a| &table[a * n..(a + 1) * n]).collect();
+    let masks = mask_columns(&columns, k, mechanism, bounds, epsilons, seed)?;
+    let mut masked = alloc_output(table.len(), "masked table")?;
+    let mut sensitivities = Vec::with_capacity(d);
+    for (a, mask) in masks.into_iter().enumerate() {
+        masked[a * n..(a + 1) * n].copy_from_slice(&mask.masked);
+        sensitivities.push(mask.sensitivities);
+    }
+    Ok(MaskedTable {
+        masked,
+        sensitivities,
+    })
 }
 
 /// [`mask_attribute`] after the parameter checks.
@@ -1104,6 +1169,41 @@ mod tests {
         assert_eq!(
             mask_columns(&[], 3, Mechanism::Dp, &[], &[], &seed(0)).unwrap(),
             Vec::<AttributeMask>::new()
+        );
+    }
+
+    #[test]
+    fn a_row_major_table_is_masked_as_its_columns() {
+        let mut rng = seed(14).stream(0);
+        let (d, n) = (3, 50);
+        let table: Vec<f64> = (0..d * n).map(|_| rng.random_range(0..20) as f64).collect();
+        let columns: Vec<&[f64]> = table.chunks_exact(n).collect();
+        let (bounds, epsilons) = (vec![(0.0, 30.0); d], [0.5, 1.0, 2.0]);
+        for mechanism in ALL {
+            let masks = mask_columns(&columns, 4, mechanism, &bounds, &epsilons, &seed(15));
+            let out = mask_table(&table, (d, n), 4, mechanism, &bounds, &epsilons, &seed(15));
+            let (masks, out) = (masks.unwrap(), out.unwrap());
+            for (a, mask) in masks.iter().enumerate() {
+                assert_eq!(out.masked[a * n..(a + 1) * n], mask.masked[..]);
+                assert_eq!(out.sensitivities[a], mask.sensitivities);
+            }
+        }
+        let short = mask_table(
+            &table[1..],
+            (d, n),
+            4,
+            Mechanism::Dp,
+            &bounds,
+            &epsilons,
+            &seed(0),
+        );
+        assert!(matches!(short, Err(Error::InvalidData(_))));
+        let names = ["dp", "idp_ls", "idp_cbls"].map(|name| name.parse::<Mechanism>().unwrap());
+        assert_eq!(names, [Mechanism::Dp, Mechanism::IdpLs, Mechanism::IdpCbls]);
+        let unknown = "idp".parse::<Mechanism>().unwrap_err().to_string();
+        assert_eq!(
+            unknown,
+            "mechanism must be one of 'idp_cbls', 'idp_ls', 'dp', got \"idp\""
         );
     }
 

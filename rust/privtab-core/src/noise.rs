@@ -37,7 +37,10 @@ pub use binomial::{Binomial, binomial, binomial_samples};
 pub use continuous::{
     exponential, exponential_samples, gumbel, gumbel_samples, laplace, laplace_samples,
 };
-pub use discrete::{DiscreteLaplace, Rational, add_discrete_laplace};
+pub use discrete::{
+    DiscreteLaplace, Rational, add_discrete_laplace, discrete_laplace_samples,
+    discrete_laplace_tail_samples,
+};
 pub use distinct::{FULL_RANGE, sample_distinct};
 pub use grid::{GridLaplace, add_laplace, grid_laplace_samples};
 pub use l2_laplace::{gamma, gamma_samples, l2_laplace, l2_laplace_samples};

@@ -10,9 +10,12 @@
 //! and candidate scans of `partition`, the subset walk, pairwise tables, chunked sampling)
 //! and return [`Error::Interrupted`]. As in polars, the flag is process-wide: a request
 //! stops every interruptible call running at that moment, and is cleared when the last of
-//! them returns.
+//! them returns. [`run_watched`] runs a kernel this way while its caller keeps watching
+//! for a reason to stop (the bindings: Python's signal handlers).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
 
 use crate::{Error, Result};
 
@@ -90,6 +93,58 @@ where
             .build()
             .map_err(|err| Error::OutputTooLarge(format!("cannot start {threads} threads: {err}")))?
             .install(work),
+    }
+}
+
+/// Runs `kernel` as an [`interruptible`] job of rayon's global pool on `n_threads` threads
+/// (see [`with_threads`]) while the calling thread waits, calling `watch` every `period`.
+///
+/// No thread is started per call. When `watch` fails, the kernel is asked to stop
+/// ([`request_interrupt`]), the call waits for it and returns `watch`'s error; `watch` is
+/// not called again. Kernels poll [`check_interrupt`] at chunk or round boundaries, so the
+/// wait is one chunk or one round of work. A panic of the kernel resumes in the caller.
+///
+/// # Errors
+/// The outer error is `watch`'s; the inner result is the kernel's (including the errors
+/// of [`with_threads`]).
+pub fn run_watched<T, E, F>(
+    n_threads: Option<usize>,
+    period: Duration,
+    kernel: F,
+    mut watch: impl FnMut() -> std::result::Result<(), E>,
+) -> std::result::Result<Result<T>, E>
+where
+    T: Send,
+    F: FnOnce() -> Result<T> + Send,
+{
+    let (done, finished) = mpsc::channel();
+    let (mut outcome, mut stop) = (None, None);
+    // The scope returns when the job has; a panic of the kernel resumes there.
+    rayon::in_place_scope(|scope| {
+        scope.spawn(move |_| {
+            // The receiver lives until the scope ends.
+            let _ = done.send(interruptible(|| with_threads(n_threads, kernel)));
+        });
+        while outcome.is_none() {
+            match finished.recv_timeout(period) {
+                Ok(result) => outcome = Some(result),
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    if stop.is_none()
+                        && let Err(err) = watch()
+                    {
+                        request_interrupt();
+                        stop = Some(err);
+                    }
+                }
+            }
+        }
+    });
+    match (stop, outcome) {
+        (Some(err), _) => Err(err),
+        (None, Some(result)) => Ok(result),
+        // Unreachable: without an outcome the kernel panicked and the scope resumed it.
+        (None, None) => Ok(Err(Error::Interrupted)),
     }
 }
 

@@ -7,7 +7,9 @@ use privtab_core::binary::BinaryCsr;
 use privtab_core::columns::Columns;
 use privtab_core::mining::{self, Limits, Rows};
 use privtab_core::partition::{self, Labels, Rule};
-use privtab_core::resources::{interrupted, interruptible, request_interrupt};
+use privtab_core::resources::{
+    check_interrupt, interrupted, interruptible, request_interrupt, run_watched,
+};
 use privtab_core::rng::Seed;
 use privtab_core::{Error, Result, anonymity, clustering, noise, pairwise};
 
@@ -85,4 +87,27 @@ fn every_long_kernel_stops_on_request_and_the_flag_clears() {
         start.elapsed()
     );
     assert!(!interrupted());
+
+    // A watched kernel: a failing watch stops it and wins, a quiet one leaves its result.
+    let period = Duration::from_millis(1);
+    let spin = || {
+        while !interrupted() {
+            std::thread::yield_now();
+        }
+        check_interrupt().map(|()| 0)
+    };
+    let mut watches = 0;
+    let watched = run_watched(Some(2), period, spin, || {
+        watches += 1;
+        Err("stop")
+    });
+    assert_eq!((watched, watches), (Err("stop"), 1));
+    assert!(!interrupted());
+    let quiet = || Ok::<(), ()>(());
+    assert_eq!(run_watched(None, period, || Ok(3), quiet), Ok(Ok(3)));
+    let no_threads = run_watched(Some(0), period, || Ok(3), quiet);
+    assert!(matches!(
+        no_threads,
+        Ok(Err(Error::InvalidParameter { .. }))
+    ));
 }

@@ -1,14 +1,12 @@
 //! The one way a binding runs a kernel ([`run`]), and the mapping of core errors to the
 //! exception classes Python users catch.
 
-use std::sync::mpsc;
 use std::time::Duration;
 
 use privtab_core::Error;
-use privtab_core::resources::{interruptible, request_interrupt, with_threads};
+use privtab_core::resources::run_watched;
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError,
-    PyValueError,
+    PyFileNotFoundError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -21,9 +19,9 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 pub struct CoreError(pub Error);
 
 impl From<CoreError> for PyErr {
-    fn from(err: CoreError) -> PyErr {
-        let message = err.0.to_string();
-        match err.0 {
+    fn from(CoreError(err): CoreError) -> PyErr {
+        let message = err.to_string();
+        match err {
             Error::Domain(_) => DomainError::new_err(message),
             Error::OutputTooLarge(_) => PyMemoryError::new_err(message),
             Error::Io {
@@ -46,14 +44,11 @@ pub fn mapped<T>(result: privtab_core::Result<T>) -> PyResult<T> {
 /// Runs a core kernel for Python: with the GIL released, on `n_threads` threads (`None`:
 /// the global pool), with core errors mapped, and interruptible by Ctrl-C.
 ///
-/// The kernel runs as a job of rayon's global pool (no thread is started per call) while
-/// the calling thread waits, re-attaching every [`SIGNAL_POLL`] to let Python run its
-/// signal handlers. When a handler raises (`KeyboardInterrupt` for Ctrl-C), the kernel is
-/// asked to stop ([`request_interrupt`]), the call waits for it and raises the handler's
-/// exception. Kernels poll the request at chunk or round boundaries, so the wait is one
-/// chunk or one round of work; a kernel without polling points finishes first. Signal
-/// handlers only run on Python's main thread, so calls from other threads are not
-/// interrupted by Ctrl-C.
+/// The kernel runs as a job of rayon's global pool ([`run_watched`]) while the calling
+/// thread waits, re-attaching every [`SIGNAL_POLL`] to let Python run its signal handlers.
+/// When a handler raises (`KeyboardInterrupt` for Ctrl-C), the kernel is asked to stop and
+/// the call raises the handler's exception once it has. Signal handlers only run on
+/// Python's main thread, so calls from other threads are not interrupted by Ctrl-C.
 ///
 /// The hand-over to the pool costs a few microseconds a call (0.1 µs before), which only
 /// shows in Python loops over tiny inputs.
@@ -62,41 +57,8 @@ where
     T: Send,
     F: FnOnce() -> privtab_core::Result<T> + Send,
 {
-    let (result, signal) = py.detach(|| {
-        let (done, finished) = mpsc::channel();
-        let mut signal = None;
-        let mut result = None;
-        // The scope returns when the job has; a panic of the kernel resumes there.
-        rayon::in_place_scope(|scope| {
-            scope.spawn(move |_| {
-                // The receiver lives until the scope ends.
-                let _ = done.send(interruptible(|| with_threads(n_threads, kernel)));
-            });
-            loop {
-                match finished.recv_timeout(SIGNAL_POLL) {
-                    Ok(outcome) => {
-                        result = Some(outcome);
-                        break;
-                    }
-                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                }
-                if signal.is_none()
-                    && let Err(err) = Python::attach(|py| py.check_signals())
-                {
-                    request_interrupt();
-                    signal = Some(err);
-                }
-            }
-        });
-        (result, signal)
-    });
-    match (signal, result) {
-        (Some(err), _) => Err(err),
-        (None, Some(result)) => mapped(result),
-        // Unreachable: without a result the kernel panicked and the scope resumed the panic.
-        (None, None) => Err(PyRuntimeError::new_err("the kernel returned no result")),
-    }
+    let watch = || Python::attach(|py| py.check_signals());
+    mapped(py.detach(|| run_watched(n_threads, SIGNAL_POLL, kernel, watch))?)
 }
 
 /// Reads a contiguous numpy array as a slice, or explains which argument is not contiguous.

@@ -1,117 +1,82 @@
 //! Bindings of `privtab_core::microagg`: individual-ranking microaggregation and its ε-DP
 //! and ε-iDP masks.
 
-use numpy::ndarray::Array2;
-use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
-};
-use privtab_core::microagg::{self, Mechanism};
-use privtab_core::rng::Seed;
+use privtab_core::microagg::{self, Microaggregation};
 use pyo3::exceptions::PyValueError;
-use pyo3::prelude::*;
 
-use crate::errors::{contiguous, run};
+use crate::prelude::*;
 
 /// The masked (d, n) table and every attribute's cluster sensitivities.
-type MaskArrays<'py> = (Bound<'py, PyArray2<f64>>, Vec<Bound<'py, PyArray1<f64>>>);
-
-type ClusterArrays<'py> = (
-    Bound<'py, PyArray1<u32>>,
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-);
-
-fn parse_mechanism(name: &str) -> PyResult<Mechanism> {
-    match name {
-        "dp" => Ok(Mechanism::Dp),
-        "idp_ls" => Ok(Mechanism::IdpLs),
-        "idp_cbls" => Ok(Mechanism::IdpCbls),
-        other => Err(PyValueError::new_err(format!(
-            "mechanism must be one of 'idp_cbls', 'idp_ls', 'dp', got {other:?}"
-        ))),
-    }
-}
+type Masked = Numpy<(Matrix<f64>, Vec<Vec<f64>>)>;
 
 /// The cluster of every value under individual-ranking microaggregation.
 #[pyfunction]
-pub(crate) fn individual_ranking_clusters<'py>(
-    values: PyReadonlyArray1<'py, f64>,
+pub(crate) fn individual_ranking_clusters(
+    values: PyReadonlyArray1<'_, f64>,
     k: usize,
-) -> PyResult<Bound<'py, PyArray1<u32>>> {
-    let (py, data) = (values.py(), contiguous(&values, "values")?);
-    let labels = run(py, None, || microagg::individual_ranking_clusters(data, k))?;
-    Ok(labels.into_pyarray(py))
+) -> PyResult<Numpy<Vec<u32>>> {
+    let data = contiguous(&values, "values")?;
+    run(values.py(), None, || {
+        microagg::individual_ranking_clusters(data, k)
+    })
+    .map(Numpy)
 }
 
 /// The exact (non-private) clusters, centroids and sensitivities of one attribute.
 #[pyfunction]
-pub(crate) fn microaggregate<'py>(
-    values: PyReadonlyArray1<'py, f64>,
+pub(crate) fn microaggregate(
+    values: PyReadonlyArray1<'_, f64>,
     k: usize,
     mechanism: &str,
     lo: f64,
     hi: f64,
-) -> PyResult<ClusterArrays<'py>> {
-    let (py, data) = (values.py(), contiguous(&values, "values")?);
-    let mechanism = parse_mechanism(mechanism)?;
-    let result = run(py, None, || {
+) -> PyResult<Numpy<Microaggregation>> {
+    let (data, mechanism) = (contiguous(&values, "values")?, mapped(mechanism.parse())?);
+    let exact = run(values.py(), None, || {
         microagg::microaggregate(data, k, mechanism, (lo, hi))
-    })?;
-    Ok((
-        result.labels.into_pyarray(py),
-        result.centroids.into_pyarray(py),
-        result.sensitivities.into_pyarray(py),
-    ))
+    });
+    exact.map(Numpy)
 }
 
 /// Masks the rows of a (d, n) table (one attribute per row): the masked (d, n) table and
 /// the sensitivities of every attribute's clusters.
 #[pyfunction]
 #[pyo3(signature = (columns, k, mechanism, bounds, epsilons, seed=None, n_threads=None))]
-pub(crate) fn microaggregate_columns<'py>(
-    columns: PyReadonlyArray2<'py, f64>,
+pub(crate) fn microaggregate_columns(
+    columns: PyReadonlyArray2<'_, f64>,
     k: usize,
     mechanism: &str,
-    bounds: PyReadonlyArray2<'py, f64>,
-    epsilons: PyReadonlyArray1<'py, f64>,
+    bounds: PyReadonlyArray2<'_, f64>,
+    epsilons: PyReadonlyArray1<'_, f64>,
     seed: Option<u64>,
     n_threads: Option<usize>,
-) -> PyResult<MaskArrays<'py>> {
-    let py = columns.py();
+) -> PyResult<Masked> {
     let (d, n) = (columns.shape()[0], columns.shape()[1]);
-    let data = contiguous(&columns, "columns")?;
-    let pairs = contiguous(&bounds, "bounds")?;
     if bounds.shape() != [d, 2] {
+        let shape = bounds.shape();
         return Err(PyValueError::new_err(format!(
-            "bounds must have shape ({d}, 2), got {:?}",
-            bounds.shape()
+            "bounds must have shape ({d}, 2), got {shape:?}"
         )));
     }
-    let epsilons = contiguous(&epsilons, "epsilons")?;
-    let mechanism = parse_mechanism(mechanism)?;
-    let (masked, sensitivities) = run(py, n_threads, || {
-        let views: Vec<&[f64]> = (0..d).map(|a| &data[a * n..(a + 1) * n]).collect();
-        let ranges: Vec<(f64, f64)> = pairs.chunks_exact(2).map(|p| (p[0], p[1])).collect();
-        let masks =
-            microagg::mask_columns(&views, k, mechanism, &ranges, epsilons, &Seed::new(seed))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(d.saturating_mul(n)).map_err(|_| {
-            privtab_core::Error::OutputTooLarge(format!("a masked table of {d} × {n} values"))
-        })?;
-        let mut sensitivities = Vec::with_capacity(d);
-        for mask in masks {
-            out.extend_from_slice(&mask.masked);
-            sensitivities.push(mask.sensitivities);
-        }
-        Ok((out, sensitivities))
-    })?;
-    let masked = Array2::from_shape_vec((d, n), masked)
-        .map_err(|err| PyValueError::new_err(err.to_string()))?;
-    Ok((
-        masked.into_pyarray(py),
-        sensitivities
-            .into_iter()
-            .map(|s| s.into_pyarray(py))
-            .collect(),
-    ))
+    let (data, epsilons) = (
+        contiguous(&columns, "columns")?,
+        contiguous(&epsilons, "epsilons")?,
+    );
+    let pairs: Vec<(f64, f64)> = contiguous(&bounds, "bounds")?
+        .chunks_exact(2)
+        .map(|pair| (pair[0], pair[1]))
+        .collect();
+    let mechanism = mapped(mechanism.parse())?;
+    let table = run(columns.py(), n_threads, || {
+        microagg::mask_table(
+            data,
+            (d, n),
+            k,
+            mechanism,
+            &pairs,
+            epsilons,
+            &Seed::new(seed),
+        )
+    });
+    table.map(|table| Numpy((Matrix(d, n, table.masked), table.sensitivities)))
 }

@@ -1,48 +1,16 @@
 //! Bindings of `privtab_core::partition`: the partition-refinement kernel and the
 //! discernibility selections built on it.
 
-use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
-use privtab_core::partition::{self, Labels, Rule, ScoreColumns, Selection};
-use privtab_core::rng::Seed;
-use pyo3::exceptions::PyValueError;
-use pyo3::prelude::*;
+use numpy::{IntoPyArray, PyArray1};
+use privtab_core::partition::{self, Labels, Rule, ScoreColumns, Selection, SubsetEntropies};
 
-use crate::columns::Table;
-use crate::errors::{contiguous, mapped, run};
+use crate::args::table_kernels;
+use crate::prelude::*;
 
-/// (n_classes, undiscerned_pairs, entropy, joint_entropy, discernibility) as arrays.
-type Scores<'py> = (
-    Bound<'py, PyArray1<u64>>,
-    Bound<'py, PyArray1<u64>>,
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-);
-/// A selection: the order (int64) and F of every prefix.
-type OrderPath<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>);
-
-fn score_arrays(py: Python<'_>, s: ScoreColumns) -> Scores<'_> {
-    (
-        s.n_classes.into_pyarray(py),
-        s.undiscerned_pairs.into_pyarray(py),
-        s.entropy.into_pyarray(py),
-        s.joint_entropy.into_pyarray(py),
-        s.discernibility.into_pyarray(py),
-    )
-}
-
-fn indices(values: &[usize]) -> Vec<i64> {
-    // Column indices are below the number of columns of a numpy array, hence below 2^63.
-    values.iter().map(|&j| j as i64).collect()
-}
-
-fn selection_arrays(py: Python<'_>, selection: Selection, n_rows: usize) -> OrderPath<'_> {
+/// A selection as `(order, F of every prefix)`.
+fn order_path(selection: Selection, n_rows: usize) -> (Vec<usize>, Vec<f64>) {
     let path = selection.discernibility_path(n_rows);
-    (
-        indices(&selection.order).into_pyarray(py),
-        path.into_pyarray(py),
-    )
+    (selection.order, path)
 }
 
 /// The rows' classes under a set of attributes; refine it one attribute at a time.
@@ -139,24 +107,21 @@ impl Partition {
 
     /// Scores of every candidate column on this partition refined by it.
     #[pyo3(signature = (columns, cardinalities, labels, n_labels, candidates, n_threads=None))]
-    fn score_candidates<'py>(
+    fn score_candidates(
         &self,
-        columns: PyReadonlyArray2<'py, u32>,
-        cardinalities: PyReadonlyArray1<'py, u32>,
-        labels: PyReadonlyArray1<'py, u32>,
+        columns: PyReadonlyArray2<'_, u32>,
+        cardinalities: PyReadonlyArray1<'_, u32>,
+        labels: PyReadonlyArray1<'_, u32>,
         n_labels: u32,
         candidates: Vec<usize>,
         n_threads: Option<usize>,
-    ) -> PyResult<Scores<'py>> {
-        let table = Table::labelled(&columns, &cardinalities, &labels, n_labels)?;
+    ) -> PyResult<Numpy<ScoreColumns>> {
+        let table = Table::new(&columns, &cardinalities)?.with_labels(&labels, n_labels)?;
         let scores = run(columns.py(), n_threads, || {
-            let (cols, labels) = table.parts()?;
-            ScoreColumns::new(
-                &self.inner.score_candidates(cols, &labels, &candidates)?,
-                &labels,
-            )
-        })?;
-        Ok(score_arrays(columns.py(), scores))
+            let (cols, labels) = (table.columns()?, table.labels()?);
+            self.inner.score_columns(cols, &labels, &candidates)
+        });
+        scores.map(Numpy)
     }
 
     fn __repr__(&self) -> String {
@@ -165,147 +130,48 @@ impl Partition {
     }
 }
 
-/// Scores of every candidate column on the partition of `selected` ∪ {candidate}.
-#[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, selected, candidates, n_threads=None))]
-pub(crate) fn score_candidates<'py>(
-    columns: PyReadonlyArray2<'py, u32>,
-    cardinalities: PyReadonlyArray1<'py, u32>,
-    labels: PyReadonlyArray1<'py, u32>,
-    n_labels: u32,
-    selected: Vec<usize>,
-    candidates: Vec<usize>,
-    n_threads: Option<usize>,
-) -> PyResult<Scores<'py>> {
-    let table = Table::labelled(&columns, &cardinalities, &labels, n_labels)?;
-    let scores = run(columns.py(), n_threads, || {
-        let (cols, labels) = table.parts()?;
-        let base = partition::Partition::from_columns(cols, &selected)?;
-        ScoreColumns::new(&base.score_candidates(cols, &labels, &candidates)?, &labels)
-    })?;
-    Ok(score_arrays(columns.py(), scores))
-}
+table_kernels! {
+    /// Scores of every candidate column on the partition of `selected` ∪ {candidate}.
+    fn score_candidates(selected: Vec<usize>, candidates: Vec<usize>) -> ScoreColumns =
+        |cols, labels| {
+            let base = partition::Partition::from_columns(cols, &selected)?;
+            base.score_columns(cols, labels, &candidates)
+        };
 
-/// F(S) of the columns `features` against `labels`.
-#[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, features, n_threads=None))]
-pub(crate) fn discernibility(
-    columns: PyReadonlyArray2<'_, u32>,
-    cardinalities: PyReadonlyArray1<'_, u32>,
-    labels: PyReadonlyArray1<'_, u32>,
-    n_labels: u32,
-    features: Vec<usize>,
-    n_threads: Option<usize>,
-) -> PyResult<f64> {
-    let table = Table::labelled(&columns, &cardinalities, &labels, n_labels)?;
-    run(columns.py(), n_threads, || {
-        let (cols, labels) = table.parts()?;
-        let partition = partition::Partition::from_columns(cols, &features)?;
-        Ok(partition.score(&labels)?.discernibility(&labels))
-    })
-}
+    /// F(S) of the columns `features` against `labels`.
+    fn discernibility(features: Vec<usize>) -> f64 =
+        |cols, labels| partition::discernibility(cols, labels, &features);
 
-/// H(S) and H(Y, S) for every size-`k` subset S of the columns `among`.
-#[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, among, k, n_threads=None))]
-#[allow(clippy::type_complexity)]
-pub(crate) fn subset_entropies<'py>(
-    columns: PyReadonlyArray2<'py, u32>,
-    cardinalities: PyReadonlyArray1<'py, u32>,
-    labels: PyReadonlyArray1<'py, u32>,
-    n_labels: u32,
-    among: Vec<usize>,
-    k: usize,
-    n_threads: Option<usize>,
-) -> PyResult<(
-    Bound<'py, PyArray2<i64>>,
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-)> {
-    let py = columns.py();
-    let table = Table::labelled(&columns, &cardinalities, &labels, n_labels)?;
-    let walk = run(py, n_threads, || {
-        let (cols, labels) = table.parts()?;
-        partition::subset_entropies(cols, &among, &labels, k)
-    })?;
-    let subsets = Array2::from_shape_vec((walk.entropy.len(), k), indices(&walk.subsets))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((
-        subsets.into_pyarray(py),
-        walk.entropy.into_pyarray(py),
-        walk.joint_entropy.into_pyarray(py),
-    ))
-}
+    /// H(S) and H(Y, S) for every size-`k` subset S of the columns `among`: the subsets as
+    /// a (count, k) int64 array and the two entropies.
+    fn subset_entropies(among: Vec<usize>, k: usize) -> SubsetEntropies =
+        |cols, labels| partition::subset_entropies(cols, &among, labels, k);
 
-/// The non-private greedy order of `k` columns by discernibility gain, and F of each
-/// prefix.
-#[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, k, n_threads=None, layout="auto"))]
-pub(crate) fn greedy_discernibility<'py>(
-    columns: PyReadonlyArray2<'py, u32>,
-    cardinalities: PyReadonlyArray1<'py, u32>,
-    labels: PyReadonlyArray1<'py, u32>,
-    n_labels: u32,
-    k: usize,
-    n_threads: Option<usize>,
-    layout: &str,
-) -> PyResult<OrderPath<'py>> {
-    let layout = mapped(layout.parse())?;
-    let table = Table::labelled(&columns, &cardinalities, &labels, n_labels)?;
-    let selection = run(columns.py(), n_threads, || {
-        let (cols, labels) = table.parts()?;
-        partition::select_discerning_in(cols, &labels, k, Rule::Greedy, layout)
-    })?;
-    Ok(selection_arrays(columns.py(), selection, table.n_rows()))
-}
+    /// The non-private greedy order of `k` columns by discernibility gain, and F of each
+    /// prefix.
+    fn greedy_discernibility(k: usize; layout: &str = "auto") -> (Vec<usize>, Vec<f64>) =
+        |cols, labels| {
+            let layout = layout.parse()?;
+            let selection = partition::select_discerning_in(cols, labels, k, Rule::Greedy, layout);
+            selection.map(|selection| order_path(selection, cols.n_rows()))
+        };
 
-/// MDA(sigma): the shortest greedy prefix with F(S) >= (1 - sigma) F(A), and F of each
-/// prefix.
-#[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, sigma, n_threads=None, layout="auto"))]
-pub(crate) fn minimum_discerning_attributes<'py>(
-    columns: PyReadonlyArray2<'py, u32>,
-    cardinalities: PyReadonlyArray1<'py, u32>,
-    labels: PyReadonlyArray1<'py, u32>,
-    n_labels: u32,
-    sigma: f64,
-    n_threads: Option<usize>,
-    layout: &str,
-) -> PyResult<OrderPath<'py>> {
-    let layout = mapped(layout.parse())?;
-    let table = Table::labelled(&columns, &cardinalities, &labels, n_labels)?;
-    let selection = run(columns.py(), n_threads, || {
-        let (cols, labels) = table.parts()?;
-        partition::minimum_discerning_in(cols, &labels, sigma, layout)
-    })?;
-    Ok(selection_arrays(columns.py(), selection, table.n_rows()))
-}
+    /// MDA(sigma): the shortest greedy prefix with F(S) >= (1 - sigma) F(A), and F of each
+    /// prefix.
+    fn minimum_discerning_attributes(sigma: f64; layout: &str = "auto") -> (Vec<usize>, Vec<f64>) =
+        |cols, labels| {
+            let selection = partition::minimum_discerning_in(cols, labels, sigma, layout.parse()?);
+            selection.map(|selection| order_path(selection, cols.n_rows()))
+        };
 
-/// PrivateKD: `k` rounds, each choosing a column with probability
-/// ∝ exp(epsilon_step · (F(S ∪ {a}) − F(S))); returns the order (int64).
-#[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, k, epsilon_step, seed=None, n_threads=None, layout="auto"))]
-pub(crate) fn private_kd<'py>(
-    columns: PyReadonlyArray2<'py, u32>,
-    cardinalities: PyReadonlyArray1<'py, u32>,
-    labels: PyReadonlyArray1<'py, u32>,
-    n_labels: u32,
-    k: usize,
-    epsilon_step: f64,
-    seed: Option<u64>,
-    n_threads: Option<usize>,
-    layout: &str,
-) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let layout = mapped(layout.parse())?;
-    let table = Table::labelled(&columns, &cardinalities, &labels, n_labels)?;
-    let seed = Seed::new(seed);
-    let rule = Rule::Exponential {
-        epsilon: epsilon_step,
-        seed: &seed,
-    };
-    let selection = run(columns.py(), n_threads, || {
-        let (cols, labels) = table.parts()?;
-        partition::select_discerning_in(cols, &labels, k, rule, layout)
-    })?;
-    Ok(indices(&selection.order).into_pyarray(columns.py()))
+    /// PrivateKD: `k` rounds, each choosing a column with probability
+    /// ∝ exp(epsilon_step · (F(S ∪ {a}) − F(S))); returns the order (int64).
+    fn private_kd(k: usize, epsilon_step: f64, seed: Option<u64> = None; layout: &str = "auto")
+        -> Vec<usize> =
+        |cols, labels| {
+            let seed = Seed::new(seed);
+            let rule = Rule::Exponential { epsilon: epsilon_step, seed: &seed };
+            let selection = partition::select_discerning_in(cols, labels, k, rule, layout.parse()?);
+            selection.map(|selection| selection.order)
+        };
 }

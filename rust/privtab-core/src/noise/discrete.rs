@@ -403,6 +403,33 @@ impl DiscreteLaplace {
     }
 }
 
+/// `n` variates of `DLap(sensitivity / epsilon)`, in parallel (see [`DiscreteLaplace`]).
+///
+/// # Errors
+/// The errors of [`DiscreteLaplace::new`] and [`DiscreteLaplace::samples`].
+pub fn discrete_laplace_samples(
+    n: usize,
+    sensitivity: f64,
+    epsilon: f64,
+    seed: &Seed,
+) -> Result<Vec<i64>> {
+    DiscreteLaplace::new(sensitivity, epsilon)?.samples(n, seed)
+}
+
+/// `n` variates of `DLap(sensitivity / epsilon)` conditioned on `Z > threshold`.
+///
+/// # Errors
+/// The errors of [`DiscreteLaplace::new`] and [`DiscreteLaplace::tail_samples`].
+pub fn discrete_laplace_tail_samples(
+    n: usize,
+    sensitivity: f64,
+    epsilon: f64,
+    threshold: i64,
+    seed: &Seed,
+) -> Result<Vec<i64>> {
+    DiscreteLaplace::new(sensitivity, epsilon)?.tail_samples(n, threshold, seed)
+}
+
 /// The discrete Laplace mechanism: `values[i] + DLap(sensitivity / epsilon)` for every `i`.
 ///
 /// # Privacy
@@ -559,5 +586,25 @@ mod tests {
             message.contains("values[") && message.contains("int64"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn seeded_samplers_are_the_distribution_s_samples() {
+        let dist = DiscreteLaplace::new(2.0, 0.5).unwrap();
+        assert_eq!(
+            discrete_laplace_samples(100, 2.0, 0.5, &seed(4)),
+            dist.samples(100, &seed(4))
+        );
+        assert_eq!(
+            discrete_laplace_tail_samples(100, 2.0, 0.5, 3, &seed(4)),
+            dist.tail_samples(100, 3, &seed(4))
+        );
+        for epsilon in [0.0, f64::NAN] {
+            assert!(matches!(
+                discrete_laplace_samples(1, 1.0, epsilon, &seed(4)),
+                Err(Error::InvalidParameter { .. })
+            ));
+            assert!(discrete_laplace_tail_samples(1, 1.0, epsilon, 0, &seed(4)).is_err());
+        }
     }
 }

@@ -412,6 +412,19 @@ impl Partition {
             .collect()
     }
 
+    /// [`Partition::score_candidates`] as [`ScoreColumns`].
+    ///
+    /// # Errors
+    /// The errors of [`Partition::score_candidates`] and [`ScoreColumns::new`].
+    pub fn score_columns(
+        &self,
+        cols: Columns<'_>,
+        labels: &Labels<'_>,
+        candidates: &[usize],
+    ) -> Result<ScoreColumns> {
+        ScoreColumns::new(&self.score_candidates(cols, labels, candidates)?, labels)
+    }
+
     /// The score of S ∪ {a} for a validated column, without building the refinement when
     /// the (class, value, label) table is small.
     fn score_column(&self, column: &[u32], cardinality: u32, labels: &Labels<'_>) -> Result<Score> {
@@ -439,6 +452,17 @@ impl Partition {
         }
         Ok(acc.finish())
     }
+}
+
+/// F(S) of the attributes `features` of `cols` against `labels` (see
+/// [`Score::discernibility`]).
+///
+/// # Errors
+/// The errors of [`Partition::from_columns`] and [`Partition::score`].
+pub fn discernibility(cols: Columns<'_>, labels: &Labels<'_>, features: &[usize]) -> Result<f64> {
+    Ok(Partition::from_columns(cols, features)?
+        .score(labels)?
+        .discernibility(labels))
 }
 
 fn check_index(cols: Columns<'_>, j: usize) -> Result<()> {

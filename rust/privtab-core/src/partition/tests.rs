@@ -105,7 +105,11 @@ fn candidate_scores_match_brute_force() {
             let direct = refined.score(&labels).expect("score");
             assert_eq!(direct.n_classes, score.n_classes);
             assert_eq!(direct.undiscerned_pairs, score.undiscerned_pairs);
+            let f = discernibility(cols, &labels, &subset).expect("F");
+            assert_eq!(f, score.discernibility(&labels));
         }
+        let columns = partition.score_columns(cols, &labels, &candidates);
+        assert_eq!(columns, ScoreColumns::new(&scores, &labels));
     }
 }
 
@@ -126,6 +130,9 @@ fn discernibility_of_empty_and_full_sets() {
         .expect("s");
     // 8 ordered pairs differ on the label, all are discerned by x: F = 8 / 4.
     assert_eq!(full.discernibility(&labels), 2.0);
+    assert_eq!(discernibility(cols, &labels, &[]), Ok(0.0));
+    assert_eq!(discernibility(cols, &labels, &[0]), Ok(2.0));
+    assert!(discernibility(cols, &labels, &[1]).is_err());
 }
 
 #[test]
