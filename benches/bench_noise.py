@@ -6,7 +6,9 @@ Run on purpose (not part of the test suite)::
     python benches/bench_noise.py [n_values]
 
 Prints ns per value for privtab on 1 and 2 threads, for OpenDP's ``make_laplace`` on an
-integer vector domain (exact integer sampling as well), and the ratio. Then the seconds
+integer vector domain (exact integer sampling as well) and the ratio, and for NumPy's
+float ``Generator.laplace`` of the same scale (inexact, one thread) with privtab's time
+over NumPy's (the goal is at most 1). Then the seconds
 of ``laplace_mechanism`` on ``n_values`` reals (grid construction, exact) against the
 textbook construction it replaced (``values + scale·Exp·sign`` in floating point: the
 core's raw float sampler plus a NumPy add) and NumPy's own float Laplace, in one process.
@@ -34,7 +36,8 @@ def main() -> None:
     except ImportError:
         dp = None
     print(
-        f"{'scale':>8} {'privtab 1 thr':>14} {'privtab 2 thr':>14} {'opendp':>12} {'ratio':>8}"
+        f"{'scale':>8} {'privtab 1 thr':>14} {'privtab 2 thr':>14} {'opendp':>12} "
+        f"{'ratio':>8} {'numpy float':>12} {'/ numpy':>8}"
     )
     for sensitivity, epsilon in scales:
         per = {}
@@ -59,10 +62,21 @@ def main() -> None:
                 / n_opendp
                 * 1e9
             )
+        numpy_ns = (
+            best_seconds(
+                3,
+                lambda scale=sensitivity / epsilon: np.random.default_rng(1).laplace(
+                    0.0, scale, n
+                ),
+            )
+            / n
+            * 1e9
+        )
         ratio = opendp_ns / min(per.values())
         print(
             f"{sensitivity / epsilon:>8g} {per[1]:>12.1f}ns {per[2]:>12.1f}ns "
-            f"{opendp_ns:>10.1f}ns {ratio:>7.1f}x"
+            f"{opendp_ns:>10.1f}ns {ratio:>7.1f}x {numpy_ns:>10.1f}ns "
+            f"{min(per.values()) / numpy_ns:>7.2f}x"
         )
 
 

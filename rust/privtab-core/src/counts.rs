@@ -455,7 +455,7 @@ impl SparseCounts {
     }
 }
 
-fn run_lengths(sorted: &[u64]) -> SparseCounts {
+pub(crate) fn run_lengths(sorted: &[u64]) -> SparseCounts {
     let mut keys = Vec::new();
     let mut counts: Vec<u64> = Vec::new();
     for &key in sorted {

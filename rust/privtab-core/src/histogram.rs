@@ -6,7 +6,8 @@
 //! noisy value exceeds a threshold τ. The domain is never enumerated:
 //!
 //! 1. rows become mixed-radix keys ([`mixed_radix_encode`]) and are counted
-//!    ([`SparseCounts::from_keys`], a radix sort): the `n'` observed cells;
+//!    ([`count_keys`]: keys split into buckets by their leading bits, each bucket radix
+//!    sorted on its own, all in parallel): the `n'` observed cells;
 //! 2. each observed cell gets its own noise and is kept if its noisy value exceeds τ;
 //! 3. every empty cell has the same chance `p = P(L > τ)` of being kept, so the number of
 //!    kept empty cells is `q ~ Binomial(m − n', p)`; `q` ranks are drawn uniformly without
@@ -23,13 +24,14 @@
 //! Time is O(n·d + n' + q log q) and memory O(n + n' + q), whatever the domain size `m`.
 
 use crate::columns::Columns;
-use crate::counts::SparseCounts;
+use crate::counts::{SparseCounts, radix_sort, run_lengths};
 use crate::encode::{check_domain, mixed_radix_encode};
 use crate::error::check_positive_finite;
 use crate::noise::{Binomial, DiscreteLaplace, GridLaplace, sample_distinct};
 use crate::resources::alloc_output;
 use crate::rng::{Rng, Seed, try_fill_chunked};
 use crate::{Error, Result};
+use rayon::prelude::*;
 
 /// Sub-seed tags: each random step of the construction has its own key.
 const TAG_OBSERVED: u64 = 1;
@@ -236,7 +238,7 @@ pub fn thresholded_histogram(
     }
 
     let keys = mixed_radix_encode(cols)?;
-    let counts = SparseCounts::from_keys(&keys);
+    let counts = count_keys(&keys, domain)?;
     drop(keys);
     let observed = counts.len();
     let n_empty = domain - observed as u128;
@@ -267,6 +269,77 @@ pub fn thresholded_histogram(
     )?;
 
     merge_cells(counts.keys(), &noisy, &sampler, &empty_keys, &empty_values)
+}
+
+/// Keys per block of the bucket pass of [`count_keys`] (fixed, so that nothing depends on
+/// the number of threads).
+const BUCKET_BLOCK: usize = 1 << 18;
+
+/// Average keys per bucket aimed at by [`count_keys`]: a bucket and its sort buffer stay in
+/// the L2 cache.
+const BUCKET_KEYS: usize = 1 << 13;
+
+/// The distinct values of `keys` (all below `domain`) and their counts, sorted.
+///
+/// Blocks of keys are split in parallel into buckets by their leading bits (a counting
+/// sort on one digit of up to 12 bits); then each bucket gathers its pieces from every
+/// block, is radix sorted and run-length encoded on its own, in parallel. Buckets are
+/// ranges of keys, so their results concatenate into the sorted counts. Two passes over
+/// the keys plus cache-resident sorting, against the merge tree of sorted blocks it
+/// replaces.
+///
+/// # Errors
+/// [`Error::OutputTooLarge`] when the bucket copies cannot be allocated.
+fn count_keys(keys: &[u64], domain: u128) -> Result<SparseCounts> {
+    let bits = 128 - (domain.max(1) - 1).leading_zeros();
+    let wanted = (keys.len() / BUCKET_KEYS).max(1).ilog2().clamp(1, 12);
+    let bucket_bits = wanted.min(bits);
+    let shift = bits - bucket_bits;
+    let n_buckets = 1usize << bucket_bits;
+    let bucket = |key: u64| (key >> shift) as usize;
+    let blocks: Vec<(Vec<u64>, Vec<usize>)> = keys
+        .par_chunks(BUCKET_BLOCK)
+        .map(|block| {
+            let mut starts = vec![0usize; n_buckets + 1];
+            for &key in block {
+                starts[bucket(key) + 1] += 1;
+            }
+            for b in 0..n_buckets {
+                starts[b + 1] += starts[b];
+            }
+            let mut next = starts.clone();
+            let mut split = vec![0u64; block.len()];
+            for &key in block {
+                let slot = &mut next[bucket(key)];
+                split[*slot] = key;
+                *slot += 1;
+            }
+            (split, starts)
+        })
+        .collect();
+    let parts: Vec<(Vec<u64>, Vec<u64>)> = (0..n_buckets)
+        .into_par_iter()
+        .map(|b| {
+            let size = blocks.iter().map(|(_, s)| s[b + 1] - s[b]).sum();
+            let mut gathered = Vec::with_capacity(size);
+            for (split, starts) in &blocks {
+                gathered.extend_from_slice(&split[starts[b]..starts[b + 1]]);
+            }
+            radix_sort(&mut gathered);
+            run_lengths(&gathered).into_parts()
+        })
+        .collect();
+    drop(blocks);
+    let total = parts.iter().map(|(k, _)| k.len()).sum();
+    let mut distinct = alloc_output::<u64>(total, "observed cells")?;
+    let mut counts = alloc_output::<u64>(total, "observed cell counts")?;
+    let mut at = 0;
+    for (part_keys, part_counts) in &parts {
+        distinct[at..at + part_keys.len()].copy_from_slice(part_keys);
+        counts[at..at + part_keys.len()].copy_from_slice(part_counts);
+        at += part_keys.len();
+    }
+    SparseCounts::from_parts(distinct, counts)
 }
 
 /// A `Binomial(trials, p)` variate for `trials ≤ 2^64` (the binomial sampler takes `u64`
@@ -358,6 +431,34 @@ mod tests {
     ) -> Result<Histogram> {
         let cols = Columns::new(data, n, cards)?;
         thresholded_histogram(cols, 1.0, threshold, noise, u64::MAX, &Seed::from_u64(seed))
+    }
+
+    #[test]
+    fn bucketed_counts_match_a_map_of_the_keys() {
+        let mut rng = Seed::from_u64(8).stream(0);
+        let n = 3 * BUCKET_BLOCK + 5;
+        for domain in [1u128, 2, 1000, 1 << 40, 1 << 64] {
+            let keys: Vec<u64> = (0..n)
+                .map(|i| {
+                    let word = rand::Rng::next_u64(&mut rng);
+                    let key = if i % 3 == 0 { word % 97 } else { word };
+                    (u128::from(key) % domain) as u64
+                })
+                .collect();
+            let mut expected = std::collections::BTreeMap::new();
+            for &key in &keys {
+                *expected.entry(key).or_insert(0u64) += 1;
+            }
+            let counts = count_keys(&keys, domain).unwrap();
+            assert!(counts.keys().iter().copied().eq(expected.keys().copied()));
+            assert!(
+                counts
+                    .counts()
+                    .iter()
+                    .copied()
+                    .eq(expected.values().copied())
+            );
+        }
     }
 
     #[test]

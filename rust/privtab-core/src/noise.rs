@@ -26,6 +26,7 @@
 //! [`Seed`]: crate::rng::Seed
 
 pub mod binomial;
+mod blocks;
 pub mod continuous;
 pub mod discrete;
 pub mod distinct;

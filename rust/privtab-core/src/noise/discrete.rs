@@ -10,7 +10,18 @@
 //! arguments: every finite double is a dyadic rational `m · 2^e`, so `t` is an exact
 //! fraction `num / den`, reduced and stored in 128-bit integers. Sampling uses 64-bit
 //! arithmetic whenever `num` and `den` fit in 64 bits.
+//!
+//! When they do (every scale of a double ratio up to 2^64), the geometric magnitude is drawn
+//! by splitting Algorithm 2's uniform into blocks: with `D = 32·den`, a geometric `X` of
+//! ratio `exp(-1/(32·num))` gives `⌊X / D⌋` geometric of ratio `exp(-1/t)`, and
+//! `X = num·J + L` with independent parts, the block index `J` geometric of ratio
+//! `exp(-1/32)` (one random word and a table, exactly: [`super::blocks`]) and the offset `L`
+//! on `[0, num)` with `P(L = l) ∝ exp(-l/(32·num))` (a uniform draw accepted with the exact
+//! Bernoulli of Algorithm 1, with probability above `exp(-1/32)`). The sign is the spare
+//! bit of the block index's word. About two random words per variate replace the ten or
+//! so, and as many unpredictable branches, of the all-Bernoulli construction.
 
+use super::blocks::{BLOCKS, block_index};
 use super::{alloc_output, below_u64, below_u128};
 use crate::error::check_positive_finite;
 use crate::rng::{Rng, Seed, try_fill_chunked};
@@ -136,6 +147,15 @@ fn bernoulli_ratio(rng: &mut Rng, num: u128, den: u128) -> bool {
     }
 }
 
+/// Bernoulli(`u / (t · k)`) for `u < t < 2^96`, from 32-bit words while `t · k < 2^96`.
+#[inline]
+fn bernoulli_over_wide(rng: &mut Rng, u: u64, t: u128, k: u64) -> bool {
+    match t.checked_mul(u128::from(k)) {
+        Some(den) if den < 1 << 96 => bernoulli_ratio(rng, u128::from(u), den),
+        _ => below_u128(rng, t) < u128::from(u) && below_u64(rng, k) == 0,
+    }
+}
+
 /// Bernoulli(exp(-1)): Algorithm 1 of Canonne et al. with γ = 1, whose first trial
 /// (probability γ / 1 = 1) always succeeds.
 #[inline]
@@ -163,12 +183,7 @@ impl Word for u64 {
     }
     #[inline]
     fn bernoulli_over(rng: &mut Rng, u: u64, t: u64, k: u64) -> bool {
-        let den = u128::from(t) * u128::from(k);
-        if den < 1 << 96 {
-            bernoulli_ratio(rng, u128::from(u), den)
-        } else {
-            below_u64(rng, t) < u && below_u64(rng, k) == 0
-        }
+        bernoulli_over_wide(rng, u, u128::from(t), k)
     }
     #[inline]
     fn scaled_quotient(u: u64, t: u64, v: u64, s: u64) -> Option<u128> {
@@ -229,55 +244,72 @@ fn geometric<W: Word>(rng: &mut Rng, t: W, s: W) -> Option<u128> {
     }
 }
 
-/// A geometric variate as [`geometric`] together with an independent fair sign, for a
-/// 64-bit `t < 2^63`: the uniform draw in `[0, 2t)` supplies both `u` (its upper bits) and
-/// the sign (its lowest bit), which saves a random word per Laplace variate.
-///
-/// For an even integer scale (`s = 1`) the variate is split at half the scale instead of
-/// the scale: `X = (t/2)·V + U` with `U ∝ exp(-u/t)` on `[0, t/2)` (accepted with
-/// probability 0.79 instead of 0.63) and `V` geometric of ratio exp(-1/2). Both splits give
-/// exactly the geometric law of ratio exp(-1/t); the half split draws fewer random words.
-#[inline]
-fn signed_geometric(rng: &mut Rng, t: u64, s: u64) -> (u128, bool) {
-    let half = s == 1 && t.is_multiple_of(2);
-    let block = if half { t / 2 } else { t };
-    loop {
-        let draw = below_u64(rng, block << 1);
-        let u = draw >> 1;
-        if !bernoulli_exp_fraction(rng, u, t) {
-            continue;
-        }
-        let mut v = 0u64;
-        if half {
-            while bernoulli_exp_minus_half(rng) {
-                v += 1;
-            }
-        } else {
-            while bernoulli_exp_minus_one(rng) {
-                v += 1;
-            }
-        }
-        let x = u128::from(u) + u128::from(block) * u128::from(v);
-        let magnitude = if s == 1 { x } else { x / u128::from(s) };
-        return (magnitude, draw & 1 == 1);
-    }
+/// The block construction of the geometric magnitude for a scale `num / den` with both
+/// parts below 2^64 (module documentation): `⌊(num·J + L) / D⌋`, `D = 32·den`, computed as
+/// `q·J + ⌊(r·J + L) / D⌋` with `num = q·D + r`, so that the division is by a power of two
+/// or of 64-bit integers in all but the rarest draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Blocked {
+    num: u64,
+    divisor: u128,
+    quotient: u128,
+    remainder: u128,
+    shift: Option<u32>,
 }
 
-/// Bernoulli(exp(-1/2)): Algorithm 1 of Canonne et al. with γ = 1/2.
-#[inline]
-fn bernoulli_exp_minus_half(rng: &mut Rng) -> bool {
-    let mut k = 1u64;
-    while bernoulli_ratio(rng, 1, u128::from(2 * k)) {
-        k += 1;
+impl Blocked {
+    fn new(num: u64, den: u64) -> Self {
+        let divisor = u128::from(den) * u128::from(BLOCKS);
+        Blocked {
+            num,
+            divisor,
+            quotient: u128::from(num) / divisor,
+            remainder: u128::from(num) % divisor,
+            shift: divisor.is_power_of_two().then(|| divisor.trailing_zeros()),
+        }
     }
-    k & 1 == 1
+
+    /// A geometric variate of ratio exp(-den/num) whose block index is drawn from the 63-bit
+    /// uniform `top`; `None` on 128-bit overflow.
+    #[inline]
+    fn magnitude(&self, rng: &mut Rng, top: u64) -> Option<u128> {
+        let block = u128::from(block_index(rng, top));
+        let offset = if self.num == 1 { 0 } else { self.offset(rng) };
+        let low = self
+            .remainder
+            .checked_mul(block)?
+            .checked_add(u128::from(offset))?;
+        let low = match (self.shift, u64::try_from(low), u64::try_from(self.divisor)) {
+            (Some(shift), _, _) => low >> shift,
+            (None, Ok(low), Ok(divisor)) => u128::from(low / divisor),
+            _ => low / self.divisor,
+        };
+        self.quotient.checked_mul(block)?.checked_add(low)
+    }
+
+    /// The offset `L` on `[0, num)`, `P(L = l) ∝ exp(-l / (32·num))`: a uniform draw
+    /// accepted with Bernoulli(exp(-l / (32·num))) (Algorithm 1 of Canonne et al.).
+    #[inline]
+    fn offset(&self, rng: &mut Rng) -> u64 {
+        let scaled = u128::from(self.num) * u128::from(BLOCKS);
+        loop {
+            let offset = below_u64(rng, self.num);
+            let mut k = 1u64;
+            while bernoulli_over_wide(rng, offset, scaled, k) {
+                k += 1;
+            }
+            if k & 1 == 1 {
+                return offset;
+            }
+        }
+    }
 }
 
 /// A discrete Laplace distribution of exact rational scale, ready to sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DiscreteLaplace {
     scale: Rational,
-    narrow: bool,
+    blocked: Option<Blocked>,
 }
 
 fn too_large() -> Error {
@@ -299,8 +331,11 @@ impl DiscreteLaplace {
 
     /// `DLap(scale)` for an exact rational scale.
     pub fn from_scale(scale: Rational) -> Self {
-        let narrow = u64::try_from(scale.num).is_ok() && u64::try_from(scale.den).is_ok();
-        DiscreteLaplace { scale, narrow }
+        let blocked = match (u64::try_from(scale.num), u64::try_from(scale.den)) {
+            (Ok(num), Ok(den)) => Some(Blocked::new(num, den)),
+            _ => None,
+        };
+        DiscreteLaplace { scale, blocked }
     }
 
     /// The exact scale `t`.
@@ -316,27 +351,31 @@ impl DiscreteLaplace {
     #[inline]
     pub fn geometric(&self, rng: &mut Rng) -> Result<u128> {
         let Rational { num, den } = self.scale;
-        let value = if self.narrow {
-            geometric::<u64>(rng, num as u64, den as u64)
-        } else {
-            geometric::<u128>(rng, num, den)
+        let value = match &self.blocked {
+            Some(blocked) => {
+                let top = rng.next_u64() >> 1;
+                blocked.magnitude(rng, top)
+            }
+            None => geometric::<u128>(rng, num, den),
         };
         value.ok_or_else(too_large)
     }
 
-    /// One `DLap(t)` variate (Algorithm 2 of Canonne et al.).
+    /// One `DLap(t)` variate (Algorithm 2 of Canonne et al.: a fair sign and a geometric
+    /// magnitude, a negative zero rejected).
     ///
     /// # Errors
     /// [`Error::InvalidData`] if the variate does not fit in an `i64`.
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> Result<i64> {
-        let Rational { num, den } = self.scale;
-        let fast = self.narrow && num < 1 << 63;
         loop {
-            let (magnitude, negative) = if fast {
-                signed_geometric(rng, num as u64, den as u64)
-            } else {
-                (self.geometric(rng)?, rng.next_u32() & 1 == 1)
+            let (magnitude, negative) = match &self.blocked {
+                Some(blocked) => {
+                    let word = rng.next_u64();
+                    let magnitude = blocked.magnitude(rng, word >> 1).ok_or_else(too_large)?;
+                    (magnitude, word & 1 == 1)
+                }
+                None => (self.geometric(rng)?, rng.next_u32() & 1 == 1),
             };
             if negative && magnitude == 0 {
                 continue;
@@ -536,7 +575,7 @@ mod tests {
     fn wide_scale_uses_128_bits_and_keeps_moments() {
         // A scale whose fraction needs more than 64 bits: (2^70 + 1) / (3 · 2^60).
         let dist = DiscreteLaplace::from_scale(Rational::new((1 << 70) + 1, 3 << 60).unwrap());
-        assert!(!dist.narrow);
+        assert!(dist.blocked.is_none());
         let samples = dist.samples(100_000, &seed(12)).unwrap();
         let t = dist.scale().to_f64();
         let (mean, var) = moments(samples.iter().map(|&s| s as f64));
