@@ -37,13 +37,16 @@ mod _core {
     };
     #[pymodule_export]
     use crate::counts::{
-        contingency_sparse, contingency_table, count_columns, count_keys, entropy, merge_counts,
-        mutual_information, symmetric_uncertainty,
+        contingency_sparse, contingency_table, count_columns, count_entropy, count_keys, entropy,
+        merge_counts, mutual_information, symmetric_uncertainty,
     };
     #[pymodule_export]
     use crate::encode::{mixed_radix_decode, mixed_radix_encode, mixed_radix_encode_rows};
     #[pymodule_export]
-    use crate::histogram::{empty_cell_probability, thresholded_histogram};
+    use crate::histogram::{
+        check_histogram, empty_cell_probability, thresholded_histogram,
+        thresholded_histogram_of_counts,
+    };
     #[pymodule_export]
     use crate::microagg::{individual_ranking_clusters, microaggregate, microaggregate_columns};
     #[pymodule_export]
@@ -60,7 +63,7 @@ mod _core {
     #[pymodule_export]
     use crate::partition::{
         Partition, discernibility, greedy_discernibility, minimum_discerning_attributes,
-        private_kd, score_candidates, subset_entropies,
+        private_kd, private_kd_round, score_candidates, subset_entropies,
     };
     use pyo3::prelude::*;
 

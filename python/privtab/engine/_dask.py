@@ -1,0 +1,504 @@
+"""The Dask engine: code tables whose rows are the partitions of Dask collections.
+
+Every partition (a block of rows) is validated and counted on a worker by the same
+functions and Rust kernels as an in-memory table; only counts travel back, they are
+merged by a tree of reductions, and whatever is random happens afterwards, once, in
+the calling process. Dask is imported here only, and only when a Dask collection is
+passed; computations run on Dask's current scheduler (a ``distributed.Client`` when
+one is active, else Dask's local default).
+
+Core kernels called: those of :mod:`privtab.engine._table` on each block, and
+``privtab._core.merge_counts`` to merge counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from privtab import _core
+from privtab._validation import (
+    as_code_columns,
+    check_inferred_labels,
+    check_labels,
+    declared_label_set,
+    infer_code_columns,
+    is_encoded,
+    label_array,
+)
+from privtab.engine._table import LABEL, CodeTable, KeyCounts, MemoryTable
+
+__all__ = ["DaskTable", "dask_table", "is_distributed", "map_blocks_1d", "sum_arrays"]
+
+#: Class id of the rows a discernibility search no longer needs (pure classes).
+_DROPPED = np.uint32(np.iinfo(np.uint32).max)
+
+#: Partial results merged by one task of a reduction tree.
+_FAN_IN = 8
+
+
+def is_distributed(*values: Any) -> bool:
+    """Whether any of ``values`` (or the codes of an ``EncodedTable``) is a Dask collection.
+
+    Checked by the type's module, so Dask is never imported to answer.
+    """
+    for value in values:
+        if is_encoded(value):
+            value = value.codes
+        if type(value).__module__.split(".")[0] == "dask":
+            return True
+    return False
+
+
+# Blocks of a collection ------------------------------------------------------------
+def _blocks(collection: Any, name: str, ndim: int) -> list[Any]:
+    """Return the partitions of a Dask array, DataFrame or Series as delayed objects."""
+    import dask.array as da
+
+    if isinstance(collection, da.Array):
+        if collection.ndim != ndim:
+            raise ValueError(
+                f"{name} must be {ndim}-dimensional, got a Dask array of "
+                f"{collection.ndim} dimension(s)"
+            )
+        if ndim == 2:
+            collection = collection.rechunk({1: -1})
+        return list(collection.to_delayed().ravel())
+    if not hasattr(collection, "to_delayed"):
+        raise TypeError(
+            f"{name} must be a Dask array or DataFrame, got {type(collection).__name__}"
+        )
+    if ndim == 2 and collection.ndim != 2:
+        raise ValueError(f"{name} must be a Dask DataFrame (2-D), got a Dask Series")
+    return list(collection.to_delayed())
+
+
+def _compute(*values: Any) -> Any:
+    import dask
+
+    return dask.compute(*values)
+
+
+def _delayed(function: Callable[..., Any]) -> Callable[..., Any]:
+    import dask
+
+    return dask.delayed(function, pure=True)
+
+
+def _reduce(parts: list[Any], combine: Callable[..., Any]) -> Any:
+    """Combine delayed partial results by a tree of fan-in :data:`_FAN_IN`; compute it."""
+    task = _delayed(combine)
+    while len(parts) > 1:
+        parts = [task(*parts[i : i + _FAN_IN]) for i in range(0, len(parts), _FAN_IN)]
+    return _compute(parts[0])[0]
+
+
+def map_blocks_1d(
+    function: Callable[..., Any],
+    combine: Callable[..., Any],
+    collections: Sequence[Any],
+    names: Sequence[str],
+    *args: Any,
+    ndim: int = 1,
+) -> Any:
+    """Apply ``function(*blocks, *args)`` to aligned partitions, then ``combine``.
+
+    The collections must have the same number of partitions; each call gets the
+    blocks of one partition (as numpy or pandas objects).
+    """
+    per_collection = [
+        _blocks(c, n, ndim) for c, n in zip(collections, names, strict=True)
+    ]
+    _check_aligned(per_collection, names)
+    task = _delayed(function)
+    parts = [task(*blocks, *args) for blocks in zip(*per_collection, strict=True)]
+    return _reduce(parts, combine)
+
+
+def _check_aligned(per_collection: list[list[Any]], names: Sequence[str]) -> None:
+    counts = [len(b) for b in per_collection]
+    if len(set(counts)) > 1:
+        shown = ", ".join(f"{n} has {c}" for n, c in zip(names, counts, strict=True))
+        raise ValueError(
+            f"the Dask collections must have the same partitions of rows: {shown}"
+        )
+
+
+def merge_count_lists(*parts: list[KeyCounts]) -> list[KeyCounts]:
+    """Merge lists of ``(keys, counts)`` elementwise (counts of disjoint rows add up)."""
+    merged = list(parts[0])
+    for part in parts[1:]:
+        merged = [
+            _core.merge_counts(a[0], a[1], b[0], b[1])
+            for a, b in zip(merged, part, strict=True)
+        ]
+    return merged
+
+
+def sum_arrays(*parts: np.ndarray) -> np.ndarray:
+    """Add arrays of counts of disjoint rows."""
+    total = parts[0].copy()
+    for part in parts[1:]:
+        total += part
+    return total
+
+
+# Work on one block ---------------------------------------------------------------
+def _n_rows(raw: Any) -> int:
+    return len(raw)
+
+
+def _block_columns(raw: Any, cards: np.ndarray, name: str) -> np.ndarray:
+    """Validate one partition and return its codes column-major (may be empty)."""
+    if len(raw) == 0:
+        return np.zeros((cards.shape[0], 0), dtype=np.uint32)
+    columns, _ = as_code_columns(raw, name, cards)
+    if columns.shape[0] != cards.shape[0]:
+        raise ValueError(
+            f"{name} has a partition of {columns.shape[0]} columns, expected "
+            f"{cards.shape[0]}"
+        )
+    return columns
+
+
+def _block_cardinalities(raw: Any, name: str) -> np.ndarray | None:
+    if len(raw) == 0:
+        return None
+    _, cards = infer_code_columns(raw, name, warn=False)
+    return cards.astype(np.int64)
+
+
+def _max_cardinalities(*parts: np.ndarray | None) -> np.ndarray | None:
+    present = [p for p in parts if p is not None]
+    if not present:
+        return None
+    return np.max(np.vstack(present), axis=0)
+
+
+def _block_labels(
+    raw_y: Any, raw_x: Any, label_set: np.ndarray, name: str
+) -> np.ndarray:
+    if len(raw_x) == 0 and len(raw_y) == 0:
+        return np.zeros(0, dtype=np.uint32)
+    _, codes = check_labels(raw_y, label_set, n_rows=len(raw_x), name=name, warn=False)
+    return codes
+
+
+def _block_unique_labels(raw_y: Any, name: str) -> np.ndarray:
+    return np.unique(label_array(raw_y, name))
+
+
+def _union(*parts: np.ndarray) -> np.ndarray:
+    return np.unique(np.concatenate(parts))
+
+
+def _block_count(
+    columns: np.ndarray,
+    labels: np.ndarray | None,
+    cards: np.ndarray,
+    n_labels: int | None,
+    subsets: list[list[int]],
+) -> list[KeyCounts]:
+    return MemoryTable(columns, cards, labels, n_labels)._count(subsets)
+
+
+def _block_pairwise(columns: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    flat, _, _ = _core.pairwise_tables(columns, cards, True)
+    return flat
+
+
+def _block_search_counts(
+    columns: np.ndarray,
+    labels: np.ndarray,
+    classes: np.ndarray | None,
+    n_classes: int,
+    n_labels: int,
+    cards: np.ndarray,
+    candidates: list[int],
+) -> list[KeyCounts]:
+    """Count (class, value, label) over the kept rows, for every candidate."""
+    if classes is None:
+        classes = np.zeros(columns.shape[1], dtype=np.uint32)
+        kept = slice(None)
+    else:
+        kept = classes != _DROPPED
+    out = []
+    for a in candidates:
+        stacked = np.ascontiguousarray(
+            np.vstack([classes[kept], columns[a][kept], labels[kept]])
+        )
+        table_cards = np.array([max(n_classes, 1), cards[a], n_labels], dtype=np.uint32)
+        out.append(_core.count_columns(stacked, table_cards, [0, 1, 2]))
+    return out
+
+
+def _block_refine(
+    columns: np.ndarray,
+    classes: np.ndarray | None,
+    column: int,
+    card: int,
+    groups: np.ndarray,
+) -> np.ndarray:
+    """Return new class ids: the rank of (class, value) among the mixed groups."""
+    n = columns.shape[1]
+    if classes is None:
+        classes = np.zeros(n, dtype=np.uint32)
+    kept = classes != _DROPPED
+    keys = classes.astype(np.uint64) * np.uint64(card) + columns[column].astype(
+        np.uint64
+    )
+    rank = np.searchsorted(groups, keys)
+    found = kept & (rank < groups.shape[0])
+    found[found] = groups[rank[found]] == keys[found]
+    return np.where(found, rank, _DROPPED).astype(np.uint32)
+
+
+# The table ---------------------------------------------------------------------
+class DaskTable(CodeTable):
+    """A :class:`CodeTable` over the partitions of a Dask collection.
+
+    Build it with :func:`dask_table`. Blocks are validated where they are counted;
+    an error in one names the partition's own row numbers.
+    """
+
+    def __init__(
+        self,
+        raw_blocks: list[Any],
+        cardinalities: np.ndarray,
+        name: str,
+        lengths: list[int] | None = None,
+        *,
+        validated: bool = False,
+    ) -> None:
+        self.cardinalities = np.require(cardinalities, np.uint32, ["C"])
+        self.n_labels = None
+        self.name = name
+        self._raw = raw_blocks
+        if validated:
+            self._blocks = list(raw_blocks)
+        else:
+            task = _delayed(_block_columns)
+            self._blocks = [task(raw, self.cardinalities, name) for raw in raw_blocks]
+        self._labels: list[Any] | None = None
+        self._lengths = lengths
+        self._rows: int | None = None if lengths is None else int(sum(lengths))
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows (the lengths of the partitions are computed once)."""
+        if self._rows is None:
+            lengths = _compute(*[_delayed(_n_rows)(raw) for raw in self._raw])
+            self._lengths = [int(n) for n in lengths]
+            self._rows = int(sum(self._lengths))
+        return self._rows
+
+    @property
+    def n_partitions(self) -> int:
+        """Number of partitions (blocks of rows)."""
+        return len(self._blocks)
+
+    def with_labels(
+        self,
+        y: Any,
+        classes: Any = None,
+        *,
+        name: str = "y",
+        min_classes: int = 1,
+        n_classes: int | None = None,
+        owner: str = "",
+        warn: bool = True,
+        stacklevel: int = 2,
+    ) -> tuple[DaskTable, np.ndarray]:
+        """Return this table with the label codes of ``y``, and the label set.
+
+        As :func:`privtab._validation.check_labels`: a declared ``classes`` is
+        checked before the data; an inferred one is the union of the partitions'
+        labels, sorted, and warns the same way.
+        """
+        declared = (
+            None
+            if classes is None
+            else declared_label_set(classes, min_classes, n_classes, owner)
+        )
+        if y is None:
+            raise ValueError(
+                f"this function requires {name} to be passed, but the target {name} "
+                "is None"
+            )
+        if not is_distributed(y):
+            raise TypeError(
+                f"{name} must be a Dask array or Series partitioned as X, got "
+                f"{type(y).__name__}"
+            )
+        y_blocks = _blocks(y, name, 1)
+        _check_aligned([self._raw, y_blocks], ["X", name])
+        if declared is None:
+            unique = _delayed(_block_unique_labels)
+            label_set = _reduce([unique(b, name) for b in y_blocks], _union)
+            check_inferred_labels(
+                label_set,
+                name,
+                min_classes=min_classes,
+                n_classes=n_classes,
+                owner=owner,
+                warn=warn,
+                stacklevel=stacklevel + 1,
+            )
+        else:
+            label_set = declared
+        labelled = DaskTable.__new__(DaskTable)
+        labelled.__dict__.update(self.__dict__)
+        task = _delayed(_block_labels)
+        labelled._labels = [
+            task(yb, raw, label_set, name)
+            for yb, raw in zip(y_blocks, self._raw, strict=True)
+        ]
+        labelled.n_labels = int(label_set.shape[0])
+        return labelled, label_set
+
+    def label_blocks(self) -> list[Any]:
+        """Return the delayed label codes of the partitions."""
+        if self._labels is None:
+            raise ValueError("this table has no labels")
+        return self._labels
+
+    def select(self, columns: Sequence[int], *, with_label: bool = False) -> DaskTable:
+        """Return a table of some columns (and the label codes last, if asked)."""
+        index = list(columns)
+        cards = self.cardinalities[index].astype(np.int64)
+        if with_label:
+            assert self.n_labels is not None
+            cards = np.append(cards, self.n_labels)
+            task = _delayed(_stack_label)
+            blocks = [
+                task(block, label, index)
+                for block, label in zip(self._blocks, self.label_blocks(), strict=True)
+            ]
+        else:
+            blocks = [_delayed(_rows_of)(block, index) for block in self._blocks]
+        selected = DaskTable(blocks, cards, self.name, self._lengths, validated=True)
+        selected._raw = self._raw
+        selected._rows = self._rows
+        return selected
+
+    # Primitives ------------------------------------------------------------------
+    def _labels_or_none(self) -> list[Any]:
+        return self._labels if self._labels is not None else [None] * len(self._blocks)
+
+    def _count(self, subsets: Sequence[Sequence[int]]) -> list[KeyCounts]:
+        if any(LABEL in s for s in subsets):
+            self.label_blocks()
+        task = _delayed(_block_count)
+        parts = [
+            task(block, labels, self.cardinalities, self.n_labels, list(subsets))
+            for block, labels in zip(self._blocks, self._labels_or_none(), strict=True)
+        ]
+        return _reduce(parts, merge_count_lists)
+
+    def _pairwise_counts(self) -> np.ndarray:
+        task = _delayed(_block_pairwise)
+        return _reduce([task(b, self.cardinalities) for b in self._blocks], sum_arrays)
+
+    def _search_start(self) -> list[Any]:
+        return [None] * len(self._blocks)
+
+    def _search_counts(
+        self, state: list[Any], n_classes: int, candidates: Sequence[int]
+    ) -> list[KeyCounts]:
+        task = _delayed(_block_search_counts)
+        parts = [
+            task(
+                block,
+                labels,
+                classes,
+                n_classes,
+                self.n_labels,
+                self.cardinalities,
+                list(candidates),
+            )
+            for block, labels, classes in zip(
+                self._blocks, self.label_blocks(), state, strict=True
+            )
+        ]
+        return _reduce(parts, merge_count_lists)
+
+    def _search_refine(
+        self, state: list[Any], column: int, groups: np.ndarray
+    ) -> list[Any]:
+        import dask
+
+        shared = dask.delayed(groups, pure=True)
+        task = _delayed(_block_refine)
+        card = int(self.cardinalities[column])
+        refined = [
+            task(block, classes, column, card, shared)
+            for block, classes in zip(self._blocks, state, strict=True)
+        ]
+        return list(dask.persist(*refined))
+
+
+def _rows_of(columns: np.ndarray, index: list[int]) -> np.ndarray:
+    return np.ascontiguousarray(columns[index])
+
+
+def _stack_label(
+    columns: np.ndarray, labels: np.ndarray, index: list[int]
+) -> np.ndarray:
+    return np.ascontiguousarray(np.vstack([columns[index], labels[None, :]]))
+
+
+def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, bool]:
+    """Wrap a Dask array or DataFrame of codes (or a lazy EncodedTable) in a DaskTable.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_rows, n_columns), dask.dataframe.DataFrame, or
+        an ``EncodedTable`` whose codes are a Dask array
+        Integer codes.
+    cardinalities : array-like of int or None
+        Public domain sizes; from an ``EncodedTable`` when ``None``, else the largest
+        code + 1 of every column over all partitions (one pass).
+    name : str
+        The argument's name, for messages.
+
+    Returns
+    -------
+    table : DaskTable
+    inferred : bool
+        Whether the cardinalities were read off the data (the caller warns, as the
+        in-memory path of the same method does).
+    """
+    if is_encoded(X):
+        if cardinalities is None:
+            cardinalities = X.cardinalities
+        X = X.codes
+    raw = _blocks(X, name, 2)
+    lengths = None
+    chunks = getattr(X, "chunks", None)
+    if chunks is not None and not any(np.isnan(c) for c in chunks[0]):
+        lengths = [int(c) for c in chunks[0]]
+    inferred = cardinalities is None
+    if inferred:
+        task = _delayed(_block_cardinalities)
+        found = _reduce([task(b, name) for b in raw], _max_cardinalities)
+        if found is None:
+            raise ValueError(f"{name} must be non-empty, got 0 rows in every partition")
+        cards = found
+    else:
+        cards = np.asarray(cardinalities)
+    from privtab._validation import check_cardinalities
+
+    n_columns = _n_columns(X, cards)
+    return DaskTable(
+        raw, check_cardinalities(cards, n_columns), name, lengths
+    ), inferred
+
+
+def _n_columns(X: Any, cards: np.ndarray) -> int:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and not np.isnan(shape[1]):
+        return int(shape[1])
+    columns = getattr(X, "columns", None)
+    return len(columns) if columns is not None else int(np.asarray(cards).shape[0])
