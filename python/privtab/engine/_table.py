@@ -130,15 +130,24 @@ class CodeTable:
 
         As ``privtab._core.pairwise_tables``: tables of the pairs ``i < j`` in
         lexicographic order, row-major and concatenated; the ``m × m`` entropies in
-        bits, ``H(X_i)`` on the diagonal and ``H(X_i, X_j)`` off it. A distributed
-        engine always counts the tables (the entropies are computed from them).
+        bits, ``H(X_i)`` on the diagonal and ``H(X_i, X_j)`` off it, computed from the
+        merged counts.
         """
-        flat = self._pairwise_counts()
         offsets = pair_offsets(self.cardinalities)
         d = self.n_columns
+        pairs = list(itertools.combinations(range(d), 2))
         entropies = np.zeros((d, d))
-        for i, j in itertools.combinations(range(d), 2):
-            p = pair_index(d, i, j)
+        if not with_tables:
+            # Only the entropies: each table counted sparsely, nonzero cells in key
+            # order, which is the order of the dense table's nonzero cells.
+            counted = self.count([[i, j] for i, j in pairs] + [[j] for j in range(d)])
+            for (i, j), (_, counts) in zip(pairs, counted, strict=False):
+                entropies[i, j] = entropies[j, i] = _core.count_entropy(counts)
+            for j, (_, counts) in enumerate(counted[len(pairs) :]):
+                entropies[j, j] = _core.count_entropy(counts)
+            return None, offsets, entropies
+        flat = self._pairwise_counts()
+        for p, (i, j) in enumerate(pairs):
             table = flat[offsets[p] : offsets[p + 1]].reshape(
                 int(self.cardinalities[i]), int(self.cardinalities[j])
             )
