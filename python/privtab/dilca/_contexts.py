@@ -171,7 +171,7 @@ def _relevance_redundancy_rule(su: np.ndarray, target: int) -> np.ndarray:
 
 
 def _context_arrays(X: Any, target: Any, k: Any, cardinalities: Any) -> tuple:
-    table, cards, _ = _prepare(X, cardinalities)
+    table, _, _ = _prepare(X, cardinalities)
     d = table.n_columns
     if isinstance(target, bool) or not isinstance(target, int | np.integer):
         raise TypeError(f"target must be an int, got {type(target).__name__}")
