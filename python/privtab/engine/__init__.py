@@ -2,7 +2,7 @@
 
 The counting methods (contingency tables and sparse counts, the thresholded
 histogram, PrivateKD and the greedy discernibility order, ProjectedHistogram, DILCA
-and DP-DILCA) read their rows through one seam, a :class:`CodeTable`: counts of the
+and DP-DILCA, containment anonymity) read their rows through one seam, a :class:`CodeTable`: counts of the
 mixed-radix keys of some columns, merged over all rows; pairwise contingency tables;
 and per-class label counts of the refinements of a partition, whose class ids stay
 with the rows. :class:`MemoryTable` holds numpy arrays in this process;
@@ -50,6 +50,7 @@ from privtab.engine._dask import (
     dask_table,
     is_distributed,
     map_blocks_1d,
+    map_rows,
     sum_arrays,
 )
 from privtab.engine._table import LABEL, CodeTable, MemoryTable
@@ -62,5 +63,6 @@ __all__ = [
     "dask_table",
     "is_distributed",
     "map_blocks_1d",
+    "map_rows",
     "sum_arrays",
 ]

@@ -30,7 +30,14 @@ from privtab._validation import (
 )
 from privtab.engine._table import LABEL, CodeTable, KeyCounts, MemoryTable
 
-__all__ = ["DaskTable", "dask_table", "is_distributed", "map_blocks_1d", "sum_arrays"]
+__all__ = [
+    "DaskTable",
+    "dask_table",
+    "is_distributed",
+    "map_blocks_1d",
+    "map_rows",
+    "sum_arrays",
+]
 
 #: Class id of the rows a discernibility search no longer needs (pure classes).
 _DROPPED = np.uint32(np.iinfo(np.uint32).max)
@@ -115,6 +122,34 @@ def map_blocks_1d(
     task = _delayed(function)
     parts = [task(*blocks, *args) for blocks in zip(*per_collection, strict=True)]
     return _reduce(parts, combine)
+
+
+def map_rows(
+    function: Callable[..., np.ndarray],
+    collection: Any,
+    name: str,
+    *args: Any,
+    dtype: Any = np.int64,
+) -> Any:
+    """Apply ``function(block, *args)`` to every partition of a 2-D collection, lazily.
+
+    Returns a 1-D Dask array with one value per row, partitioned as ``collection``
+    (lengths unknown unless the collection knows them).
+    """
+    import dask.array as da
+
+    blocks = _blocks(collection, name, 2)
+    chunks = getattr(collection, "chunks", None)
+    lengths: list[float] = (
+        [float(c) for c in chunks[0]] if chunks is not None else [np.nan] * len(blocks)
+    )
+    task = _delayed(function)
+    return da.concatenate(
+        [
+            da.from_delayed(task(block, *args), shape=(length,), dtype=dtype)
+            for block, length in zip(blocks, lengths, strict=True)
+        ]
+    )
 
 
 def _check_aligned(per_collection: list[list[Any]], names: Sequence[str]) -> None:
