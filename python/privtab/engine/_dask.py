@@ -28,7 +28,7 @@ from privtab._validation import (
     is_encoded,
     label_array,
 )
-from privtab.engine._table import LABEL, CodeTable, KeyCounts, MemoryTable
+from privtab.engine._table import LABEL, CodeTable, KeyCounts, MemoryTable, aligned
 
 __all__ = [
     "DaskTable",
@@ -166,7 +166,12 @@ def merge_count_lists(*parts: list[KeyCounts]) -> list[KeyCounts]:
     merged = list(parts[0])
     for part in parts[1:]:
         merged = [
-            _core.merge_counts(a[0], a[1], b[0], b[1])
+            _core.merge_counts(
+                aligned(a[0], np.uint64),
+                aligned(a[1], np.uint64),
+                aligned(b[0], np.uint64),
+                aligned(b[1], np.uint64),
+            )
             for a, b in zip(merged, part, strict=True)
         ]
     return merged
@@ -240,7 +245,9 @@ def _block_count(
 
 
 def _block_pairwise(columns: np.ndarray, cards: np.ndarray) -> np.ndarray:
-    flat, _, _ = _core.pairwise_tables(columns, cards, True)
+    flat, _, _ = _core.pairwise_tables(
+        aligned(columns, np.uint32), aligned(cards, np.uint32), True
+    )
     return flat
 
 
@@ -254,6 +261,7 @@ def _block_search_counts(
     candidates: list[int],
 ) -> list[KeyCounts]:
     """Count (class, value, label) over the kept rows, for every candidate."""
+    columns, labels = aligned(columns, np.uint32), aligned(labels, np.uint32)
     if classes is None:
         classes = np.zeros(columns.shape[1], dtype=np.uint32)
         kept = slice(None)

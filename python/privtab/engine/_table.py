@@ -38,7 +38,7 @@ import numpy as np
 
 from privtab import _core
 
-__all__ = ["LABEL", "CodeTable", "MemoryTable"]
+__all__ = ["LABEL", "CodeTable", "MemoryTable", "aligned"]
 
 #: Stands for the label column in the subsets passed to :meth:`CodeTable.count`.
 LABEL = -1
@@ -142,26 +142,22 @@ class CodeTable:
             # order, which is the order of the dense table's nonzero cells.
             counted = self.count([[i, j] for i, j in pairs] + [[j] for j in range(d)])
             for (i, j), (_, counts) in zip(pairs, counted, strict=False):
-                entropies[i, j] = entropies[j, i] = _core.count_entropy(counts)
+                entropies[i, j] = entropies[j, i] = _entropy(counts)
             for j, (_, counts) in enumerate(counted[len(pairs) :]):
-                entropies[j, j] = _core.count_entropy(counts)
+                entropies[j, j] = _entropy(counts)
             return None, offsets, entropies
         flat = self._pairwise_counts()
         for p, (i, j) in enumerate(pairs):
             table = flat[offsets[p] : offsets[p + 1]].reshape(
                 int(self.cardinalities[i]), int(self.cardinalities[j])
             )
-            entropies[i, j] = entropies[j, i] = _core.count_entropy(
+            entropies[i, j] = entropies[j, i] = _entropy(
                 np.ascontiguousarray(table.ravel())
             )
             if i == 0 and j == 1:
-                entropies[0, 0] = _core.count_entropy(
-                    table.sum(axis=1, dtype=np.uint64)
-                )
+                entropies[0, 0] = _entropy(table.sum(axis=1, dtype=np.uint64))
             if i == 0:
-                entropies[j, j] = _core.count_entropy(
-                    table.sum(axis=0, dtype=np.uint64)
-                )
+                entropies[j, j] = _entropy(table.sum(axis=0, dtype=np.uint64))
         return flat, offsets, entropies
 
     def subset_entropies(
@@ -188,8 +184,8 @@ class CodeTable:
         for p, (keys, counts) in enumerate(counted):
             groups = keys // card
             starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-            h_ys[p] = _core.count_entropy(counts)
-            h_s[p] = _core.count_entropy(np.add.reduceat(counts, starts))
+            h_ys[p] = _entropy(counts)
+            h_s[p] = _entropy(np.add.reduceat(counts, starts))
         return np.array(subsets, dtype=np.int64).reshape(-1, k), h_s, h_ys
 
     # Releases built on counts ----------------------------------------------------
@@ -208,8 +204,8 @@ class CodeTable:
         """
         ((keys, counts),) = self.count([list(range(self.n_columns))])
         return _core.thresholded_histogram_of_counts(
-            keys,
-            counts,
+            aligned(keys, np.uint64),
+            aligned(counts, np.uint64),
             self.cardinalities,
             epsilon,
             threshold,
@@ -291,9 +287,11 @@ class MemoryTable(CodeTable):
         n_labels: int | None = None,
         n_threads: int | None = None,
     ) -> None:
-        self.columns = columns
-        self.cardinalities = np.require(cardinalities, np.uint32, ["C"])
-        self.labels = labels
+        # Arrays that crossed a network may arrive unaligned; the kernels read them
+        # as slices.
+        self.columns = aligned(columns, np.uint32)
+        self.cardinalities = aligned(cardinalities, np.uint32)
+        self.labels = None if labels is None else aligned(labels, np.uint32)
         self.n_labels = n_labels
         self.n_threads = n_threads
 
@@ -416,6 +414,11 @@ class MemoryTable(CodeTable):
 
 
 # Helpers of the composite steps --------------------------------------------------
+def aligned(array: np.ndarray, dtype: Any) -> np.ndarray:
+    """Return ``array`` C-contiguous and aligned with ``dtype`` (copied only if not)."""
+    return np.require(array, dtype=dtype, requirements=["C", "A"])
+
+
 def pair_index(m: int, i: int, j: int) -> int:
     """Position of the pair ``i < j`` in the lexicographic order of the pairs of ``m``."""
     return i * (2 * m - i - 1) // 2 + (j - i - 1)
@@ -426,6 +429,11 @@ def pair_offsets(cardinalities: np.ndarray) -> np.ndarray:
     cards = [int(c) for c in cardinalities]
     sizes = [a * b for a, b in itertools.combinations(cards, 2)]
     return np.concatenate([[0], np.cumsum(sizes, dtype=np.uint64)]).astype(np.uint64)
+
+
+def _entropy(counts: np.ndarray) -> float:
+    """Entropy in bits of exact counts, summed in their order (the kernels' sum)."""
+    return _core.count_entropy(aligned(counts, np.uint64))
 
 
 def _binomial(n: int, k: int) -> int:

@@ -213,6 +213,7 @@ def _block_anonymity(
     if S.shape[0] == 0:
         return np.full(codes.shape[1], int(anonymity.sum()), dtype=np.int64)
     row_keys = _core.mixed_radix_encode(codes, np.full(S.shape[0], 2, dtype=np.uint32))
+    keys = np.require(keys, requirements=["C", "A"])
     return anonymity[np.searchsorted(keys, row_keys)]
 
 
