@@ -205,10 +205,19 @@ def test_private_kd_infers_labels_with_the_same_warnings(client, data):
     np.testing.assert_array_equal(spread.selection_order_, memory.selection_order_)
 
 
-def test_labels_partitioned_unlike_x_are_refused(client, data):
+def test_labels_are_aligned_with_the_rows_or_refused(client, data):
     X, y = data
+    expected = pt.greedy_discernibility(X, y, 3, cardinalities=CARDS)
+    got = pt.greedy_discernibility(
+        as_array(X, 700), as_array(y, 1000), 3, cardinalities=CARDS
+    )
+    np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError, match=r"y has 2999 labels, expected 3000"):
+        pt.greedy_discernibility(as_array(X), as_array(y[:-1]), 2, cardinalities=CARDS)
     with pytest.raises(ValueError, match="same partitions of rows"):
-        pt.greedy_discernibility(as_array(X, 700), as_array(y, 1000), 2)
+        pt.greedy_discernibility(
+            as_array(X), as_frame(y[:, None], npartitions=2)["c0"], 2
+        )
 
 
 def test_a_label_outside_the_declared_classes_is_refused(client, data):
@@ -284,3 +293,58 @@ def test_containment_anonymity_of_every_row(client):
         expected = pt.containment_anonymity(B, features)
         lazy = pt.containment_anonymity(as_frame(B), features)
         np.testing.assert_array_equal(lazy.compute(), expected)
+
+
+# Lazy encoding --------------------------------------------------------------------
+def mixed_frame():
+    rng = np.random.default_rng(3)
+    n = 4000
+    return pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "age": rng.uniform(0, 100, n),
+            "smoker": rng.random(n) < 0.3,
+            "outcome": rng.choice(["yes", "no"], n),
+        }
+    )
+
+
+def encoder():
+    return pt.TableEncoder(
+        domains={"colour": ["red", "green", "blue"], "outcome": ["no", "yes"]},
+        bounds={"age": (0, 100)},
+    )
+
+
+def test_table_encoder_encodes_a_dask_frame_lazily(client):
+    frame = mixed_frame()
+    memory = encoder().fit_transform(frame)
+    lazy = encoder().fit_transform(dd.from_pandas(frame, npartitions=3))
+    assert type(lazy.codes).__module__.startswith("dask")
+    np.testing.assert_array_equal(lazy.cardinalities, memory.cardinalities)
+    assert lazy.n_rows == memory.n_rows
+    np.testing.assert_array_equal(np.asarray(lazy.codes.compute()), memory.codes)
+    for seed in (0, 1):
+        a = pt.thresholded_histogram(
+            memory, None, 1.0, random_state=seed, accountant=fresh()
+        )
+        b = pt.thresholded_histogram(
+            lazy, None, 1.0, random_state=seed, accountant=fresh()
+        )
+        np.testing.assert_array_equal(a.keys, b.keys)
+        np.testing.assert_array_equal(a.values, b.values)
+    for a, b in zip(
+        pt.DILCA().fit(memory).distance_matrices_,
+        pt.DILCA().fit(lazy).distance_matrices_,
+        strict=True,
+    ):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_table_encoder_does_not_infer_a_distributed_domain(client):
+    frame = dd.from_pandas(mixed_frame(), npartitions=2)
+    with pytest.raises(
+        ValueError,
+        match=r"declared domains or bounds for the columns \['age', 'outcome'\]",
+    ):
+        pt.TableEncoder(domains={"colour": ["red", "green", "blue"]}).fit(frame)

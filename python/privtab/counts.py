@@ -149,11 +149,12 @@ class SparseCounts:
                 "cannot merge counts over different cardinalities: "
                 f"{self.cardinalities} and {other.cardinalities}"
             )
+        # Counts unpickled from another process may be unaligned: the core reads slices.
         keys, counts = _core.merge_counts(
-            self.keys,
-            self.counts.astype(np.uint64),
-            other.keys,
-            other.counts.astype(np.uint64),
+            *(
+                np.require(a, dtype=np.uint64, requirements=["C", "A"])
+                for a in (self.keys, self.counts, other.keys, other.counts)
+            )
         )
         if counts.size and counts.max() > np.iinfo(np.int64).max:
             raise ValueError("merged counts exceed 2**63 - 1")

@@ -13,6 +13,7 @@ Core kernels called: those of :mod:`privtab.engine._table` on each block, and
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -89,9 +90,20 @@ def _compute(*values: Any) -> Any:
 
 
 def _delayed(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``dask.delayed(function)``, with numpy arguments aligned when the task runs."""
     import dask
 
-    return dask.delayed(function, pure=True)
+    return dask.delayed(functools.partial(_call_aligned, function), pure=True)
+
+
+def _call_aligned(function: Callable[..., Any], *args: Any) -> Any:
+    # Arrays that crossed the network may arrive unaligned; the kernels read slices.
+    return function(
+        *(
+            np.require(a, requirements=["A"]) if isinstance(a, np.ndarray) else a
+            for a in args
+        )
+    )
 
 
 def _reduce(parts: list[Any], combine: Callable[..., Any]) -> Any:
@@ -130,11 +142,12 @@ def map_rows(
     name: str,
     *args: Any,
     dtype: Any = np.int64,
+    width: int | None = None,
 ) -> Any:
     """Apply ``function(block, *args)`` to every partition of a 2-D collection, lazily.
 
-    Returns a 1-D Dask array with one value per row, partitioned as ``collection``
-    (lengths unknown unless the collection knows them).
+    Returns a Dask array with one value (``width=None``) or ``width`` values per row,
+    partitioned as ``collection`` (lengths unknown unless the collection knows them).
     """
     import dask.array as da
 
@@ -146,7 +159,11 @@ def map_rows(
     task = _delayed(function)
     return da.concatenate(
         [
-            da.from_delayed(task(block, *args), shape=(length,), dtype=dtype)
+            da.from_delayed(
+                task(block, *args),
+                shape=(length,) if width is None else (length, width),
+                dtype=dtype,
+            )
             for block, length in zip(blocks, lengths, strict=True)
         ]
     )
@@ -325,6 +342,7 @@ class DaskTable(CodeTable):
             task = _delayed(_block_columns)
             self._blocks = [task(raw, self.cardinalities, name) for raw in raw_blocks]
         self._labels: list[Any] | None = None
+        self._source: Any = None
         self._lengths = lengths
         self._rows: int | None = None if lengths is None else int(sum(lengths))
 
@@ -375,8 +393,7 @@ class DaskTable(CodeTable):
                 f"{name} must be a Dask array or Series partitioned as X, got "
                 f"{type(y).__name__}"
             )
-        y_blocks = _blocks(y, name, 1)
-        _check_aligned([self._raw, y_blocks], ["X", name])
+        table, y_blocks = self._aligned_with(y, name)
         if declared is None:
             unique = _delayed(_block_unique_labels)
             label_set = _reduce([unique(b, name) for b in y_blocks], _union)
@@ -392,14 +409,44 @@ class DaskTable(CodeTable):
         else:
             label_set = declared
         labelled = DaskTable.__new__(DaskTable)
-        labelled.__dict__.update(self.__dict__)
+        labelled.__dict__.update(table.__dict__)
         task = _delayed(_block_labels)
         labelled._labels = [
             task(yb, raw, label_set, name)
-            for yb, raw in zip(y_blocks, self._raw, strict=True)
+            for yb, raw in zip(y_blocks, table._raw, strict=True)
         ]
         labelled.n_labels = int(label_set.shape[0])
         return labelled, label_set
+
+    def _aligned_with(self, y: Any, name: str) -> tuple[DaskTable, list[Any]]:
+        """Return a table of the same rows and the blocks of ``y``, partitioned alike.
+
+        A Dask Series is joined to a Dask DataFrame of codes (Dask aligns them, even
+        where its optimizer would partition the two differently); a Dask array of
+        labels is rechunked to the row chunks of a Dask array of codes.
+        """
+        import dask.array as da
+
+        source = self._source
+        if isinstance(y, da.Array) and isinstance(source, da.Array):
+            rows, labels = source.shape[0], y.shape[0]
+            if y.ndim == 1 and not (np.isnan(rows) or np.isnan(labels)):
+                if rows != labels:
+                    raise ValueError(
+                        f"{name} has {labels} labels, expected {rows} (one per row)"
+                    )
+                y = y.rechunk({0: source.chunks[0]})
+        elif hasattr(source, "columns") and getattr(y, "ndim", 0) == 1:
+            joined = source.assign(**{_LABEL_COLUMN: y})
+            blocks = _blocks(joined, name, 2)
+            table = DaskTable(
+                [_delayed(_without)(b) for b in blocks], self.cardinalities, self.name
+            )
+            table._source = source
+            return table, [_delayed(_label_column)(b) for b in blocks]
+        y_blocks = _blocks(y, name, 1)
+        _check_aligned([self._raw, y_blocks], ["X", name])
+        return self, y_blocks
 
     def label_blocks(self) -> list[Any]:
         """Return the delayed label codes of the partitions."""
@@ -482,6 +529,18 @@ class DaskTable(CodeTable):
         return list(dask.persist(*refined))
 
 
+#: The column that carries the labels of a Dask Series joined to a DataFrame of codes.
+_LABEL_COLUMN = "__privtab_label__"
+
+
+def _without(block: Any) -> Any:
+    return block.drop(columns=_LABEL_COLUMN)
+
+
+def _label_column(block: Any) -> Any:
+    return block[_LABEL_COLUMN]
+
+
 def _rows_of(columns: np.ndarray, index: list[int]) -> np.ndarray:
     return np.ascontiguousarray(columns[index])
 
@@ -534,9 +593,9 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
     from privtab._validation import check_cardinalities
 
     n_columns = _n_columns(X, cards)
-    return DaskTable(
-        raw, check_cardinalities(cards, n_columns), name, lengths
-    ), inferred
+    table = DaskTable(raw, check_cardinalities(cards, n_columns), name, lengths)
+    table._source = X
+    return table, inferred
 
 
 def _n_columns(X: Any, cards: np.ndarray) -> int:
