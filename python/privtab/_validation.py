@@ -879,16 +879,7 @@ def check_labels(
     >>> classes.tolist(), codes.tolist()
     (['a', 'b', 'c'], [1, 0, 1])
     """
-    # The declared set is a parameter: checked before the data.
-    declared = (
-        None
-        if classes is None
-        else declared_label_set(classes, min_classes, n_classes, owner)
-    )
-    if y is None:
-        raise ValueError(
-            f"this function requires {name} to be passed, but the target {name} is None"
-        )
+    declared = check_label_arguments(y, classes, name, min_classes, n_classes, owner)
     array = label_array(y, name)
     if array.shape[0] != n_rows:
         raise ValueError(
@@ -915,6 +906,31 @@ def check_labels(
         stacklevel=stacklevel + 1,
     )
     return inferred, codes
+
+
+def check_label_arguments(
+    y: Any,
+    classes: Any,
+    name: str,
+    min_classes: int,
+    n_classes: int | None,
+    owner: str,
+) -> np.ndarray | None:
+    """Check a declared label set (before the data) and that ``y`` was passed.
+
+    The first step of :func:`check_labels`; returns the declared set, sorted, or
+    ``None`` when it is to be inferred.
+    """
+    declared = (
+        None
+        if classes is None
+        else declared_label_set(classes, min_classes, n_classes, owner)
+    )
+    if y is None:
+        raise ValueError(
+            f"this function requires {name} to be passed, but the target {name} is None"
+        )
+    return declared
 
 
 def check_inferred_labels(

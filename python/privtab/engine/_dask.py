@@ -23,8 +23,8 @@ from privtab import _core
 from privtab._validation import (
     as_code_columns,
     check_inferred_labels,
+    check_label_arguments,
     check_labels,
-    declared_label_set,
     infer_code_columns,
     is_encoded,
     label_array,
@@ -378,16 +378,9 @@ class DaskTable(CodeTable):
         checked before the data; an inferred one is the union of the partitions'
         labels, sorted, and warns the same way.
         """
-        declared = (
-            None
-            if classes is None
-            else declared_label_set(classes, min_classes, n_classes, owner)
+        declared = check_label_arguments(
+            y, classes, name, min_classes, n_classes, owner
         )
-        if y is None:
-            raise ValueError(
-                f"this function requires {name} to be passed, but the target {name} "
-                "is None"
-            )
         if not is_distributed(y):
             raise TypeError(
                 f"{name} must be a Dask array or Series partitioned as X, got "
