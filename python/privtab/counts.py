@@ -183,6 +183,7 @@ def count_keys(
     ----------
     keys : array-like of int of shape (n_samples,)
         Keys in ``[0, 2**64)``, e.g. from :func:`~privtab.mixed_radix_encode`.
+        A Dask array is counted partition by partition (:mod:`privtab.engine`).
     cardinalities : sequence of int, optional
         Recorded on the result, so that :meth:`SparseCounts.to_codes` can decode it.
     n_threads : int, optional
@@ -219,7 +220,8 @@ def count_columns(
     Parameters
     ----------
     codes : array-like of shape (n_samples, n_features), DataFrame or ``EncodedTable``
-        Integer codes.
+        Integer codes. A Dask array or DataFrame is counted partition by partition
+        (:mod:`privtab.engine`).
     cardinalities : array-like of int of shape (n_features,)
         Public domain sizes (taken from an ``EncodedTable``).
     columns : sequence of int, optional
@@ -292,7 +294,8 @@ def contingency_table(
     Parameters
     ----------
     x, y : array-like of int of shape (n_samples,)
-        Codes ``0 .. kx - 1`` and ``0 .. ky - 1`` (numpy, pandas or polars).
+        Codes ``0 .. kx - 1`` and ``0 .. ky - 1`` (numpy, pandas or polars; or
+        Dask arrays or Series partitioned alike, counted partition by partition).
     kx, ky : int, optional
         Public cardinalities; ``max + 1`` of the data when ``None``.
     sparse : bool, default False

@@ -340,7 +340,9 @@ def greedy_discernibility(
     ----------
     X : array-like of shape (n_samples, n_features_in), pandas or polars DataFrame, or
         :class:`~privtab.EncodedTable`
-        Categorical codes (integers >= 0).
+        Categorical codes (integers >= 0). A Dask array or DataFrame (with ``y`` a
+        Dask array or Series) is counted partition by partition
+        (:mod:`privtab.engine`); the order is the in-memory one.
     y : array-like of shape (n_samples,)
         Labels (any integers or strings; remapped with ``numpy.unique``).
     n_features : int
@@ -568,7 +570,10 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features_in), pandas or polars
             DataFrame, or :class:`~privtab.EncodedTable`
-            Categorical codes ``0 .. cardinality - 1``.
+            Categorical codes ``0 .. cardinality - 1``. A Dask array or DataFrame
+            (with ``y`` a Dask array or Series) is counted partition by partition,
+            and the rounds draw what they draw in memory for the same seed
+            (:mod:`privtab.engine`).
         y : array-like of shape (n_samples,)
             Labels (integers or strings), in ``classes`` when it is declared.
         cardinalities : array-like of int, optional

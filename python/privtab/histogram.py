@@ -249,7 +249,10 @@ def thresholded_histogram(
     ----------
     codes : array-like of shape (n_rows, n_columns), pandas or polars DataFrame, or
         :class:`~privtab.EncodedTable`
-        Integer codes, column ``j`` in ``0 .. cardinalities[j] - 1``.
+        Integer codes, column ``j`` in ``0 .. cardinalities[j] - 1``. A Dask array or
+        DataFrame (or a lazy ``EncodedTable``) is counted partition by partition and
+        noised once here: the release is the in-memory one for the same seed
+        (:mod:`privtab.engine`).
     cardinalities : array-like of int of shape (n_columns,) or None
         Public domain sizes; ``None`` takes them from an ``EncodedTable``, or infers
         them from the data (largest code + 1) with a

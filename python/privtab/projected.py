@@ -406,7 +406,9 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_predictors), DataFrame or EncodedTable
-            Categorical codes of the predictors.
+            Categorical codes of the predictors. A Dask array or DataFrame (with
+            ``y`` a Dask array or Series) is counted partition by partition; the
+            release is the in-memory one for the same seed (:mod:`privtab.engine`).
         y : array-like of shape (n_samples,)
             Target labels (integers, whole floats or strings), in ``classes`` when it
             is declared.

@@ -335,7 +335,9 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features), pandas or polars DataFrame,
             or :class:`~privtab.EncodedTable`
-            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes.
+            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes. A
+            Dask array or DataFrame has its pairwise tables counted partition by
+            partition (:mod:`privtab.engine`); the fit is the in-memory one.
         y : None
             Ignored.
         cardinalities : array-like of int, optional
@@ -501,7 +503,9 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
         ----------
         X : array-like of shape (n_samples, n_features), pandas or polars DataFrame,
             or :class:`~privtab.EncodedTable`
-            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes.
+            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes. A
+            Dask array or DataFrame has its pairwise tables counted partition by
+            partition (:mod:`privtab.engine`); the fit is the in-memory one.
         y : None
             Ignored.
         cardinalities : array-like of int, optional

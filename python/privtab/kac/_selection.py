@@ -118,7 +118,9 @@ def containment_anonymity(
     Parameters
     ----------
     B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
-        Binary (0/1) matrix; sparse input is never densified.
+        Binary (0/1) matrix; sparse input is never densified. A Dask array or
+        DataFrame has its patterns counted partition by partition (at most 64
+        features in S) and gets a lazy Dask array back (:mod:`privtab.engine`).
     features : iterable of int or boolean mask of length m, optional
         The subset S (default: all features). Empty S gives AC(u) = n for every row.
     n_threads : int, optional
