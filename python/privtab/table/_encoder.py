@@ -126,6 +126,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     The default number of bins follows Lei (2011) as used by Vinterbo (2012)
     (:func:`lei_bins`); it depends only on the public ``n`` and the number of columns.
 
+    A Dask DataFrame is encoded lazily: ``fit`` reads only its column names and
+    dtypes (and its length, for the default bins), so every column must be declared
+    in ``domains`` or ``bounds`` (or be boolean); ``transform`` returns an
+    ``EncodedTable`` whose codes are a Dask array, each partition encoded where a
+    counting method reads it (:mod:`privtab.engine`).
+
     Examples
     --------
     >>> import pandas as pd
