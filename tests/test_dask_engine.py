@@ -37,7 +37,7 @@ def client():
             n_workers=2,
             processes=True,
             threads_per_worker=1,
-            dashboard_address=None,
+            dashboard_address=":0",
             memory_limit="2GiB",
         )
         client = distributed.Client(cluster)
@@ -188,6 +188,29 @@ def test_private_kd_draws_the_same_attributes(client, data):
         ).fit(as_array(X), as_array(y), cardinalities=CARDS)
         np.testing.assert_array_equal(spread.selection_order_, memory.selection_order_)
         assert spread.privacy_ledger_ == memory.privacy_ledger_
+
+
+def test_private_kd_once_the_labels_are_discerned_or_with_one_label(client, data):
+    X, y = data
+    separated = X.copy()
+    separated[:, 2] = y  # column 2 alone discerns every pair of labels
+    for labels in (y, np.zeros_like(y)):
+        for seed in (0, 1):
+            memory = pt.PrivateKD(
+                5, 1.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+            ).fit(separated, labels, cardinalities=CARDS)
+            spread = pt.PrivateKD(
+                5, 1.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+            ).fit(as_array(separated), as_array(labels), cardinalities=CARDS)
+            np.testing.assert_array_equal(
+                spread.selection_order_, memory.selection_order_
+            )
+        np.testing.assert_array_equal(
+            pt.greedy_discernibility(
+                as_array(separated), as_array(labels), 6, cardinalities=CARDS
+            ),
+            pt.greedy_discernibility(separated, labels, 6, cardinalities=CARDS),
+        )
 
 
 def test_private_kd_infers_labels_with_the_same_warnings(client, data):

@@ -268,37 +268,47 @@ def _block_pairwise(columns: np.ndarray, cards: np.ndarray) -> np.ndarray:
     return flat
 
 
-def _block_search_counts(
+def _block_search_step(
     columns: np.ndarray,
     labels: np.ndarray,
     classes: np.ndarray | None,
+    refine_column: int,
+    groups: np.ndarray | None,
     n_classes: int,
     n_labels: int,
     cards: np.ndarray,
     candidates: list[int],
-) -> list[KeyCounts]:
-    """Count (class, value, label) over the kept rows, for every candidate."""
+) -> tuple[list[KeyCounts], np.ndarray | None]:
+    """One round of a discernibility search on one partition.
+
+    Refine the rows' classes by ``refine_column`` (new id: the rank of (class, value)
+    among ``groups``; rows of other groups are dropped), then count (class, value,
+    label) over the kept rows for every candidate. Returns the counts and the classes.
+    """
     columns, labels = aligned(columns, np.uint32), aligned(labels, np.uint32)
+    if groups is not None:
+        classes = _refined(columns, classes, refine_column, cards, groups)
     if classes is None:
-        classes = np.zeros(columns.shape[1], dtype=np.uint32)
-        kept = slice(None)
+        kept_classes = np.zeros(columns.shape[1], dtype=np.uint32)
+        kept: Any = slice(None)
     else:
         kept = classes != _DROPPED
+        kept_classes = classes[kept]
     out = []
     for a in candidates:
         stacked = np.ascontiguousarray(
-            np.vstack([classes[kept], columns[a][kept], labels[kept]])
+            np.vstack([kept_classes, columns[a][kept], labels[kept]])
         )
         table_cards = np.array([max(n_classes, 1), cards[a], n_labels], dtype=np.uint32)
         out.append(_core.count_columns(stacked, table_cards, [0, 1, 2]))
-    return out
+    return out, classes
 
 
-def _block_refine(
+def _refined(
     columns: np.ndarray,
     classes: np.ndarray | None,
     column: int,
-    card: int,
+    cards: np.ndarray,
     groups: np.ndarray,
 ) -> np.ndarray:
     """Return new class ids: the rank of (class, value) among the mixed groups."""
@@ -306,13 +316,21 @@ def _block_refine(
     if classes is None:
         classes = np.zeros(n, dtype=np.uint32)
     kept = classes != _DROPPED
-    keys = classes.astype(np.uint64) * np.uint64(card) + columns[column].astype(
-        np.uint64
-    )
+    keys = classes.astype(np.uint64) * np.uint64(cards[column]) + columns[
+        column
+    ].astype(np.uint64)
     rank = np.searchsorted(groups, keys)
     found = kept & (rank < groups.shape[0])
     found[found] = groups[rank[found]] == keys[found]
     return np.where(found, rank, _DROPPED).astype(np.uint32)
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
+
+
+def _second(pair: tuple[Any, Any]) -> Any:
+    return pair[1]
 
 
 # The table ---------------------------------------------------------------------
@@ -487,15 +505,25 @@ class DaskTable(CodeTable):
     def _search_start(self) -> list[Any]:
         return [None] * len(self._blocks)
 
-    def _search_counts(
-        self, state: list[Any], n_classes: int, candidates: Sequence[int]
-    ) -> list[KeyCounts]:
-        task = _delayed(_block_search_counts)
-        parts = [
+    def _search_step(
+        self,
+        state: list[Any],
+        refinement: Any,
+        n_classes: int,
+        candidates: Sequence[int],
+    ) -> tuple[list[KeyCounts], list[Any]]:
+        import dask
+
+        column, groups = (0, None) if refinement is None else refinement
+        shared = dask.delayed(groups, pure=True)
+        task = _delayed(_block_search_step)
+        steps = [
             task(
                 block,
                 labels,
                 classes,
+                column,
+                shared,
                 n_classes,
                 self.n_labels,
                 self.cardinalities,
@@ -505,21 +533,10 @@ class DaskTable(CodeTable):
                 self._blocks, self.label_blocks(), state, strict=True
             )
         ]
-        return _reduce(parts, merge_count_lists)
-
-    def _search_refine(
-        self, state: list[Any], column: int, groups: np.ndarray
-    ) -> list[Any]:
-        import dask
-
-        shared = dask.delayed(groups, pure=True)
-        task = _delayed(_block_refine)
-        card = int(self.cardinalities[column])
-        refined = [
-            task(block, classes, column, card, shared)
-            for block, classes in zip(self._blocks, state, strict=True)
-        ]
-        return list(dask.persist(*refined))
+        # Kept on the workers: the next round refines these classes in place.
+        steps = list(dask.persist(*steps))
+        counted = _reduce([_delayed(_first)(p) for p in steps], merge_count_lists)
+        return counted, [_delayed(_second)(p) for p in steps]
 
 
 #: The column that carries the labels of a Dask Series joined to a DataFrame of codes.

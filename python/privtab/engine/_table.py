@@ -11,10 +11,10 @@ operations that an engine provides:
     the sparse counts of the mixed-radix keys of some columns, merged over all rows;
 ``_pairwise_counts()``
     every pairwise contingency table, summed over all rows;
-``_search_counts(state, candidates)`` / ``_search_refine(state, column, groups)``
-    per-class label counts of the refinements of a partition by candidate columns,
-    and the refinement of the partition itself (the rows' class ids stay where the
-    rows are).
+``_search_step(state, refinement, n_classes, candidates)``
+    one round of a discernibility search, in one pass: refine the partition of the
+    selected columns by the column chosen last (the rows' class ids stay where the
+    rows are), then count (class, value, label) for every candidate column.
 
 :class:`MemoryTable` (numpy arrays in this process) overrides the composite steps with
 the fused Rust kernels, which give the same results; the Dask engine
@@ -47,6 +47,9 @@ LABEL = -1
 MAX_SUBSETS = 50_000_000
 
 KeyCounts = tuple[np.ndarray, np.ndarray]
+#: The column chosen last and the sorted (class, value) keys that become the new
+#: classes (``None`` before the first round).
+Refinement = tuple[int, np.ndarray] | None
 
 
 class CodeTable:
@@ -84,12 +87,13 @@ class CodeTable:
     def _search_start(self) -> Any:
         raise NotImplementedError
 
-    def _search_counts(
-        self, state: Any, n_classes: int, candidates: Sequence[int]
-    ) -> list[KeyCounts]:
-        raise NotImplementedError
-
-    def _search_refine(self, state: Any, column: int, groups: np.ndarray) -> Any:
+    def _search_step(
+        self,
+        state: Any,
+        refinement: Refinement,
+        n_classes: int,
+        candidates: Sequence[int],
+    ) -> tuple[list[KeyCounts], Any]:
         raise NotImplementedError
 
     # Counting --------------------------------------------------------------------
@@ -226,19 +230,25 @@ class CodeTable:
         draws in that round). Only rows of classes that still mix labels are kept,
         as the core's search keeps them.
         """
-        n = self.n_rows
-        ((_, label_counts),) = self.count([[LABEL]])
-        undiscerned = _square_sum(label_counts, n * n) if n else 0
         state = self._search_start()
+        refinement: Refinement = None
         n_classes = 1
+        n = 0
+        undiscerned: int | None = None
         remaining = list(range(self.n_columns))
         order: list[int] = []
         for round_index in range(k):
+            counted: list[KeyCounts] = []
+            if undiscerned != 0:
+                counted, state = self._search_step(
+                    state, refinement, n_classes, remaining
+                )
+            if undiscerned is None:
+                # The first round's counts hold the label counts and n.
+                n, undiscerned = _differing_pairs(*counted[0], self.n_labels)
             if undiscerned == 0:
                 gains = np.zeros(len(remaining), dtype=np.uint64)
-                counted: list[KeyCounts] = []
             else:
-                counted = self._search_counts(state, n_classes, remaining)
                 left = np.array(
                     [
                         _undiscerned(keys, counts, self.n_labels)
@@ -255,12 +265,12 @@ class CodeTable:
                 pick = _core.private_kd_round(gains, epsilon_step, n, round_index, seed)
             attribute = remaining.pop(pick)
             order.append(attribute)
-            if undiscerned and round_index + 1 < k:
+            if undiscerned:
                 keys, counts = counted[pick]
                 undiscerned = _undiscerned(keys, counts, self.n_labels)
                 groups = _mixed_groups(keys, self.n_labels)
                 n_classes = int(groups.shape[0])
-                state = self._search_refine(state, attribute, groups)
+                refinement = (attribute, groups)
         return np.asarray(order, dtype=np.int64)
 
 
@@ -440,10 +450,15 @@ def _binomial(n: int, k: int) -> int:
     return math.comb(n, k) if 0 <= k <= n else 0
 
 
-def _square_sum(counts: np.ndarray, total_square: int) -> int:
-    """``total_square − Σ counts²``: ordered pairs with different values (exact)."""
-    squares = sum(int(c) * int(c) for c in counts.tolist())
-    return total_square - squares
+def _differing_pairs(
+    keys: np.ndarray, counts: np.ndarray, n_labels: int | None
+) -> tuple[int, int]:
+    """Return n and n² − Σ_l n_l² from counts keyed ``(class · |a| + value) · L + l``."""
+    labels = (keys % np.uint64(n_labels or 1)).astype(np.int64)
+    per_label = np.zeros(n_labels or 1, dtype=np.uint64)
+    np.add.at(per_label, labels, counts.astype(np.uint64))
+    n = int(per_label.sum())
+    return n, n * n - sum(int(c) * int(c) for c in per_label.tolist())
 
 
 def _group_starts(keys: np.ndarray, n_labels: int | None) -> np.ndarray:
