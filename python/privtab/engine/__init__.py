@@ -37,7 +37,20 @@ Where it does not hold, and why:
 - The limits differ: mixed-radix keys of the counted columns must fit in 64 bits on
   both paths, but the distributed discernibility search also keys (class, value,
   label) triples, which can overflow where the in-memory search (which keeps class
-  ids per row) does not; it then raises ``DomainError``.
+  ids per row) does not; it then raises ``DomainError``. Distributed containment
+  anonymity counts patterns of at most 64 features, and a Dask DataFrame given to
+  ``TableEncoder`` needs every domain declared (inferring one would read the table).
+- The cost differs: the distributed PrivateKD reads the table once per round, and
+  DP-DILCA's MaxDependency counts every candidate subset separately, where the
+  in-memory kernels refine one partition in place.
+
+Running on a cluster
+--------------------
+Computations run on Dask's current scheduler: the ``distributed.Client`` the caller
+opened (``Client("tcp://host:8786")`` for an existing cluster, or
+``Client(LocalCluster(n_workers=N))``), else Dask's local default. A caller such as a
+command line passes ``dask.dataframe.read_parquet(path)`` (a file or a directory of
+partitions, read one partition at a time) to the same functions.
 
 Core kernels called: see :mod:`privtab.engine._table` and
 :mod:`privtab.engine._dask`.
