@@ -288,17 +288,23 @@ def _block_search_step(
     columns, labels = aligned(columns, np.uint32), aligned(labels, np.uint32)
     if groups is not None:
         classes = _refined(columns, classes, refine_column, cards, groups)
+    # One (class, value, label) table of the kept rows, its value row filled per
+    # candidate.
     if classes is None:
-        kept_classes = np.zeros(columns.shape[1], dtype=np.uint32)
-        kept: Any = slice(None)
+        stacked = np.zeros((3, columns.shape[1]), dtype=np.uint32)
+        stacked[2] = labels
+        kept = None
     else:
-        kept = classes != _DROPPED
-        kept_classes = classes[kept]
+        kept = np.flatnonzero(classes != _DROPPED)
+        stacked = np.empty((3, kept.shape[0]), dtype=np.uint32)
+        np.take(classes, kept, out=stacked[0])
+        np.take(labels, kept, out=stacked[2])
     out = []
     for a in candidates:
-        stacked = np.ascontiguousarray(
-            np.vstack([kept_classes, columns[a][kept], labels[kept]])
-        )
+        if kept is None:
+            stacked[1] = columns[a]
+        else:
+            np.take(columns[a], kept, out=stacked[1])
         table_cards = np.array([max(n_classes, 1), cards[a], n_labels], dtype=np.uint32)
         out.append(_core.count_columns(stacked, table_cards, [0, 1, 2]))
     return out, classes
