@@ -212,30 +212,27 @@ def main() -> None:
             "ratio": watch.seconds / memory_seconds,
             "equal": bool(equal),
         }
-        with Stopwatch() as watch:
-            local_kd = pt.PrivateKD(
+
+        def select(X: object, y: object) -> np.ndarray:
+            selector = pt.PrivateKD(
                 3,
                 EPSILON,
                 random_state=SEED,
                 accountant=pt.BudgetAccountant(),
                 classes=[0, 1],
-            ).fit(codes, labels, cardinalities=CARDS)
+            )
+            return selector.fit(X, y, cardinalities=CARDS).selection_order_
+
+        with Stopwatch() as watch:
+            local_order = select(codes, labels)
         memory_seconds = watch.seconds
         with Stopwatch() as watch:
-            spread_kd = pt.PrivateKD(
-                3,
-                EPSILON,
-                random_state=SEED,
-                accountant=pt.BudgetAccountant(),
-                classes=[0, 1],
-            ).fit(small_X, small["label"], cardinalities=CARDS)
+            spread_order = select(small_X, small["label"])
         compare["PrivateKD"] = {
             "memory_seconds": memory_seconds,
             "dask_seconds": watch.seconds,
             "ratio": watch.seconds / memory_seconds,
-            "equal": bool(
-                np.array_equal(local_kd.selection_order_, spread_kd.selection_order_)
-            ),
+            "equal": bool(np.array_equal(local_order, spread_order)),
         }
         report[f"same_rows_{head}"] = compare
         for name, entry in compare.items():
