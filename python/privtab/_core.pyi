@@ -143,6 +143,7 @@ def merge_counts(
     counts_b: npt.NDArray[np.uint64],
 ) -> _KeyCounts: ...
 def entropy(counts: npt.NDArray[np.float64]) -> float: ...
+def count_entropy(counts: npt.NDArray[np.uint64]) -> float: ...
 def mutual_information(
     x: npt.NDArray[np.uint32],
     kx: int,
@@ -243,6 +244,24 @@ def thresholded_histogram(
     seed: int | None = None,
     n_threads: int | None = None,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
+def thresholded_histogram_of_counts(
+    keys: npt.NDArray[np.uint64],
+    counts: npt.NDArray[np.uint64],
+    cardinalities: npt.NDArray[np.uint32],
+    epsilon: float,
+    threshold: float,
+    noise: str,
+    max_cells: int,
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
+def check_histogram(
+    cardinalities: npt.NDArray[np.uint32],
+    epsilon: float,
+    threshold: float,
+    noise: str,
+    max_cells: int,
+) -> None: ...
 def empty_cell_probability(epsilon: float, threshold: float, noise: str) -> float: ...
 
 # --- partition: discernibility search (rust/privtab-py/src/partition.rs) ---
@@ -265,6 +284,13 @@ def minimum_discerning_attributes(
     n_threads: int | None = None,
     layout: str = "auto",
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def private_kd_round(
+    gains: npt.NDArray[np.uint64],
+    epsilon_step: float,
+    n_rows: int,
+    round: int,
+    seed: int | None = None,
+) -> int: ...
 def private_kd(
     columns: npt.NDArray[np.uint32],
     cardinalities: npt.NDArray[np.uint32],

@@ -678,7 +678,7 @@ def _show_labels(values: np.ndarray) -> str:
     return f"{repr(shown)[:-1]}, ...] ({values.shape[0]} labels)"
 
 
-def _label_array(values: Any, name: str) -> np.ndarray:
+def label_array(values: Any, name: str) -> np.ndarray:
     """Return 1-D ``values`` as an array of integer, whole-float or string labels."""
     module = type(values).__module__.split(".")[0]
     if module in ("pandas", "polars") and hasattr(values, "to_numpy"):
@@ -750,7 +750,7 @@ def _infer_labels(array: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]
     return classes, np.ascontiguousarray(inverse.ravel(), dtype=np.uint32)
 
 
-def _declared_classes(
+def declared_label_set(
     classes: Any, min_classes: int, n_classes: int | None, owner: str
 ) -> np.ndarray:
     """Validate a declared label set; return it sorted."""
@@ -758,7 +758,7 @@ def _declared_classes(
         raise TypeError(
             f"classes must be an array-like of labels, got {type(classes).__name__}"
         )
-    array = _label_array(classes, "classes")
+    array = label_array(classes, "classes")
     if array.shape[0] == 0:
         raise ValueError("classes must be non-empty, got no labels")
     try:
@@ -879,17 +879,8 @@ def check_labels(
     >>> classes.tolist(), codes.tolist()
     (['a', 'b', 'c'], [1, 0, 1])
     """
-    # The declared set is a parameter: checked before the data.
-    declared = (
-        None
-        if classes is None
-        else _declared_classes(classes, min_classes, n_classes, owner)
-    )
-    if y is None:
-        raise ValueError(
-            f"this function requires {name} to be passed, but the target {name} is None"
-        )
-    array = _label_array(y, name)
+    declared = check_label_arguments(y, classes, name, min_classes, n_classes, owner)
+    array = label_array(y, name)
     if array.shape[0] != n_rows:
         raise ValueError(
             f"{name} has {array.shape[0]} labels, expected {n_rows} (one per row)"
@@ -905,6 +896,58 @@ def check_labels(
             )
         return declared, codes
     inferred, codes = _infer_labels(array, name)
+    check_inferred_labels(
+        inferred,
+        name,
+        min_classes=min_classes,
+        n_classes=n_classes,
+        owner=owner,
+        warn=warn,
+        stacklevel=stacklevel + 1,
+    )
+    return inferred, codes
+
+
+def check_label_arguments(
+    y: Any,
+    classes: Any,
+    name: str,
+    min_classes: int,
+    n_classes: int | None,
+    owner: str,
+) -> np.ndarray | None:
+    """Check a declared label set (before the data) and that ``y`` was passed.
+
+    The first step of :func:`check_labels`; returns the declared set, sorted, or
+    ``None`` when it is to be inferred.
+    """
+    declared = (
+        None
+        if classes is None
+        else declared_label_set(classes, min_classes, n_classes, owner)
+    )
+    if y is None:
+        raise ValueError(
+            f"this function requires {name} to be passed, but the target {name} is None"
+        )
+    return declared
+
+
+def check_inferred_labels(
+    inferred: np.ndarray,
+    name: str,
+    *,
+    min_classes: int = 1,
+    n_classes: int | None = None,
+    owner: str = "",
+    warn: bool = True,
+    stacklevel: int = 2,
+) -> None:
+    """Check the size of a label set read off the data and warn that it was.
+
+    The inferred-label branch of :func:`check_labels`, shared with engines that
+    gather the labels of their partitions; arguments as there.
+    """
     count = inferred.shape[0]
     if n_classes is not None and count != n_classes:
         raise ValueError(
@@ -928,7 +971,6 @@ def check_labels(
             PrivacyLeakWarning,
             stacklevel=stacklevel + 1,
         )
-    return inferred, codes
 
 
 def as_binary_labels(y: Any, n_rows: int, name: str = "y") -> np.ndarray:

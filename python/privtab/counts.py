@@ -25,6 +25,7 @@ from privtab._validation import (
     as_keys,
     check_threads,
 )
+from privtab.engine import dask_table, is_distributed, map_blocks_1d, sum_arrays
 from privtab.mixed_radix import mixed_radix_decode
 
 __all__ = [
@@ -148,11 +149,12 @@ class SparseCounts:
                 "cannot merge counts over different cardinalities: "
                 f"{self.cardinalities} and {other.cardinalities}"
             )
+        # Counts unpickled from another process may be unaligned: the core reads slices.
         keys, counts = _core.merge_counts(
-            self.keys,
-            self.counts.astype(np.uint64),
-            other.keys,
-            other.counts.astype(np.uint64),
+            *(
+                np.require(a, dtype=np.uint64, requirements=["C", "A"])
+                for a in (self.keys, self.counts, other.keys, other.counts)
+            )
         )
         if counts.size and counts.max() > np.iinfo(np.int64).max:
             raise ValueError("merged counts exceed 2**63 - 1")
@@ -181,6 +183,7 @@ def count_keys(
     ----------
     keys : array-like of int of shape (n_samples,)
         Keys in ``[0, 2**64)``, e.g. from :func:`~privtab.mixed_radix_encode`.
+        A Dask array is counted partition by partition (:mod:`privtab.engine`).
     cardinalities : sequence of int, optional
         Recorded on the result, so that :meth:`SparseCounts.to_codes` can decode it.
     n_threads : int, optional
@@ -196,6 +199,10 @@ def count_keys(
     >>> count_keys([3, 3, 0]).counts
     array([1, 2])
     """
+    if is_distributed(keys):
+        return map_blocks_1d(
+            _block_count_keys, _merge_sparse, [keys], ["keys"], cardinalities, n_threads
+        )
     array = as_keys(keys)
     unique, counts = _core.count_keys(array, n_threads=check_threads(n_threads))
     return SparseCounts(unique, counts.astype(np.int64), cardinalities)
@@ -213,7 +220,8 @@ def count_columns(
     Parameters
     ----------
     codes : array-like of shape (n_samples, n_features), DataFrame or ``EncodedTable``
-        Integer codes.
+        Integer codes. A Dask array or DataFrame is counted partition by partition
+        (:mod:`privtab.engine`).
     cardinalities : array-like of int of shape (n_features,)
         Public domain sizes (taken from an ``EncodedTable``).
     columns : sequence of int, optional
@@ -241,21 +249,35 @@ def count_columns(
     (array([[0, 1],
            [1, 0]], dtype=uint32), array([2, 1]))
     """
+    if is_distributed(codes):
+        table, _ = dask_table(codes, cardinalities, "codes")
+        subset = _column_subset(columns, table.n_columns)
+        ((keys, counts),) = table.count([subset])
+        return SparseCounts(
+            keys,
+            counts.astype(np.int64),
+            table.cardinalities[subset] if subset else None,
+        )
     data, cards = as_code_columns(codes, "codes", cardinalities)
-    if columns is None:
-        subset = list(range(cards.shape[0]))
-    else:
-        subset = [int(j) for j in np.asarray(columns, dtype=np.int64).ravel()]
-        bad = [j for j in subset if not 0 <= j < cards.shape[0]]
-        if bad:
-            raise ValueError(
-                f"columns has index {bad[0]}, out of range for {cards.shape[0]} columns"
-            )
+    subset = _column_subset(columns, cards.shape[0])
     keys, counts = _core.count_columns(
         data, cards, subset, n_threads=check_threads(n_threads)
     )
     sub_cards = [int(cards[j]) for j in subset] if subset else None
     return SparseCounts(keys, counts.astype(np.int64), sub_cards)
+
+
+def _column_subset(columns: Any, n_columns: int) -> list[int]:
+    """Return the column indices to count over (all by default), checked."""
+    if columns is None:
+        return list(range(n_columns))
+    subset = [int(j) for j in np.asarray(columns, dtype=np.int64).ravel()]
+    bad = [j for j in subset if not 0 <= j < n_columns]
+    if bad:
+        raise ValueError(
+            f"columns has index {bad[0]}, out of range for {n_columns} columns"
+        )
+    return subset
 
 
 def contingency_table(
@@ -272,7 +294,8 @@ def contingency_table(
     Parameters
     ----------
     x, y : array-like of int of shape (n_samples,)
-        Codes ``0 .. kx - 1`` and ``0 .. ky - 1`` (numpy, pandas or polars).
+        Codes ``0 .. kx - 1`` and ``0 .. ky - 1`` (numpy, pandas or polars; or
+        Dask arrays or Series partitioned alike, counted partition by partition).
     kx, ky : int, optional
         Public cardinalities; ``max + 1`` of the data when ``None``.
     sparse : bool, default False
@@ -309,6 +332,8 @@ def contingency_table(
            [2, 0],
            [0, 1]])
     """
+    if is_distributed(x, y):
+        return _distributed_contingency(x, y, kx, ky, sparse, n_threads)
     xs, kx = as_code_vector(x, "x", kx, "kx", native=True)
     ys, ky = as_code_vector(y, "y", ky, "ky", native=True)
     if xs.dtype != ys.dtype:
@@ -319,6 +344,64 @@ def contingency_table(
         return SparseCounts(keys, counts.astype(np.int64), (kx, ky))
     table = _core.contingency_table(xs, kx, ys, ky, n_threads=threads)
     return table.view(np.int64)
+
+
+def _distributed_contingency(
+    x: Any, y: Any, kx: Any, ky: Any, sparse: bool, n_threads: int | None
+) -> Any:
+    """:func:`contingency_table` of aligned Dask partitions, counted and merged."""
+    if kx is None or ky is None:
+        found = map_blocks_1d(_block_sizes, _largest, [x, y], ["x", "y"])
+        kx = found[0] if kx is None else kx
+        ky = found[1] if ky is None else ky
+    return map_blocks_1d(
+        _block_contingency,
+        _merge_sparse if sparse else sum_arrays,
+        [x, y],
+        ["x", "y"],
+        kx,
+        ky,
+        sparse,
+        n_threads,
+    )
+
+
+def _block_sizes(x: Any, y: Any) -> tuple[int, int]:
+    """``max + 1`` of a partition's codes (0 for an empty partition)."""
+    if len(x) == 0:
+        return 0, 0
+    return as_code_vector(x, "x")[1], as_code_vector(y, "y")[1]
+
+
+def _largest(*parts: tuple[int, int]) -> tuple[int, int]:
+    return max(p[0] for p in parts), max(p[1] for p in parts)
+
+
+def _block_contingency(
+    x: Any, y: Any, kx: int, ky: int, sparse: bool, n_threads: int | None
+) -> Any:
+    if len(x) == 0 and len(y) == 0:
+        if sparse:
+            return SparseCounts(np.zeros(0, np.uint64), np.zeros(0, np.int64), (kx, ky))
+        return np.zeros((kx, ky), dtype=np.int64)
+    return contingency_table(x, y, kx, ky, sparse=sparse, n_threads=n_threads)
+
+
+def _block_count_keys(
+    keys: Any, cardinalities: Any, n_threads: int | None
+) -> SparseCounts:
+    if len(keys) == 0:
+        return SparseCounts(
+            np.zeros(0, np.uint64), np.zeros(0, np.int64), cardinalities
+        )
+    return count_keys(keys, cardinalities=cardinalities, n_threads=n_threads)
+
+
+def _merge_sparse(*parts: SparseCounts) -> SparseCounts:
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = merged.merge(part)
+    return merged
 
 
 def _same_dtype(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -40,12 +40,14 @@ from privtab._validation import (
     check_positive_int,
     check_threads,
     check_unit_interval,
+    declared_label_set,
     infer_code_columns,
     is_encoded,
     validate_data,
     warn_inferred_domain,
 )
 from privtab.accountant import BudgetAccountant, split_budget
+from privtab.engine import CodeTable, MemoryTable, dask_table, is_distributed
 
 __all__ = [
     "CandidateScores",
@@ -92,7 +94,13 @@ def _column_names(X: Any) -> list[Any] | None:
 
 
 def _prepare(
-    X: Any, y: Any, cardinalities: Any, classes: Any = None, *, owner: str = ""
+    X: Any,
+    y: Any,
+    cardinalities: Any,
+    classes: Any = None,
+    *,
+    owner: str = "",
+    stacklevel: int = 3,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any] | None]:
     """Validate ``X`` and ``y``: (columns, cardinalities, labels, classes, names).
 
@@ -117,9 +125,43 @@ def _prepare(
         n_rows=columns.shape[1],
         owner=owner,
         warn=bool(owner),
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return columns, cards, labels, label_set, names
+
+
+def _code_table(
+    X: Any,
+    y: Any,
+    cardinalities: Any,
+    classes: Any = None,
+    *,
+    owner: str = "",
+    n_threads: int | None = None,
+) -> tuple[CodeTable, np.ndarray]:
+    """``X`` and ``y`` as a labelled :class:`~privtab.engine.CodeTable` and the label set.
+
+    Dask collections stay where they are (validated per partition); anything else goes
+    through :func:`_prepare`. Inferred labels warn when an ``owner`` is named. A
+    labelled ``CodeTable`` (from another estimator) is used as it is, with the
+    declared ``classes`` as its label set.
+    """
+    if isinstance(X, CodeTable):
+        label_set = declared_label_set(classes, 1, None, owner)
+        if X.n_labels != label_set.shape[0]:
+            raise ValueError(
+                f"classes has {label_set.shape[0]} labels, the table {X.n_labels}"
+            )
+        return X, label_set
+    if is_distributed(X, y):
+        table, _ = dask_table(X, cardinalities, "X")
+        return table.with_labels(
+            y, classes, owner=owner, warn=bool(owner), stacklevel=3
+        )
+    columns, cards, labels, label_set, _ = _prepare(
+        X, y, cardinalities, classes, owner=owner, stacklevel=4
+    )
+    return MemoryTable(columns, cards, labels, len(label_set), n_threads), label_set
 
 
 def _resolve(
@@ -298,7 +340,9 @@ def greedy_discernibility(
     ----------
     X : array-like of shape (n_samples, n_features_in), pandas or polars DataFrame, or
         :class:`~privtab.EncodedTable`
-        Categorical codes (integers >= 0).
+        Categorical codes (integers >= 0). A Dask array or DataFrame (with ``y`` a
+        Dask array or Series) is counted partition by partition
+        (:mod:`privtab.engine`); the order is the in-memory one.
     y : array-like of shape (n_samples,)
         Labels (any integers or strings; remapped with ``numpy.unique``).
     n_features : int
@@ -340,13 +384,9 @@ def greedy_discernibility(
     >>> greedy_discernibility(X, [0, 0, 1, 1], 3)
     array([0, 1, 2])
     """
-    columns, cards, labels, label_set, _ = _prepare(X, y, cardinalities)
-    n_labels = len(label_set)
-    k = check_n_features(n_features, columns.shape[0])
-    order, _ = _core.greedy_discernibility(
-        columns, cards, labels, n_labels, k, n_threads=check_threads(n_threads)
-    )
-    return order
+    table, _ = _code_table(X, y, cardinalities, n_threads=check_threads(n_threads))
+    k = check_n_features(n_features, table.n_columns)
+    return table.select_discerning(k, None, None)
 
 
 def minimum_discerning_attributes(
@@ -530,7 +570,10 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features_in), pandas or polars
             DataFrame, or :class:`~privtab.EncodedTable`
-            Categorical codes ``0 .. cardinality - 1``.
+            Categorical codes ``0 .. cardinality - 1``. A Dask array or DataFrame
+            (with ``y`` a Dask array or Series) is counted partition by partition,
+            and the rounds draw what they draw in memory for the same seed
+            (:mod:`privtab.engine`).
         y : array-like of shape (n_samples,)
             Labels (integers or strings), in ``classes`` when it is declared.
         cardinalities : array-like of int, optional
@@ -547,23 +590,15 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         run = self._start_private_fit()
         if cardinalities is None and not is_encoded(X):
             warn_inferred_domain("cardinalities", owner="PrivateKD")
-        columns, cards, labels, label_set, _ = _prepare(
-            X, y, cardinalities, self.classes, owner="PrivateKD"
+        table, label_set = _code_table(
+            X, y, cardinalities, self.classes, owner="PrivateKD", n_threads=threads
         )
-        d = columns.shape[0]
+        d = table.n_columns
         k = check_n_features(k, d)
         step = run.epsilon / (4 * k)
-        order = _core.private_kd(
-            columns,
-            cards,
-            labels,
-            len(label_set),
-            k,
-            step,
-            run.seed(),
-            n_threads=threads,
-        )
-        validate_data(self, X, skip_check_array=True, reset=True)
+        order = table.select_discerning(k, step, run.seed())
+        if not isinstance(X, CodeTable):
+            validate_data(self, X, skip_check_array=True, reset=True)
         self._set_selection(order, d)
         self.n_features_in_ = d
         self.classes_ = label_set

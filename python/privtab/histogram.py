@@ -35,8 +35,10 @@ from privtab._validation import (
     check_real,
     infer_code_columns,
     is_encoded,
+    warn_inferred_domain,
 )
 from privtab.accountant import BudgetAccountant
+from privtab.engine import CodeTable, MemoryTable, dask_table, is_distributed
 from privtab.mixed_radix import mixed_radix_decode
 
 __all__ = ["SparseHistogram", "thresholded_histogram"]
@@ -189,6 +191,42 @@ class SparseHistogram:
         return np.repeat(self.to_codes(), counts, axis=0)
 
 
+def _code_table(codes: Any, cardinalities: Any) -> CodeTable:
+    """Return the validated codes of :func:`thresholded_histogram` as a CodeTable.
+
+    A ``CodeTable`` (from another method, with its own cardinalities) is used as it is.
+    """
+    if isinstance(codes, CodeTable):
+        return codes
+    if is_distributed(codes):
+        table, inferred = dask_table(codes, cardinalities, "codes")
+        if inferred:
+            warn_inferred_domain("cardinalities of codes", stacklevel=3)
+        if table.n_rows == 0:
+            raise ValueError("codes must be non-empty, got 0 rows in every partition")
+        return table
+    table_like = is_encoded(codes)
+    if table_like and cardinalities is None:
+        cardinalities = codes.cardinalities
+    raw = codes.codes if table_like else codes
+    if (
+        cardinalities is not None
+        and isinstance(raw, np.ndarray)
+        and raw.dtype == np.uint32
+        and raw.ndim == 2
+        and raw.size > 0
+    ):
+        # uint32 codes need no conversion, and the core checks every code against
+        # its cardinality while building its column view: skip a second pass here.
+        columns = np.ascontiguousarray(raw.T)
+        cards = check_cardinalities(cardinalities, raw.shape[1])
+    elif cardinalities is None:
+        columns, cards = infer_code_columns(codes, "codes", stacklevel=3)
+    else:
+        columns, cards = as_code_columns(raw, "codes", cardinalities)
+    return MemoryTable(columns, cards)
+
+
 def thresholded_histogram(
     codes: Any,
     cardinalities: Any,
@@ -211,7 +249,10 @@ def thresholded_histogram(
     ----------
     codes : array-like of shape (n_rows, n_columns), pandas or polars DataFrame, or
         :class:`~privtab.EncodedTable`
-        Integer codes, column ``j`` in ``0 .. cardinalities[j] - 1``.
+        Integer codes, column ``j`` in ``0 .. cardinalities[j] - 1``. A Dask array or
+        DataFrame (or a lazy ``EncodedTable``) is counted partition by partition and
+        noised once here: the release is the in-memory one for the same seed
+        (:mod:`privtab.engine`).
     cardinalities : array-like of int of shape (n_columns,) or None
         Public domain sizes; ``None`` takes them from an ``EncodedTable``, or infers
         them from the data (largest code + 1) with a
@@ -325,26 +366,8 @@ def thresholded_histogram(
     run = PrivateRun.start(epsilon, random_state, accountant)
     epsilon = run.epsilon
 
-    table_like = is_encoded(codes)
-    if table_like and cardinalities is None:
-        cardinalities = codes.cardinalities
-    raw = codes.codes if table_like else codes
-    if (
-        cardinalities is not None
-        and isinstance(raw, np.ndarray)
-        and raw.dtype == np.uint32
-        and raw.ndim == 2
-        and raw.size > 0
-    ):
-        # uint32 codes need no conversion, and the core checks every code against
-        # its cardinality while building its column view: skip a second pass here.
-        columns = np.ascontiguousarray(raw.T)
-        cards = check_cardinalities(cardinalities, raw.shape[1])
-    elif cardinalities is None:
-        columns, cards = infer_code_columns(codes, "codes", stacklevel=2)
-    else:
-        columns, cards = as_code_columns(raw, "codes", cardinalities)
-    n_rows = int(columns.shape[1])
+    table = _code_table(codes, cardinalities)
+    n_rows = table.n_rows
     if threshold is None:
         threshold = A * math.log(n_rows) / epsilon
         if not abs(threshold) < _MAX_THRESHOLD:
@@ -352,9 +375,13 @@ def thresholded_histogram(
                 f"the default threshold A * ln(n) / epsilon = {threshold!r} is not "
                 "below 2**53; pass a smaller A or a threshold"
             )
-    keys, values = _core.thresholded_histogram(
-        columns, cards, epsilon, threshold, noise, max_cells, run.seed()
+    if not isinstance(table, MemoryTable):
+        # The size check before the counting pass, as the fused kernel makes it.
+        _core.check_histogram(table.cardinalities, epsilon, threshold, noise, max_cells)
+    keys, values = table.thresholded_histogram(
+        epsilon, threshold, noise, max_cells, run.seed()
     )
+    cards = table.cardinalities
     run.spend("thresholded_histogram")
     return SparseHistogram(
         keys,

@@ -35,9 +35,11 @@ from privtab._validation import (
     check_unit_interval,
     infer_code_columns,
     is_encoded,
+    warn_inferred_domain,
 )
 from privtab.accountant import BudgetAccountant, split_budget
 from privtab.discernibility import PrivateKD, minimum_discerning_attributes
+from privtab.engine import CodeTable, MemoryTable, dask_table, is_distributed
 from privtab.histogram import SparseHistogram, thresholded_histogram
 from privtab.table import lei_bins
 
@@ -404,7 +406,9 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_predictors), DataFrame or EncodedTable
-            Categorical codes of the predictors.
+            Categorical codes of the predictors. A Dask array or DataFrame (with
+            ``y`` a Dask array or Series) is counted partition by partition; the
+            release is the in-memory one for the same seed (:mod:`privtab.engine`).
         y : array-like of shape (n_samples,)
             Target labels (integers, whole floats or strings), in ``classes`` when it
             is declared.
@@ -445,14 +449,29 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         rng = np.random.default_rng() if noise_state is None else noise_state
 
         categories = getattr(X, "categories", None)
-        if cardinalities is None and not is_encoded(X):
-            columns, cards = infer_code_columns(X, "X", stacklevel=2)
+        table: CodeTable
+        if is_distributed(X, y):
+            unlabelled, inferred = dask_table(X, cardinalities, "X")
+            if inferred:
+                warn_inferred_domain("cardinalities of X", stacklevel=2)
+            table, classes = unlabelled.with_labels(
+                y, self.classes, min_classes=2, owner="ProjectedHistogram"
+            )
         else:
-            columns, cards = as_code_columns(X, "X", cardinalities=cardinalities)
-        n_predictors, n = columns.shape
-        classes, label_codes = check_labels(
-            y, self.classes, n_rows=n, min_classes=2, owner="ProjectedHistogram"
-        )
+            if cardinalities is None and not is_encoded(X):
+                columns, cards = infer_code_columns(X, "X", stacklevel=2)
+            else:
+                columns, cards = as_code_columns(X, "X", cardinalities=cardinalities)
+            classes, label_codes = check_labels(
+                y,
+                self.classes,
+                n_rows=columns.shape[1],
+                min_classes=2,
+                owner="ProjectedHistogram",
+            )
+            table = MemoryTable(columns, cards, label_codes, len(classes))
+        cards = table.cardinalities
+        n_predictors, n = table.n_columns, table.n_rows
 
         if k_given is None:
             k = estimate_n_features(
@@ -481,7 +500,7 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
                 random_state=noise_state,
                 accountant=internal,
                 classes=np.arange(len(classes)),
-            ).fit(columns.T, label_codes, cardinalities=cards)
+            ).fit(table, None, cardinalities=cards)
             order = np.asarray(selector.selection_order_, dtype=np.int64)
             ledger = [("PrivateKD", eps_p), ("thresholded_histogram", eps_h)]
         else:
@@ -489,13 +508,9 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
             order = np.arange(n_predictors, dtype=np.int64)
             ledger = [("thresholded_histogram", eps_h)]
 
-        projected = np.empty((n, k + 1), dtype=np.uint32)
-        projected[:, :k] = columns[order].T
-        projected[:, k] = label_codes
-        projected_cards = np.append(cards[order], len(classes)).astype(np.int64)
         histogram = thresholded_histogram(
-            projected,
-            projected_cards,
+            table.select(order.tolist(), with_label=True),
+            None,
             eps_h,
             A=A,
             noise=self.noise,

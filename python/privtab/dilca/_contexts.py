@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from privtab import _core
 from privtab._validation import (
     as_code_columns,
     check_positive_int,
@@ -27,36 +26,44 @@ from privtab._validation import (
     is_encoded,
     to_numpy_2d,
 )
-from privtab.counts import contingency_table
+from privtab.engine import CodeTable, MemoryTable, dask_table, is_distributed
 
 _MAX_VALUES = 8192
 _CONTEXTS = ("mean_su", "relevance_redundancy")
 _DP_METHODS = ("max_relevance", "max_dependency", "mean_su", "baseline")
 
 
-def _prepare(X: Any, cardinalities: Any) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Column-major codes, cardinalities, and whether these were inferred."""
-    if not is_encoded(X):
-        X = _non_negative(to_numpy_2d(X, "X"), "X")
-    if cardinalities is not None or is_encoded(X):
-        columns, cards = as_code_columns(X, "X", cardinalities)
-        inferred = False
+def _prepare(X: Any, cardinalities: Any) -> tuple[CodeTable, np.ndarray, bool]:
+    """Return the codes as a CodeTable, the cardinalities, and whether they were inferred.
+
+    The callers that need it have warned about inferred cardinalities already.
+    """
+    if is_distributed(X):
+        table: CodeTable
+        table, inferred = dask_table(X, cardinalities, "X")
+        cards = table.cardinalities
     else:
-        # The callers that need it have warned already.
-        columns, cards = infer_code_columns(X, "X", warn=False)
-        inferred = True
+        if not is_encoded(X):
+            X = _non_negative(to_numpy_2d(X, "X"), "X")
+        if cardinalities is not None or is_encoded(X):
+            columns, cards = as_code_columns(X, "X", cardinalities)
+            inferred = False
+        else:
+            columns, cards = infer_code_columns(X, "X", warn=False)
+            inferred = True
+        table = MemoryTable(columns, cards)
     if int(cards.max()) > _MAX_VALUES:
         j = int(np.argmax(cards))
         raise ValueError(
             f"cardinality {cards[j]} of column {j} is above {_MAX_VALUES}: DILCA "
             "stores a |V|×|V| distance matrix per attribute"
         )
-    if columns.shape[0] < 2:
+    if table.n_columns < 2:
         raise ValueError(
             f"X must have at least 2 attributes (a context needs another one), "
-            f"got {columns.shape[0]} feature(s)"
+            f"got {table.n_columns} feature(s)"
         )
-    return columns, cards, inferred
+    return table, cards, inferred
 
 
 def _non_negative(array: np.ndarray, name: str) -> np.ndarray:
@@ -87,17 +94,19 @@ class _Tables:
     """Exact contingency tables and entropies of every attribute pair.
 
     One call to the Rust kernel ``pairwise_tables`` reads each column pair once (in
-    parallel) and returns every |V_i|×|V_j| table, every H(X_i) and every H(X_i, X_j).
+    parallel) and returns every |V_i|×|V_j| table, every H(X_i) and every H(X_i, X_j);
+    on a distributed table the partitions' tables are added up and the entropies
+    computed from the sums (:meth:`~privtab.engine.CodeTable.pairwise_tables`).
     """
 
-    def __init__(self, columns: np.ndarray, cards: np.ndarray) -> None:
-        self.columns = columns
-        self.cards = cards
-        d = columns.shape[0]
-        sizes = cards.astype(np.float64)
+    def __init__(self, source: CodeTable) -> None:
+        self.source = source
+        self.cards = source.cardinalities
+        d = source.n_columns
+        sizes = self.cards.astype(np.float64)
         cells = (sizes.sum() ** 2 - (sizes**2).sum()) / 2.0
         keep = cells <= _MAX_PAIRWISE_CELLS
-        flat, offsets, entropies = _core.pairwise_tables(columns, cards, keep)
+        flat, offsets, entropies = source.pairwise_tables(keep)
         self._flat = flat if keep else None
         self._offsets = offsets
         self._entropy_matrix = entropies
@@ -108,9 +117,7 @@ class _Tables:
         """Return the |Y|×|X| table of attribute ``y`` (rows) against ``x`` (columns)."""
         i, j = min(y, x), max(y, x)
         if self._flat is None:
-            table = contingency_table(
-                self.columns[i], self.columns[j], int(self.cards[i]), int(self.cards[j])
-            )
+            table = self.source.contingency(i, j)
         else:
             p = i * (2 * self._d - i - 1) // 2 + (j - i - 1)
             start, stop = int(self._offsets[p]), int(self._offsets[p + 1])
@@ -123,7 +130,7 @@ class _Tables:
         return float(self._entropy_matrix[y, x])
 
     def symmetric_uncertainty_matrix(self) -> np.ndarray:
-        d = self.columns.shape[0]
+        d = self._d
         su = np.zeros((d, d))
         for i in range(d):
             for j in range(i + 1, d):
@@ -158,8 +165,8 @@ def _relevance_redundancy_rule(su: np.ndarray, target: int) -> np.ndarray:
 
 
 def _context_arrays(X: Any, target: Any, k: Any, cardinalities: Any) -> tuple:
-    columns, cards, _ = _prepare(X, cardinalities)
-    d = columns.shape[0]
+    table, _, _ = _prepare(X, cardinalities)
+    d = table.n_columns
     if isinstance(target, bool) or not isinstance(target, int | np.integer):
         raise TypeError(f"target must be an int, got {type(target).__name__}")
     if not 0 <= int(target) < d:
@@ -170,7 +177,7 @@ def _context_arrays(X: Any, target: Any, k: Any, cardinalities: Any) -> tuple:
             f"k must be <= the number of other attributes ({d - 1}), got {k}"
         )
     others = np.array([j for j in range(d) if j != int(target)], dtype=np.int64)
-    return columns, cards, int(target), k, others
+    return table, int(target), k, others
 
 
 def max_relevance_context(
@@ -207,8 +214,8 @@ def max_relevance_context(
     >>> max_relevance_context(X, 0, 1)
     array([1])
     """
-    columns, cards, target, k, others = _context_arrays(X, target, k, cardinalities)
-    tables = _Tables(columns, cards)
+    table, target, k, others = _context_arrays(X, target, k, cardinalities)
+    tables = _Tables(table)
     scores = np.array(
         [tables.entropies[x] - tables.joint_entropy(target, x) for x in others]
     )
@@ -217,12 +224,10 @@ def max_relevance_context(
 
 
 def _subset_scores(
-    columns: np.ndarray, cards: np.ndarray, target: int, others: np.ndarray, k: int
+    table: CodeTable, target: int, others: np.ndarray, k: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every size-k subset of ``others`` and its I'(Y, S) = H(S) − H(Y, S)."""
-    subsets, h_s, h_ys = _core.subset_entropies(
-        columns, cards, columns[target], int(cards[target]), others.tolist(), k
-    )
+    subsets, h_s, h_ys = table.subset_entropies(target, others.tolist(), k)
     return subsets, h_s - h_ys
 
 
@@ -261,6 +266,6 @@ def max_dependency_context(
     >>> max_dependency_context(X, 0, 2)
     array([1, 2])
     """
-    columns, cards, target, k, others = _context_arrays(X, target, k, cardinalities)
-    subsets, scores = _subset_scores(columns, cards, target, others, k)
+    table, target, k, others = _context_arrays(X, target, k, cardinalities)
+    subsets, scores = _subset_scores(table, target, others, k)
     return np.sort(subsets[int(np.argmax(scores))]).astype(np.int64)

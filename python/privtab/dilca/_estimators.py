@@ -329,7 +329,9 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features), pandas or polars DataFrame,
             or :class:`~privtab.EncodedTable`
-            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes.
+            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes. A
+            Dask array or DataFrame has its pairwise tables counted partition by
+            partition (:mod:`privtab.engine`); the fit is the in-memory one.
         y : None
             Ignored.
         cardinalities : array-like of int, optional
@@ -347,9 +349,9 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         """
         check_choice(self.context, "context", _CONTEXTS)
         sigma = check_positive(self.sigma, "sigma")
-        columns, cards, _ = _prepare(X, cardinalities)
-        d = columns.shape[0]
-        tables = _Tables(columns, cards)
+        table, cards, _ = _prepare(X, cardinalities)
+        d = table.n_columns
+        tables = _Tables(table)
         su = tables.symmetric_uncertainty_matrix()
         contexts, matrices, used = [], [], []
         for target in range(d):
@@ -495,7 +497,9 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
         ----------
         X : array-like of shape (n_samples, n_features), pandas or polars DataFrame,
             or :class:`~privtab.EncodedTable`
-            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes.
+            Categorical codes ``0 .. cardinality - 1``; at least 2 attributes. A
+            Dask array or DataFrame has its pairwise tables counted partition by
+            partition (:mod:`privtab.engine`); the fit is the in-memory one.
         y : None
             Ignored.
         cardinalities : array-like of int, optional
@@ -513,14 +517,14 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
         run = self._start_private_fit()
         if cardinalities is None and not is_encoded(X):
             warn_inferred_domain("cardinalities", owner="DPDILCA")
-        columns, cards, _ = _prepare(X, cardinalities)
-        d = columns.shape[0]
+        table, cards, _ = _prepare(X, cardinalities)
+        d = table.n_columns
         if self.method in ("max_relevance", "max_dependency") and k > d - 1:
             raise ValueError(
                 f"context_size must be <= the number of other attributes ({d - 1}), "
                 f"got {k}"
             )
-        tables = _Tables(columns, cards)
+        tables = _Tables(table)
         if self.method == "baseline":
             contexts, used, ledger = _fit_baseline(
                 tables, run.epsilon, run.random_state
@@ -566,8 +570,7 @@ def _fit_dp_dilca(
     h: float,
     generator: np.random.Generator | None,
 ) -> tuple[list[np.ndarray], list[list[np.ndarray]], list[tuple[str, float]]]:
-    columns, cards = tables.columns, tables.cards
-    d, n = columns.shape
+    d, n = tables.source.n_columns, tables.source.n_rows
     gs = (1.0 / math.log(2) + math.log2(n)) / n
     parts = split_budget(epsilon, [h, 1.0 - h] * d)
     contexts, used, ledger = [], [], []
@@ -606,7 +609,7 @@ def _fit_dp_dilca(
             )
             ctx = others[chosen]
         else:
-            subsets, scores = _subset_scores(columns, cards, target, others, k)
+            subsets, scores = _subset_scores(tables.source, target, others, k)
             chosen = exponential_mechanism(
                 scores,
                 2.0 * gs,
@@ -642,7 +645,7 @@ def _fit_dp_dilca(
 def _fit_baseline(
     tables: _Tables, epsilon: float, generator: np.random.Generator | None
 ) -> tuple[list[np.ndarray], list[list[np.ndarray]], list[tuple[str, float]]]:
-    d = tables.columns.shape[0]
+    d = tables.source.n_columns
     pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
     parts = split_budget(epsilon, [1.0] * len(pairs))
     noisy: dict[tuple[int, int], np.ndarray] = {}

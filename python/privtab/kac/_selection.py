@@ -41,6 +41,8 @@ from privtab._validation import (
     check_threads,
     validate_data,
 )
+from privtab.engine import is_distributed, map_blocks_1d, map_rows
+from privtab.engine._dask import merge_count_lists
 from privtab.kac._binary import BinaryMatrix, as_binary_matrix, ham_scores
 from privtab.kac._itemsets import Itemsets, mine_maximal_sets
 
@@ -113,7 +115,9 @@ def containment_anonymity(
     Parameters
     ----------
     B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
-        Binary (0/1) matrix; sparse input is never densified.
+        Binary (0/1) matrix; sparse input is never densified. A Dask array or
+        DataFrame has its patterns counted partition by partition (at most 64
+        features in S) and gets a lazy Dask array back (:mod:`privtab.engine`).
     features : iterable of int or boolean mask of length m, optional
         The subset S (default: all features). Empty S gives AC(u) = n for every row.
     n_threads : int, optional
@@ -146,6 +150,8 @@ def containment_anonymity(
     >>> containment_anonymity(B, [1]).min()
     np.int64(3)
     """
+    if is_distributed(B):
+        return _distributed_anonymity(B, features)
     M = as_binary_matrix(B)
     S = (
         np.arange(M.n_features)
@@ -153,6 +159,82 @@ def containment_anonymity(
         else _as_features(features, M.n_features, "features")
     )
     return _anonymity(M, S, check_threads(n_threads))
+
+
+def _distributed_anonymity(B: Any, features: Any) -> Any:
+    """Return :func:`containment_anonymity` of a Dask collection as a lazy Dask array.
+
+    The projected patterns of every partition are counted and merged; AC of a
+    pattern is the number of rows whose pattern contains it, summed over the distinct
+    patterns (exact integers, hence equal to the in-memory result); the rows then
+    look their pattern up, partition by partition.
+    """
+    n_features = int(B.shape[1])
+    S = (
+        np.arange(n_features)
+        if features is None
+        else _as_features(features, n_features, "features")
+    )
+    if S.shape[0] > 64:
+        raise ValueError(
+            f"features has {S.shape[0]} features; a distributed B is counted by "
+            "patterns of at most 64 features"
+        )
+    ((keys, counts),) = map_blocks_1d(
+        _block_patterns, merge_count_lists, [B], ["B"], S, ndim=2
+    )
+    anonymity = _superset_sums(keys, counts)
+    return map_rows(_block_anonymity, B, "B", S, keys, anonymity)
+
+
+def _block_codes(block: Any, S: np.ndarray) -> np.ndarray:
+    """Return the codes of the features S of one partition, column-major (0/1)."""
+    if len(block) == 0:
+        return np.zeros((S.shape[0], 0), dtype=np.uint32)
+    M = as_binary_matrix(block)
+    if S.shape[0] == 0:
+        return np.zeros((0, M.n_rows), dtype=np.uint32)
+    return np.ascontiguousarray(M.column_codes(S), dtype=np.uint32)
+
+
+def _block_patterns(block: Any, S: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    codes = _block_codes(block, S)
+    if codes.shape[1] == 0:
+        return [(np.zeros(0, np.uint64), np.zeros(0, np.uint64))]
+    cards = np.full(S.shape[0], 2, dtype=np.uint32)
+    return [_core.count_columns(codes, cards, list(range(S.shape[0])))]
+
+
+def _block_anonymity(
+    block: Any, S: np.ndarray, keys: np.ndarray, anonymity: np.ndarray
+) -> np.ndarray:
+    codes = _block_codes(block, S)
+    if S.shape[0] == 0:
+        return np.full(codes.shape[1], int(anonymity.sum()), dtype=np.int64)
+    row_keys = _core.mixed_radix_encode(codes, np.full(S.shape[0], 2, dtype=np.uint32))
+    keys = np.require(keys, requirements=["C", "A"])
+    return anonymity[np.searchsorted(keys, row_keys)]
+
+
+#: Patterns compared at once by :func:`_superset_sums` (rows of its boolean block).
+_SUPERSET_BLOCK_CELLS = 1 << 24
+
+
+def _superset_sums(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Return AC of every distinct pattern: the count of the patterns containing it.
+
+    Patterns are bit masks (``keys``); O(P²) comparisons in blocks of bounded memory.
+    """
+    total = np.zeros(keys.shape[0], dtype=np.int64)
+    if keys.shape[0] == 0:
+        return total
+    weights = counts.astype(np.int64)
+    step = max(1, _SUPERSET_BLOCK_CELLS // keys.shape[0])
+    for start in range(0, keys.shape[0], step):
+        part = keys[start : start + step, None]
+        contains = (keys[None, :] & part) == part
+        total[start : start + step] = contains @ weights
+    return total
 
 
 def _prepare(B: Any, y: Any, S: Any) -> tuple[BinaryMatrix, np.ndarray, np.ndarray]:

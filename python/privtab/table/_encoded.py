@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from privtab._validation import as_code_columns
+from privtab._validation import as_code_columns, check_cardinalities
+from privtab.engine import is_distributed
 from privtab.table._readers import _as_object_array
 
 if TYPE_CHECKING:
@@ -31,8 +32,10 @@ class EncodedTable:
 
     Parameters
     ----------
-    codes : array-like of shape (n_rows, n_columns)
-        Integer codes, ``0 <= codes[:, j] < cardinalities[j]``.
+    codes : array-like of shape (n_rows, n_columns), or a Dask array
+        Integer codes, ``0 <= codes[:, j] < cardinalities[j]``. A Dask array (what
+        :meth:`TableEncoder.transform` makes of a Dask DataFrame) stays lazy: its
+        partitions are encoded and checked where the counting methods read them.
     cardinalities : array-like of shape (n_columns,)
         Public domain size of every column, in [1, 2**32 - 1].
     columns : sequence of hashable, optional
@@ -87,8 +90,15 @@ class EncodedTable:
         columns: Sequence[Hashable] | None = None,
         categories: Sequence[Any] | None = None,
     ) -> None:
-        column_major, cards = as_code_columns(codes, "codes", cardinalities)
-        n_columns = column_major.shape[0]
+        lazy = is_distributed(codes)
+        if lazy:
+            # Codes of a Dask frame encoded partition by partition: checked when a
+            # partition is computed (every kernel range-checks the codes it reads).
+            n_columns = int(codes.shape[1])
+            cards = check_cardinalities(cardinalities, n_columns)
+        else:
+            column_major, cards = as_code_columns(codes, "codes", cardinalities)
+            n_columns = column_major.shape[0]
         if columns is None:
             columns = [f"x{j}" for j in range(n_columns)]
         columns = list(columns)
@@ -112,15 +122,19 @@ class EncodedTable:
                     f"{columns[j]!r} has cardinality {int(card)}"
                 )
         # The transpose of the C-ordered (d, n) block is an F-ordered (n, d) view.
-        self.codes: np.ndarray = column_major.T
+        self.codes: Any = codes if lazy else column_major.T
         self.cardinalities: np.ndarray = cards.astype(np.int64)
         self.columns: list[Hashable] = columns
         self.categories: list[np.ndarray] = category_arrays
 
     @property
     def n_rows(self) -> int:
-        """Number of rows (records)."""
-        return int(self.codes.shape[0])
+        """Number of rows (records); counted once for lazy codes of unknown length."""
+        n = self.codes.shape[0]
+        if n != n:  # NaN: a Dask array whose partition lengths are not known yet
+            self.codes = self.codes.compute_chunk_sizes()
+            n = self.codes.shape[0]
+        return int(n)
 
     @property
     def n_columns(self) -> int:

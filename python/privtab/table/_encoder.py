@@ -21,11 +21,23 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from privtab._validation import as_code_columns, check_bounds_pair, check_positive_int
+from privtab._validation import (
+    as_code_columns,
+    check_bounds_pair,
+    check_positive_int,
+    frame_kind,
+)
+from privtab.engine import is_distributed, map_rows
 from privtab.exceptions import DomainError, PrivacyLeakWarning
 from privtab.table._binning import lei_bins
 from privtab.table._encoded import EncodedTable
-from privtab.table._readers import _as_object_array, _Column, _is_int, _read_columns
+from privtab.table._readers import (
+    _as_object_array,
+    _Column,
+    _is_int,
+    _pandas_column,
+    _read_columns,
+)
 
 _MAX_CODES = int(np.iinfo(np.uint32).max)
 
@@ -113,6 +125,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     The default number of bins follows Lei (2011) as used by Vinterbo (2012)
     (:func:`lei_bins`); it depends only on the public ``n`` and the number of columns.
+
+    A Dask DataFrame is encoded lazily: ``fit`` reads only its column names and
+    dtypes (and its length, for the default bins), so every column must be declared
+    in ``domains`` or ``bounds`` (or be boolean); ``transform`` returns an
+    ``EncodedTable`` whose codes are a Dask array, each partition encoded where a
+    counting method reads it (:mod:`privtab.engine`).
 
     Examples
     --------
@@ -272,7 +290,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     def _fit(self, X: Any, stacklevel: int) -> tuple[str, list[_Column]]:
         self._check_options()
-        kind, columns = _read_columns(X)
+        distributed = is_distributed(X)
+        kind, columns = _meta_columns(X) if distributed else _read_columns(X)
         names = [c.name for c in columns]
         numpy = kind == "numpy"
         domains = self._resolve(self.domains, "domains", names, numpy)
@@ -289,7 +308,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 "(numeric); declare it in one of them"
             )
 
-        n_rows, n_columns = len(columns[0].values), len(columns)
+        if distributed:
+            _check_declared(columns, domains, bounds)
+        n_columns = len(columns)
+        n_rows = -1 if distributed else len(columns[0].values)
         add_missing = self.missing == "category"
         kinds: list[str] = []
         categories: list[np.ndarray] = []
@@ -354,6 +376,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             elif default_bins is not None:
                 k = default_bins
             else:
+                if n_rows < 0:
+                    n_rows = len(X)  # one pass over a distributed frame
                 if n_rows < 2:
                     raise ValueError(
                         "bins must be given when X has fewer than 2 rows: the "
@@ -453,6 +477,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         """
         self._check_fitted()
         self._check_options()
+        if is_distributed(X):
+            kind, columns = _meta_columns(X)
+            self._check_columns(kind, [c.name for c in columns])
+            return self._transform_distributed(X)
         kind, columns = _read_columns(X)
         self._check_columns(kind, [c.name for c in columns])
         return self._transform(columns)
@@ -463,7 +491,23 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Raises and warns as :meth:`fit` and :meth:`transform`.
         """
         _, columns = self._fit(X, stacklevel=3)
+        if is_distributed(X):
+            return self._transform_distributed(X)
         return self._transform(columns)
+
+    def _transform_distributed(self, X: Any) -> EncodedTable:
+        """Encode a Dask DataFrame lazily, partition by partition."""
+        codes = map_rows(
+            _encode_partition,
+            X,
+            "X",
+            self,
+            dtype=np.uint32,
+            width=len(self.columns_),
+        )
+        return EncodedTable(
+            codes, self.cardinalities_, list(self.columns_), list(self.categories_)
+        )
 
     def _check_columns(self, kind: str, names: list[Hashable]) -> None:
         """Check the columns of ``X`` against ``fit``: by name, else by count."""
@@ -629,6 +673,47 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
                 series.append(pl.Series(name, values, dtype=pl.Object))
         return pl.DataFrame(series)
+
+
+def _meta_columns(X: Any) -> tuple[str, list[_Column]]:
+    """Read the columns of a Dask DataFrame from its (empty) pandas meta frame."""
+    meta: Any = getattr(X, "_meta", None)
+    if meta is None or frame_kind(meta) != "pandas":
+        raise TypeError(
+            f"TableEncoder takes a Dask DataFrame, got {type(X).__name__}; encode a "
+            "Dask array of codes by passing it with its cardinalities instead"
+        )
+    return "pandas", [
+        _pandas_column(name, meta.iloc[:, j]) for j, name in enumerate(meta.columns)
+    ]
+
+
+def _check_declared(
+    columns: list[_Column], domains: dict[int, Any], bounds: dict[int, Any]
+) -> None:
+    """Refuse to infer a domain from a distributed frame: every column is declared."""
+    undeclared = [
+        c.name
+        for j, c in enumerate(columns)
+        if j not in domains
+        and j not in bounds
+        and c.kind != "bool"
+        and not (c.dtype_categories is not None and c.dtype_declared)
+    ]
+    if undeclared:
+        raise ValueError(
+            f"TableEncoder needs declared domains or bounds for the columns "
+            f"{undeclared!r} of a Dask DataFrame: inferring them would read the "
+            "whole table (and leak it); declare them from public knowledge"
+        )
+
+
+def _encode_partition(frame: Any, encoder: TableEncoder) -> np.ndarray:
+    """Encode one partition of a Dask DataFrame, as ``transform`` does."""
+    if len(frame) == 0:
+        return np.zeros((0, len(encoder.columns_)), dtype=np.uint32)
+    _, columns = _read_columns(frame)
+    return np.asarray(encoder._transform(columns).codes)
 
 
 def _names_mismatch(names: list[Hashable], fitted: list[Hashable]) -> str:

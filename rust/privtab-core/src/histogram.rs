@@ -202,7 +202,9 @@ pub fn empty_cell_probability(epsilon: f64, threshold: f64, noise: Noise) -> Res
 /// so whether the call fails reveals nothing about the data; kept observed cells number
 /// at most `n`, the size of the input.
 ///
-/// The output depends only on the inputs and `seed`, never on the number of threads.
+/// The output depends only on the inputs and `seed`, never on the number of threads. It
+/// equals [`thresholded_histogram_of_counts`] of the counts of the rows' keys: counting
+/// is the only step that reads the rows.
 ///
 /// # Privacy
 /// Under replace-one neighbours (n public) the histogram has L1 sensitivity 2, so noise of
@@ -223,52 +225,126 @@ pub fn thresholded_histogram(
     max_cells: u64,
     seed: &Seed,
 ) -> Result<Histogram> {
-    let sampler = Sampler::new(epsilon, threshold, noise)?;
-    let domain = check_domain(cols.cardinalities())?;
-    let p = sampler.keep_probability();
+    let plan = Plan::new(cols.cardinalities(), epsilon, threshold, noise, max_cells)?;
+    let keys = mixed_radix_encode(cols)?;
+    let counts = count_keys(&keys, plan.domain)?;
+    drop(keys);
+    plan.release(&counts, seed)
+}
 
-    let expected_empty = domain as f64 * p;
-    if expected_empty > max_cells as f64 {
-        return Err(Error::Domain(format!(
-            "the thresholded histogram would keep about {expected_empty:.4e} empty cells in \
-             expectation (m·p with m = {domain} cells and p = {p:.4e}), more than \
-             max_cells = {max_cells}; raise the threshold, use fewer or coarser columns, \
-             or raise max_cells"
+/// [`thresholded_histogram`] of rows already counted: `counts` holds the mixed-radix keys
+/// over `cardinalities` of the observed cells and their counts, e.g. counts of blocks of
+/// rows merged after counting each block on its own (possibly on another machine).
+///
+/// For the counts of the same rows and the same `seed`, the output is the one
+/// [`thresholded_histogram`] gives, bit for bit: noise is drawn only here, from the
+/// streams of `seed`, in the order of the sorted keys.
+///
+/// # Privacy
+/// As [`thresholded_histogram`], with `n` the total of `counts`.
+///
+/// # Errors
+/// As [`thresholded_histogram`]; [`Error::InvalidData`] when a key is outside the domain.
+pub fn thresholded_histogram_of_counts(
+    counts: &SparseCounts,
+    cardinalities: &[u32],
+    epsilon: f64,
+    threshold: f64,
+    noise: Noise,
+    max_cells: u64,
+    seed: &Seed,
+) -> Result<Histogram> {
+    let plan = Plan::new(cardinalities, epsilon, threshold, noise, max_cells)?;
+    if let Some(&last) = counts.keys().last()
+        && u128::from(last) >= plan.domain
+    {
+        return Err(Error::InvalidData(format!(
+            "key {last} is outside the domain of {} cells of cardinalities {cardinalities:?}",
+            plan.domain
         )));
     }
+    plan.release(counts, seed)
+}
 
-    let keys = mixed_radix_encode(cols)?;
-    let counts = count_keys(&keys, domain)?;
-    drop(keys);
-    let observed = counts.len();
-    let n_empty = domain - observed as u128;
+/// Checks the parameters of a thresholded histogram over `cardinalities` and the size of
+/// its expected output, as [`thresholded_histogram`] does before reading any row.
+///
+/// # Errors
+/// As [`thresholded_histogram`], for the parameters and the domain.
+pub fn check_histogram(
+    cardinalities: &[u32],
+    epsilon: f64,
+    threshold: f64,
+    noise: Noise,
+    max_cells: u64,
+) -> Result<()> {
+    Plan::new(cardinalities, epsilon, threshold, noise, max_cells).map(|_| ())
+}
 
-    let mut noisy = alloc_output::<i128>(observed, "noisy observed cells")?;
-    let obs_counts = counts.counts();
-    try_fill_chunked(&mut noisy, &seed.derive(TAG_OBSERVED), |rng, i| {
-        sampler.noisy(rng, obs_counts[i])
-    })?;
+/// A histogram release whose parameters and expected size were checked.
+struct Plan {
+    sampler: Sampler,
+    domain: u128,
+    p: f64,
+}
 
-    let n_kept_empty = sample_binomial(&mut seed.derive(TAG_BINOMIAL).stream(0), n_empty, p)?;
-    let n_kept_empty = usize::try_from(n_kept_empty).map_err(|_| {
-        Error::OutputTooLarge(format!(
-            "{n_kept_empty} kept empty cells do not fit in memory"
-        ))
-    })?;
-    let ranks = sample_distinct(
-        &mut seed.derive(TAG_EMPTY_KEYS).stream(0),
-        n_empty,
-        n_kept_empty,
-    )?;
-    let empty_keys = empty_keys_of_ranks(ranks, counts.keys());
-    let mut empty_values = alloc_output::<i128>(n_kept_empty, "values of kept empty cells")?;
-    try_fill_chunked(
-        &mut empty_values,
-        &seed.derive(TAG_EMPTY_VALUES),
-        |rng, _| sampler.tail(rng),
-    )?;
+impl Plan {
+    fn new(
+        cardinalities: &[u32],
+        epsilon: f64,
+        threshold: f64,
+        noise: Noise,
+        max_cells: u64,
+    ) -> Result<Self> {
+        let sampler = Sampler::new(epsilon, threshold, noise)?;
+        let domain = check_domain(cardinalities)?;
+        let p = sampler.keep_probability();
+        let expected_empty = domain as f64 * p;
+        if expected_empty > max_cells as f64 {
+            return Err(Error::Domain(format!(
+                "the thresholded histogram would keep about {expected_empty:.4e} empty cells \
+                 in expectation (m·p with m = {domain} cells and p = {p:.4e}), more than \
+                 max_cells = {max_cells}; raise the threshold, use fewer or coarser \
+                 columns, or raise max_cells"
+            )));
+        }
+        Ok(Plan { sampler, domain, p })
+    }
 
-    merge_cells(counts.keys(), &noisy, &sampler, &empty_keys, &empty_values)
+    /// Noise on the observed cells, the sampled kept empty cells, merged by key.
+    fn release(&self, counts: &SparseCounts, seed: &Seed) -> Result<Histogram> {
+        let sampler = &self.sampler;
+        let observed = counts.len();
+        let n_empty = self.domain - observed as u128;
+
+        let mut noisy = alloc_output::<i128>(observed, "noisy observed cells")?;
+        let obs_counts = counts.counts();
+        try_fill_chunked(&mut noisy, &seed.derive(TAG_OBSERVED), |rng, i| {
+            sampler.noisy(rng, obs_counts[i])
+        })?;
+
+        let n_kept_empty =
+            sample_binomial(&mut seed.derive(TAG_BINOMIAL).stream(0), n_empty, self.p)?;
+        let n_kept_empty = usize::try_from(n_kept_empty).map_err(|_| {
+            Error::OutputTooLarge(format!(
+                "{n_kept_empty} kept empty cells do not fit in memory"
+            ))
+        })?;
+        let ranks = sample_distinct(
+            &mut seed.derive(TAG_EMPTY_KEYS).stream(0),
+            n_empty,
+            n_kept_empty,
+        )?;
+        let empty_keys = empty_keys_of_ranks(ranks, counts.keys());
+        let mut empty_values = alloc_output::<i128>(n_kept_empty, "values of kept empty cells")?;
+        try_fill_chunked(
+            &mut empty_values,
+            &seed.derive(TAG_EMPTY_VALUES),
+            |rng, _| sampler.tail(rng),
+        )?;
+
+        merge_cells(counts.keys(), &noisy, sampler, &empty_keys, &empty_values)
+    }
 }
 
 /// Keys per block of the bucket pass of [`count_keys`] (fixed, so that nothing depends on
@@ -520,6 +596,47 @@ mod tests {
             }
             assert_ne!(one, release(&data, n, &cards, 3.0, noise, 10).unwrap());
         }
+    }
+
+    #[test]
+    fn merged_block_counts_release_the_same_histogram() {
+        let n = CHUNK + 11;
+        let cards = [7u32, 5, 3];
+        let mut data = Vec::new();
+        for (j, &card) in cards.iter().enumerate() {
+            data.extend((0..n).map(|i| ((i * (3 + j) + i / 5) % card as usize) as u32));
+        }
+        let half = n / 2;
+        let block_counts = |rows: std::ops::Range<usize>| {
+            let block: Vec<u32> = (0..cards.len())
+                .flat_map(|j| data[j * n + rows.start..j * n + rows.end].to_vec())
+                .collect();
+            let cols = Columns::new(&block, rows.len(), &cards).unwrap();
+            SparseCounts::from_keys(&mixed_radix_encode(cols).unwrap())
+        };
+        let merged = block_counts(0..half).merge(&block_counts(half..n)).unwrap();
+        for noise in [Noise::Laplace, Noise::Discrete] {
+            let whole = release(&data, n, &cards, 2.0, noise, 5).unwrap();
+            let seed = Seed::from_u64(5);
+            let counted =
+                thresholded_histogram_of_counts(&merged, &cards, 1.0, 2.0, noise, u64::MAX, &seed)
+                    .unwrap();
+            assert_eq!(whole, counted);
+        }
+        let outside = SparseCounts::from_parts(vec![105], vec![1]).unwrap();
+        let err = thresholded_histogram_of_counts(
+            &outside,
+            &cards,
+            1.0,
+            2.0,
+            Noise::Laplace,
+            u64::MAX,
+            &Seed::from_u64(0),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::InvalidData(_)), "{err}");
+        assert!(check_histogram(&cards, 1.0, 2.0, Noise::Laplace, 1).is_err());
+        assert!(check_histogram(&cards, 1.0, 2.0, Noise::Laplace, 1000).is_ok());
     }
 
     #[test]

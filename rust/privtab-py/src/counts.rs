@@ -84,6 +84,14 @@ pub(crate) fn entropy(counts: PyReadonlyArray1<'_, f64>) -> PyResult<f64> {
     run(counts.py(), None, || counts::entropy_of_weights(weights))
 }
 
+/// Entropy in bits of exact counts, summed in the order given (as the core's counting
+/// kernels sum the counts they produce).
+#[pyfunction]
+pub(crate) fn count_entropy(counts: PyReadonlyArray1<'_, u64>) -> PyResult<f64> {
+    let values = contiguous(&counts, "counts")?;
+    run(counts.py(), None, || Ok(counts::entropy(values)))
+}
+
 /// Mutual information in bits of codes `x` and `y`.
 #[pyfunction]
 #[pyo3(signature = (x, kx, y, ky, n_threads=None))]

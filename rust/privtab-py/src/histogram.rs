@@ -1,5 +1,6 @@
 //! Bindings of `privtab_core::histogram`: thresholded sparse DP histograms.
 
+use privtab_core::counts::SparseCounts;
 use privtab_core::histogram::{self, Histogram};
 
 use crate::args::table_kernels;
@@ -25,4 +26,50 @@ table_kernels! {
 pub(crate) fn empty_cell_probability(epsilon: f64, threshold: f64, noise: &str) -> PyResult<f64> {
     let noise = mapped(noise.parse())?;
     mapped(histogram::empty_cell_probability(epsilon, threshold, noise))
+}
+
+/// The thresholded histogram of rows already counted: sorted keys over `cardinalities`
+/// and their counts (e.g. counts of blocks of rows, merged).
+#[pyfunction]
+#[pyo3(signature = (keys, counts, cardinalities, epsilon, threshold, noise, max_cells, seed=None, n_threads=None))]
+pub(crate) fn thresholded_histogram_of_counts(
+    keys: PyReadonlyArray1<'_, u64>,
+    counts: PyReadonlyArray1<'_, u64>,
+    cardinalities: PyReadonlyArray1<'_, u32>,
+    epsilon: f64,
+    threshold: f64,
+    noise: &str,
+    max_cells: u64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Numpy<Histogram>> {
+    let noise = mapped(noise.parse())?;
+    let observed = mapped(SparseCounts::from_parts(
+        contiguous(&keys, "keys")?.to_vec(),
+        contiguous(&counts, "counts")?.to_vec(),
+    ))?;
+    let cards = contiguous(&cardinalities, "cardinalities")?;
+    let seed = Seed::new(seed);
+    run(keys.py(), n_threads, || {
+        histogram::thresholded_histogram_of_counts(
+            &observed, cards, epsilon, threshold, noise, max_cells, &seed,
+        )
+    })
+    .map(Numpy)
+}
+
+/// Checks a thresholded histogram's parameters and expected size before any row is read.
+#[pyfunction]
+pub(crate) fn check_histogram(
+    cardinalities: PyReadonlyArray1<'_, u32>,
+    epsilon: f64,
+    threshold: f64,
+    noise: &str,
+    max_cells: u64,
+) -> PyResult<()> {
+    let noise = mapped(noise.parse())?;
+    let cards = contiguous(&cardinalities, "cardinalities")?;
+    mapped(histogram::check_histogram(
+        cards, epsilon, threshold, noise, max_cells,
+    ))
 }

@@ -49,11 +49,14 @@ mod _core {
             filter_correlated_features, pearson_matrix,
         },
         counts::{
-            contingency_sparse, contingency_table, count_columns, count_keys, entropy,
-            merge_counts, mutual_information, symmetric_uncertainty,
+            contingency_sparse, contingency_table, count_columns, count_entropy, count_keys,
+            entropy, merge_counts, mutual_information, symmetric_uncertainty,
         },
         encode::{mixed_radix_decode, mixed_radix_encode, mixed_radix_encode_rows},
-        histogram::{empty_cell_probability, thresholded_histogram},
+        histogram::{
+            check_histogram, empty_cell_probability, thresholded_histogram,
+            thresholded_histogram_of_counts,
+        },
         microagg::{individual_ranking_clusters, microaggregate, microaggregate_columns},
         mining::{maximal_sets, read_transactions},
         noise::{
@@ -65,7 +68,7 @@ mod _core {
         pairwise::pairwise_tables,
         partition::{
             Partition, discernibility, greedy_discernibility, minimum_discerning_attributes,
-            private_kd, score_candidates, subset_entropies,
+            private_kd, private_kd_round, score_candidates, subset_entropies,
         },
     };
     use pyo3::prelude::*;

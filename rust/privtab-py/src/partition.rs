@@ -175,3 +175,24 @@ table_kernels! {
             selection.map(|selection| selection.order)
         };
 }
+
+/// The attribute PrivateKD's round `round` picks (a position in `gains`), given every
+/// remaining candidate's gain n·(F(S ∪ {a}) − F(S)).
+#[pyfunction]
+#[pyo3(signature = (gains, epsilon_step, n_rows, round, seed=None))]
+pub(crate) fn private_kd_round(
+    gains: PyReadonlyArray1<'_, u64>,
+    epsilon_step: f64,
+    n_rows: usize,
+    round: u64,
+    seed: Option<u64>,
+) -> PyResult<usize> {
+    let wide: Vec<u128> = contiguous(&gains, "gains")?
+        .iter()
+        .map(|&g| u128::from(g))
+        .collect();
+    let seed = Seed::new(seed);
+    run(gains.py(), None, || {
+        partition::exponential_round(&wide, epsilon_step, n_rows, &seed, round)
+    })
+}

@@ -25,8 +25,8 @@ mod subsets;
 
 pub use search::{DiscernibilitySearch, Layout};
 pub use select::{
-    Rule, Selection, minimum_discerning, minimum_discerning_in, select_discerning,
-    select_discerning_in,
+    Rule, Selection, exponential_round, minimum_discerning, minimum_discerning_in,
+    select_discerning, select_discerning_in,
 };
 pub use subsets::{MAX_SUBSETS, SubsetEntropies, subset_entropies};
 

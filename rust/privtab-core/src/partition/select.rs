@@ -98,8 +98,7 @@ pub fn select_discerning_in(
         let pick = match rule {
             Rule::Greedy => argmax_first(&gains),
             Rule::Exponential { epsilon, seed } => {
-                let weights = log_weights(&gains, epsilon, search.n_rows());
-                exponential_mechanism(&weights, 1, false, &seed.derive(round as u64))?[0]
+                exponential_round(&gains, epsilon, search.n_rows(), seed, round as u64)?
             }
         };
         let attribute = search.remaining()[pick];
@@ -108,6 +107,30 @@ pub fn select_discerning_in(
         out.discerned_pairs.push(search.discerned_pairs());
     }
     Ok(out)
+}
+
+/// The choice of PrivateKD's round `round` among candidates with the gains n·(F(S ∪ {a}) −
+/// F(S)) in `gains`: P(a) ∝ exp(`epsilon` · gain / `n_rows`) by Gumbel-max, drawn from
+/// `seed.derive(round)`. This is the draw [`select_discerning`] makes, so gains computed
+/// elsewhere (e.g. merged from counts of blocks of rows) select the same attribute for
+/// the same seed.
+///
+/// # Privacy
+/// One round of [`Rule::Exponential`]: 4·`epsilon`-differentially private when the gains
+/// are those of the data (F has sensitivity 2).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `epsilon` is not finite and > 0 or `gains` is empty.
+pub fn exponential_round(
+    gains: &[u128],
+    epsilon: f64,
+    n_rows: usize,
+    seed: &Seed,
+    round: u64,
+) -> Result<usize> {
+    crate::error::check_positive_finite("epsilon", epsilon)?;
+    let weights = log_weights(gains, epsilon, n_rows);
+    Ok(exponential_mechanism(&weights, 1, false, &seed.derive(round))?[0])
 }
 
 /// MDA(σ): the shortest prefix S of the greedy order with F(S) ≥ (1 − σ)·F(A), compared

@@ -1,0 +1,81 @@
+"""Where the rows are counted: in this process, or on a Dask cluster.
+
+The counting methods (contingency tables and sparse counts, the thresholded
+histogram, PrivateKD and the greedy discernibility order, ProjectedHistogram, DILCA
+and DP-DILCA, containment anonymity) read their rows through one seam, a :class:`CodeTable`: counts of the
+mixed-radix keys of some columns, merged over all rows; pairwise contingency tables;
+and per-class label counts of the refinements of a partition, whose class ids stay
+with the rows. :class:`MemoryTable` holds numpy arrays in this process;
+:class:`~privtab.engine._dask.DaskTable` holds the partitions of a Dask array or
+DataFrame (``pip install "privtab[dask]"``). Another engine (e.g. PySpark's
+``mapInArrow``) would implement the same few primitives.
+
+Same answer
+-----------
+For the same rows, the same declared domains and the same ``random_state``, a method
+given a Dask collection returns what it returns for the numpy array of those rows,
+bit for bit:
+
+- every partition is validated and counted by the same functions and Rust kernels
+  (``privtab._core``); counts are exact integers and merging them is addition, so
+  the merged counts are the counts of the whole table whatever the partitioning;
+- nothing random happens on the workers: noise and exponential-mechanism draws are
+  made once, in the calling process, from the same seed and in the same order as the
+  in-memory path (``privtab._core.thresholded_histogram_of_counts`` and
+  ``privtab._core.private_kd_round`` are the second halves of the in-memory kernels);
+- real numbers computed from counts (entropies) are summed in the same order as the
+  in-memory kernels sum them (cells in key order), so they agree to the last bit.
+
+Where it does not hold, and why:
+
+- An inferred domain (cardinalities or labels read off the data) is the same, but
+  costs one more pass over the data, and warns as in memory.
+- Error messages about a bad value name the row within its partition, not within
+  the whole table, and come from the worker when the partition is computed.
+- ``random_state=None`` draws fresh operating-system entropy on both paths, so two
+  runs never agree (by design).
+- The limits differ: mixed-radix keys of the counted columns must fit in 64 bits on
+  both paths, but the distributed discernibility search also keys (class, value,
+  label) triples, which can overflow where the in-memory search (which keeps class
+  ids per row) does not; it then raises ``DomainError``. Distributed containment
+  anonymity counts patterns of at most 64 features, and a Dask DataFrame given to
+  ``TableEncoder`` needs every domain declared (inferring one would read the table).
+- The cost differs: the distributed PrivateKD reads the table once per round, and
+  DP-DILCA's MaxDependency counts every candidate subset separately, where the
+  in-memory kernels refine one partition in place.
+
+Running on a cluster
+--------------------
+Computations run on Dask's current scheduler: the ``distributed.Client`` the caller
+opened (``Client("tcp://host:8786")`` for an existing cluster, or
+``Client(LocalCluster(n_workers=N))``), else Dask's local default. A caller such as a
+command line passes ``dask.dataframe.read_parquet(path)`` (a file or a directory of
+partitions, read one partition at a time) to the same functions.
+
+Core kernels called: see :mod:`privtab.engine._table` and
+:mod:`privtab.engine._dask`.
+"""
+
+from __future__ import annotations
+
+from privtab.engine._dask import (
+    DaskTable,
+    dask_table,
+    is_distributed,
+    map_blocks_1d,
+    map_rows,
+    sum_arrays,
+)
+from privtab.engine._table import LABEL, CodeTable, MemoryTable
+
+__all__ = [
+    "LABEL",
+    "CodeTable",
+    "DaskTable",
+    "MemoryTable",
+    "dask_table",
+    "is_distributed",
+    "map_blocks_1d",
+    "map_rows",
+    "sum_arrays",
+]

@@ -1,0 +1,373 @@
+"""The counting methods on Dask collections give the in-memory answer, bit for bit.
+
+One ``distributed.LocalCluster`` (2 worker processes) serves the module. Every test
+runs a method on numpy data and on the same rows as Dask partitions with the same
+seed, and compares the results exactly.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privtab as pt
+from privtab.dilca import max_dependency_context, max_relevance_context
+from privtab.exceptions import PrivacyLeakWarning
+
+dask = pytest.importorskip(
+    "dask", reason='the Dask engine needs the dask extra: pip install "privtab[dask]"'
+)
+distributed = pytest.importorskip(
+    "distributed",
+    reason='the Dask engine needs the dask extra: pip install "privtab[dask]"',
+)
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+N_ROWS = 3000
+CARDS = [4, 5, 3, 5, 6, 7]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2,
+            processes=True,
+            threads_per_worker=1,
+            dashboard_address=":0",
+            memory_limit="2GiB",
+        )
+        client = distributed.Client(cluster)
+    yield client
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client.close()
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Codes correlated with a 3-class label; some columns are noise."""
+    rng = np.random.default_rng(20121)
+    y = rng.integers(0, 3, size=N_ROWS)
+    X = np.column_stack(
+        [
+            (y + rng.integers(0, 2, size=N_ROWS)) % 4,
+            rng.integers(0, 5, size=N_ROWS),
+            (y + rng.integers(0, 2, size=N_ROWS)) % 3,
+            rng.integers(0, 5, size=N_ROWS),
+            (2 * y + rng.integers(0, 3, size=N_ROWS)) % 6,
+            rng.integers(0, 7, size=N_ROWS),
+        ]
+    ).astype(np.int64)
+    return X, y
+
+
+def as_array(X, chunk=700):
+    return da.from_array(X, chunks=(chunk, X.shape[1]) if X.ndim == 2 else chunk)
+
+
+def as_frame(X, y=None, npartitions=4):
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    if y is not None:
+        frame["label"] = y
+    return dd.from_pandas(frame, npartitions=npartitions)
+
+
+def fresh():
+    return pt.BudgetAccountant()
+
+
+# Counting primitives ---------------------------------------------------------------
+def test_counts_merge_to_the_in_memory_counts(client, data):
+    X, _ = data
+    frame = as_frame(X)
+    assert pt.count_columns(as_array(X), CARDS) == pt.count_columns(X, CARDS)
+    assert pt.count_columns(frame, CARDS, [4, 0]) == pt.count_columns(X, CARDS, [4, 0])
+    keys = pt.mixed_radix_encode(X, CARDS)
+    assert pt.count_keys(as_array(keys, 500)) == pt.count_keys(keys)
+    dense = pt.contingency_table(frame["c0"], frame["c4"])
+    np.testing.assert_array_equal(dense, pt.contingency_table(X[:, 0], X[:, 4]))
+    assert dense.dtype == np.int64
+    sparse = pt.contingency_table(frame["c0"], frame["c4"], 4, 6, sparse=True)
+    assert sparse == pt.contingency_table(X[:, 0], X[:, 4], 4, 6, sparse=True)
+
+
+def test_counts_do_not_depend_on_the_partitioning(client, data):
+    X, _ = data
+    expected = pt.count_columns(X, CARDS, [1, 3])
+    for chunk in (N_ROWS, 1001, 97):
+        assert pt.count_columns(as_array(X, chunk), CARDS, [1, 3]) == expected
+
+
+def test_a_bad_code_in_a_partition_is_named(client, data):
+    X, _ = data
+    bad = X.copy()
+    bad[2500, 2] = 3
+    with pytest.raises(ValueError, match=r"codes\[\d+, 2\] = 3 is >= cardinality 3"):
+        pt.count_columns(as_array(bad), CARDS)
+
+
+# Thresholded histogram ------------------------------------------------------------
+@pytest.mark.parametrize("noise", ["laplace", "discrete"])
+def test_thresholded_histogram_is_the_same_release(client, data, noise):
+    X, _ = data
+    for seed in (0, 1, 2):
+        memory = pt.thresholded_histogram(
+            X, CARDS, 1.0, noise=noise, random_state=seed, accountant=fresh()
+        )
+        acc = fresh()
+        spread = pt.thresholded_histogram(
+            as_frame(X), CARDS, 1.0, noise=noise, random_state=seed, accountant=acc
+        )
+        np.testing.assert_array_equal(spread.keys, memory.keys)
+        np.testing.assert_array_equal(spread.values, memory.values)
+        assert (spread.threshold, spread.n_rows) == (memory.threshold, memory.n_rows)
+        assert acc.spent == 1.0
+
+
+def test_inferred_cardinalities_warn_as_in_memory(client, data):
+    X, _ = data
+    with pytest.warns(PrivacyLeakWarning, match="cardinalities of codes") as caught:
+        spread = pt.thresholded_histogram(
+            as_array(X), None, 1.0, random_state=4, accountant=fresh()
+        )
+    assert caught[0].filename == __file__
+    with pytest.warns(PrivacyLeakWarning, match="cardinalities of codes"):
+        memory = pt.thresholded_histogram(
+            X, None, 1.0, random_state=4, accountant=fresh()
+        )
+    assert spread.cardinalities == memory.cardinalities
+    np.testing.assert_array_equal(spread.values, memory.values)
+
+
+def test_histogram_size_is_checked_before_counting(client, data):
+    X, _ = data
+    with pytest.raises(pt.DomainError, match="max_cells = 10"):
+        pt.thresholded_histogram(
+            as_array(X), CARDS, 1.0, threshold=0.0, max_cells=10, accountant=fresh()
+        )
+
+
+# Dask's Parquet reader calls a pandas method that pandas 3.1 deprecates.
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame")
+def test_parquet_partitions_on_disk(client, data, tmp_path):
+    X, _ = data
+    as_frame(X, npartitions=5).to_parquet(tmp_path / "codes")
+    frame = dd.read_parquet(tmp_path / "codes")
+    memory = pt.thresholded_histogram(X, CARDS, 0.5, random_state=9, accountant=fresh())
+    spread = pt.thresholded_histogram(
+        frame, CARDS, 0.5, random_state=9, accountant=fresh()
+    )
+    np.testing.assert_array_equal(spread.keys, memory.keys)
+    np.testing.assert_array_equal(spread.values, memory.values)
+
+
+# Discernibility ----------------------------------------------------------------
+def test_greedy_discernibility_is_the_same_order(client, data):
+    X, y = data
+    expected = pt.greedy_discernibility(X, y, 6, cardinalities=CARDS)
+    frame = as_frame(X, y)
+    got = pt.greedy_discernibility(
+        frame.drop(columns="label"), frame["label"], 6, cardinalities=CARDS
+    )
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_private_kd_draws_the_same_attributes(client, data):
+    X, y = data
+    for seed in range(4):
+        memory = pt.PrivateKD(
+            4, 1.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+        ).fit(X, y, cardinalities=CARDS)
+        spread = pt.PrivateKD(
+            4, 1.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+        ).fit(as_array(X), as_array(y), cardinalities=CARDS)
+        np.testing.assert_array_equal(spread.selection_order_, memory.selection_order_)
+        assert spread.privacy_ledger_ == memory.privacy_ledger_
+
+
+def test_private_kd_once_the_labels_are_discerned_or_with_one_label(client, data):
+    X, y = data
+    separated = X.copy()
+    separated[:, 2] = y  # column 2 alone discerns every pair of labels
+    for labels in (y, np.zeros_like(y)):
+        for seed in (0, 1):
+            memory = pt.PrivateKD(
+                5, 1.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+            ).fit(separated, labels, cardinalities=CARDS)
+            spread = pt.PrivateKD(
+                5, 1.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+            ).fit(as_array(separated), as_array(labels), cardinalities=CARDS)
+            np.testing.assert_array_equal(
+                spread.selection_order_, memory.selection_order_
+            )
+        np.testing.assert_array_equal(
+            pt.greedy_discernibility(
+                as_array(separated), as_array(labels), 6, cardinalities=CARDS
+            ),
+            pt.greedy_discernibility(separated, labels, 6, cardinalities=CARDS),
+        )
+
+
+def test_private_kd_infers_labels_with_the_same_warnings(client, data):
+    X, y = data
+    with pytest.warns(PrivacyLeakWarning) as caught:
+        spread = pt.PrivateKD(6, 50.0, random_state=3, accountant=fresh()).fit(
+            as_array(X), as_array(y)
+        )
+    messages = sorted(str(w.message)[:40] for w in caught)
+    assert all(w.filename == __file__ for w in caught)
+    with pytest.warns(PrivacyLeakWarning) as caught:
+        memory = pt.PrivateKD(6, 50.0, random_state=3, accountant=fresh()).fit(X, y)
+    assert messages == sorted(str(w.message)[:40] for w in caught)
+    np.testing.assert_array_equal(spread.classes_, memory.classes_)
+    np.testing.assert_array_equal(spread.selection_order_, memory.selection_order_)
+
+
+def test_labels_are_aligned_with_the_rows_or_refused(client, data):
+    X, y = data
+    expected = pt.greedy_discernibility(X, y, 3, cardinalities=CARDS)
+    got = pt.greedy_discernibility(
+        as_array(X, 700), as_array(y, 1000), 3, cardinalities=CARDS
+    )
+    np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError, match=r"y has 2999 labels, expected 3000"):
+        pt.greedy_discernibility(as_array(X), as_array(y[:-1]), 2, cardinalities=CARDS)
+    with pytest.raises(ValueError, match="same partitions of rows"):
+        pt.greedy_discernibility(
+            as_array(X), as_frame(y[:, None], npartitions=2)["c0"], 2
+        )
+
+
+def test_a_label_outside_the_declared_classes_is_refused(client, data):
+    X, y = data
+    with pytest.raises(pt.DomainError, match="not among the declared classes"):
+        pt.PrivateKD(2, 1.0, accountant=fresh(), classes=[0, 1]).fit(
+            as_array(X), as_array(y), cardinalities=CARDS
+        )
+
+
+def test_projected_histogram_is_the_same_release(client, data):
+    X, y = data
+    for seed in (0, 5):
+        memory = pt.ProjectedHistogram(
+            2.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+        ).fit(X, y, cardinalities=CARDS)
+        spread = pt.ProjectedHistogram(
+            2.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+        ).fit(as_array(X), as_array(y), cardinalities=CARDS)
+        np.testing.assert_array_equal(spread.selection_order_, memory.selection_order_)
+        np.testing.assert_array_equal(spread.histogram_.keys, memory.histogram_.keys)
+        np.testing.assert_array_equal(
+            spread.histogram_.values, memory.histogram_.values
+        )
+
+
+# DILCA ----------------------------------------------------------------------
+@pytest.mark.parametrize("context", ["mean_su", "relevance_redundancy"])
+def test_dilca_learns_the_same_distances(client, data, context):
+    X, _ = data
+    memory = pt.DILCA(context).fit(X, cardinalities=CARDS)
+    spread = pt.DILCA(context).fit(as_frame(X), cardinalities=CARDS)
+    for a, b in zip(memory.contexts_, spread.contexts_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(memory.distance_matrices_, spread.distance_matrices_, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "method", ["max_relevance", "max_dependency", "mean_su", "baseline"]
+)
+def test_dp_dilca_learns_the_same_distances(client, data, method):
+    X, _ = data
+    kwargs = {"method": method, "context_size": 2, "random_state": 11}
+    memory = pt.DPDILCA(2.0, accountant=fresh(), **kwargs).fit(X, cardinalities=CARDS)
+    spread = pt.DPDILCA(2.0, accountant=fresh(), **kwargs).fit(
+        as_array(X), cardinalities=CARDS
+    )
+    for a, b in zip(memory.contexts_, spread.contexts_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(memory.distance_matrices_, spread.distance_matrices_, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_context_searches_score_with_the_same_entropies(client, data):
+    X, _ = data
+    for target in (0, 4):
+        np.testing.assert_array_equal(
+            max_dependency_context(as_array(X), target, 2, cardinalities=CARDS),
+            max_dependency_context(X, target, 2, cardinalities=CARDS),
+        )
+        np.testing.assert_array_equal(
+            max_relevance_context(as_array(X), target, 3, cardinalities=CARDS),
+            max_relevance_context(X, target, 3, cardinalities=CARDS),
+        )
+
+
+# Containment anonymity ------------------------------------------------------------
+def test_containment_anonymity_of_every_row(client):
+    rng = np.random.default_rng(7)
+    B = (rng.random((2000, 10)) < 0.3).astype(np.int64)
+    for features in (None, [0, 4, 7], []):
+        expected = pt.containment_anonymity(B, features)
+        lazy = pt.containment_anonymity(as_frame(B), features)
+        np.testing.assert_array_equal(lazy.compute(), expected)
+
+
+# Lazy encoding --------------------------------------------------------------------
+def mixed_frame():
+    rng = np.random.default_rng(3)
+    n = 4000
+    return pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "age": rng.uniform(0, 100, n),
+            "smoker": rng.random(n) < 0.3,
+            "outcome": rng.choice(["yes", "no"], n),
+        }
+    )
+
+
+def encoder():
+    return pt.TableEncoder(
+        domains={"colour": ["red", "green", "blue"], "outcome": ["no", "yes"]},
+        bounds={"age": (0, 100)},
+    )
+
+
+def test_table_encoder_encodes_a_dask_frame_lazily(client):
+    frame = mixed_frame()
+    memory = encoder().fit_transform(frame)
+    lazy = encoder().fit_transform(dd.from_pandas(frame, npartitions=3))
+    assert type(lazy.codes).__module__.startswith("dask")
+    np.testing.assert_array_equal(lazy.cardinalities, memory.cardinalities)
+    assert lazy.n_rows == memory.n_rows
+    np.testing.assert_array_equal(np.asarray(lazy.codes.compute()), memory.codes)
+    for seed in (0, 1):
+        a = pt.thresholded_histogram(
+            memory, None, 1.0, random_state=seed, accountant=fresh()
+        )
+        b = pt.thresholded_histogram(
+            lazy, None, 1.0, random_state=seed, accountant=fresh()
+        )
+        np.testing.assert_array_equal(a.keys, b.keys)
+        np.testing.assert_array_equal(a.values, b.values)
+    for a, b in zip(
+        pt.DILCA().fit(memory).distance_matrices_,
+        pt.DILCA().fit(lazy).distance_matrices_,
+        strict=True,
+    ):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_table_encoder_does_not_infer_a_distributed_domain(client):
+    frame = dd.from_pandas(mixed_frame(), npartitions=2)
+    with pytest.raises(
+        ValueError,
+        match=r"declared domains or bounds for the columns \['age', 'outcome'\]",
+    ):
+        pt.TableEncoder(domains={"colour": ["red", "green", "blue"]}).fit(frame)
