@@ -12,13 +12,15 @@ import click
 
 from privtab.cli._options import (
     choice_option,
+    cluster_options,
     count_option,
+    encode,
     epsilon_option,
     input_argument,
     json_value,
     ledger_pairs,
+    open_input,
     output_option,
-    read_input,
     release,
     seed_option,
     write_output,
@@ -32,7 +34,7 @@ __all__ = ["distances"]
     "values explain it), its categories and the matrix of distances between them,\n"
     "plus the method, ε and the privacy ledger."
 )
-@input_argument()
+@input_argument(partitions=True)
 @output_option("OUT.json", "Where to write the distances (JSON).")
 @choice_option(
     "--method",
@@ -60,6 +62,7 @@ __all__ = ["distances"]
 )
 @epsilon_option(help="Privacy budget ε of the whole metric, ε/m per column.")
 @seed_option()
+@cluster_options
 def distances(
     input_path: str,
     output_path: str,
@@ -68,6 +71,8 @@ def distances(
     bins: int,
     epsilon: float,
     seed: int | None,
+    scheduler: str | None,
+    workers: int | None,
 ) -> None:
     """Learn distances between the values of every categorical column of IN.
 
@@ -76,13 +81,16 @@ def distances(
     Pensa 2021) chooses the context and releases the tables under ε-DP. Domains
     come from the data, which a warning repeats: declare them through the Python
     API (TableEncoder) for a guarantee that covers them too.
+
+    A Parquet IN (a file or a directory of partitions) is read one partition at a
+    time on a Dask cluster with --scheduler or --workers (a directory always so);
+    the distances are those computed in memory for the same seed.
     """
     from privtab.dilca import DILCA, DPDILCA
     from privtab.table import TableEncoder
 
-    frame = read_input(input_path)
-    with release() as notes:
-        table = TableEncoder(missing="category", bins=bins).fit_transform(frame)
+    with open_input(input_path, None, scheduler, workers) as frame, release() as notes:
+        table = encode(TableEncoder(missing="category", bins=bins), frame)
         if method in ("dilca_m", "dilca_rr"):
             context = "mean_su" if method == "dilca_m" else "relevance_redundancy"
             model = DILCA(context=context).fit(table)

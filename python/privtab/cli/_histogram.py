@@ -15,12 +15,15 @@ from privtab.cli._options import (
     bounds_option,
     choice_option,
     classes_option,
+    cluster_options,
     count_option,
+    encode,
     epsilon_option,
     input_argument,
+    labels_of,
+    open_input,
     option,
     output_option,
-    read_input,
     release,
     seed_option,
     target_option,
@@ -35,7 +38,7 @@ __all__ = ["histogram"]
     "(categories; numeric columns as bin midpoints) and the target. A summary\n"
     "(k, γ, the selection, kept cells and the privacy ledger) goes to stderr."
 )
-@input_argument()
+@input_argument(partitions=True)
 @output_option("OUT", "Where to write the synthetic data (.csv, .tsv or .parquet).")
 @target_option()
 @epsilon_option(help="Privacy budget ε of the whole release (finite and > 0).")
@@ -70,6 +73,7 @@ __all__ = ["histogram"]
 )
 @classes_option()
 @seed_option()
+@cluster_options
 def histogram(
     input_path: str,
     output_path: str,
@@ -83,6 +87,8 @@ def histogram(
     bounds: dict[str, tuple[float, float]],
     classes: list[str] | None,
     seed: int | None,
+    scheduler: str | None,
+    workers: int | None,
 ) -> None:
     """Release synthetic data from a DP projected histogram of the table IN.
 
@@ -93,6 +99,10 @@ def histogram(
     not declared come from the data, which a warning repeats: declare them through
     the Python API (TableEncoder) for a guarantee that covers them too, and the
     labels of TARGET with --classes (they also set the histogram's domain).
+
+    A Parquet IN (a file or a directory of partitions) is read one partition at a
+    time on a Dask cluster with --scheduler or --workers (a directory always so);
+    the release is the one made in memory for the same seed.
     """
     from privtab.projected import ProjectedHistogram
     from privtab.table import TableEncoder, lei_bins
@@ -108,41 +118,42 @@ def histogram(
         )
         n_features, option = k, "--k"
     k = n_features
-    frame = read_input(input_path, target)
-    predictors = [c for c in frame.columns if c != target]
-    if not predictors or len(frame) < 2:
-        raise click.ClickException(
-            f"{input_path} needs at least 2 rows and one column besides the target"
-        )
-    if k is not None and k > len(predictors):
-        raise click.BadParameter(
-            f"must be at most the number of predictors ({len(predictors)}), got {k}",
-            param_hint=option,
-        )
-    unknown = sorted(set(bounds) - set(map(str, predictors)))
-    if unknown:
-        raise click.BadParameter(
-            f"{', '.join(map(repr, unknown))} is not a predictor of {input_path}",
-            param_hint="--bounds",
-        )
-    n_bins = bins if bins is not None else lei_bins(len(frame), len(predictors))
-    with release():
-        encoder = TableEncoder(
-            bounds={c: bounds[str(c)] for c in predictors if str(c) in bounds},
-            bins=n_bins,
-            missing="category",
-        )
-        table = encoder.fit_transform(frame[predictors])
-        labels = frame[target].astype(str).to_numpy()
-        model = ProjectedHistogram(
-            epsilon,
-            n_features=k,
-            gamma=gamma,
-            noise=noise,
-            random_state=seed,
-            classes=classes,
-        ).fit(table, labels)
-        X_syn, y_syn = model.synthetic()
+    with open_input(input_path, target, scheduler, workers) as frame:
+        predictors = [c for c in frame.columns if c != target]
+        n_rows = len(frame)
+        if not predictors or n_rows < 2:
+            raise click.ClickException(
+                f"{input_path} needs at least 2 rows and one column besides the target"
+            )
+        if k is not None and k > len(predictors):
+            raise click.BadParameter(
+                f"must be at most the number of predictors ({len(predictors)}), got {k}",
+                param_hint=option,
+            )
+        unknown = sorted(set(bounds) - set(map(str, predictors)))
+        if unknown:
+            raise click.BadParameter(
+                f"{', '.join(map(repr, unknown))} is not a predictor of {input_path}",
+                param_hint="--bounds",
+            )
+        n_bins = bins if bins is not None else lei_bins(n_rows, len(predictors))
+        with release():
+            encoder = TableEncoder(
+                bounds={c: bounds[str(c)] for c in predictors if str(c) in bounds},
+                bins=n_bins,
+                missing="category",
+            )
+            table = encode(encoder, frame[predictors])
+            labels = labels_of(frame, target)
+            model = ProjectedHistogram(
+                epsilon,
+                n_features=k,
+                gamma=gamma,
+                noise=noise,
+                random_state=seed,
+                classes=classes,
+            ).fit(table, labels)
+            X_syn, y_syn = model.synthetic()
     chosen = [predictors[int(j)] for j in model.selection_order_]
     synthetic = pd.DataFrame(X_syn, columns=chosen)
     synthetic[target] = y_syn

@@ -6,7 +6,15 @@ give every subcommand the same flags with the same checks; :func:`read_input`,
 around its estimator (read IN, run with the library's warnings and errors turned into
 shell messages, write OUT).
 
-Core kernels called: none (option parsing, pandas I/O and JSON).
+The counting commands also take :func:`cluster_options` (``--scheduler ADDRESS``,
+``--workers N``) and read IN through :func:`open_input`: with either option, or
+when IN is a directory of Parquet partitions, IN becomes a Dask DataFrame read one
+partition at a time on Dask's current scheduler (:mod:`privtab.engine`), and
+:func:`encode` fits the encoder on the rows that show its domains
+(:func:`privtab.cli._io.domain_sample`), so that it infers and warns exactly as on
+the table in memory, and the release is the same for the same seed.
+
+Core kernels called: none (option parsing, pandas/Dask I/O and JSON).
 """
 
 from __future__ import annotations
@@ -28,11 +36,15 @@ __all__ = [
     "bounds_option",
     "choice_option",
     "classes_option",
+    "cluster_options",
     "count_option",
+    "encode",
     "epsilon_option",
     "input_argument",
     "json_value",
+    "labels_of",
     "ledger_pairs",
+    "open_input",
     "option",
     "output_option",
     "read_input",
@@ -89,9 +101,14 @@ def seed_option(help: str | None = None) -> Callable[[F], F]:
     )
 
 
-def input_argument() -> Callable[[F], F]:
-    """Add the ``IN`` argument: the input table (.csv, .tsv or .parquet)."""
-    return click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
+def input_argument(partitions: bool = False) -> Callable[[F], F]:
+    """Add the ``IN`` argument: the input table (.csv, .tsv or .parquet).
+
+    With ``partitions``, IN may also be a directory of Parquet partitions.
+    """
+    return click.argument(
+        "input_path", metavar="IN", type=click.Path(dir_okay=partitions)
+    )
 
 
 def output_option(metavar: str, help: str) -> Callable[[F], F]:
@@ -202,6 +219,136 @@ def bounds_option(help: str) -> Callable[[F], F]:
     )
 
 
+def cluster_options(f: F) -> F:
+    """Add ``--scheduler ADDRESS`` and ``--workers N``: count IN on a Dask cluster."""
+    f = click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Count IN on a local Dask cluster of N worker processes, reading it one "
+        'Parquet partition at a time (pip install "privtab[dask]").',
+    )(f)
+    return click.option(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Count IN on the running Dask cluster whose scheduler is at ADDRESS "
+        "(e.g. tcp://host:8786), reading it one Parquet partition at a time.",
+    )(f)
+
+
+_DASK_MISSING = (
+    "{what} needs Dask, which is not installed; install the extra with "
+    'pip install "privtab[dask]"'
+)
+
+
+@contextlib.contextmanager
+def _dask_scheduler(scheduler: str | None, workers: int | None) -> Iterator[None]:
+    """Make a ``distributed.Client`` current: at ``scheduler``, or of a local cluster."""
+    if scheduler is None and workers is None:
+        yield
+        return
+    option_name = "--scheduler" if scheduler is not None else "--workers"
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise click.ClickException(_DASK_MISSING.format(what=option_name)) from None
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout=5)
+        except (OSError, ValueError, TypeError) as exc:
+            raise click.BadParameter(
+                f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}",
+                param_hint="--scheduler",
+            ) from None
+        with client:
+            yield
+        return
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+        ) as cluster,
+        Client(cluster),
+    ):
+        yield
+
+
+@contextlib.contextmanager
+def open_input(
+    input_path: str,
+    target: str | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+) -> Iterator[Any]:
+    """Read IN, in memory or lazily on Dask, for as long as the context lasts.
+
+    IN is read lazily (a Dask DataFrame, see :func:`privtab.cli._io.read_parquet_lazily`)
+    when ``--scheduler`` or ``--workers`` is given or IN is a directory; the
+    computations in the context then run on that scheduler (else Dask's local one).
+
+    Raises
+    ------
+    click.UsageError
+        If both ``--scheduler`` and ``--workers`` are given.
+    click.ClickException
+        If Dask is needed but not installed, or IN cannot be read.
+    """
+    if scheduler is not None and workers is not None:
+        raise click.UsageError("give --scheduler or --workers, not both")
+    if scheduler is None and workers is None and not Path(input_path).is_dir():
+        yield read_input(input_path, target)
+        return
+    from privtab.cli import _io
+
+    what = "reading a directory of Parquet partitions"
+    if scheduler is not None or workers is not None:
+        what = "--scheduler" if scheduler is not None else "--workers"
+    try:
+        import dask.dataframe  # noqa: F401
+    except ImportError:
+        raise click.ClickException(_DASK_MISSING.format(what=what)) from None
+    with _dask_scheduler(scheduler, workers):
+        try:
+            frame = _io.read_parquet_lazily(input_path)
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"cannot read {input_path}: {exc}") from exc
+        yield _check_target(frame, input_path, target)
+
+
+def encode(encoder: Any, frame: Any) -> Any:
+    """Fit ``encoder`` on ``frame`` and encode it: in memory, or lazily for Dask.
+
+    For a Dask DataFrame the encoder is fitted on :func:`~privtab.cli._io.domain_sample`
+    (the default bins from the whole table's row count), so it infers the same
+    categories and bounds, with the same warning, as on the table in memory; the
+    codes stay a Dask array, encoded partition by partition where they are counted.
+    """
+    from privtab.engine import is_distributed
+    from privtab.table import lei_bins
+
+    if not is_distributed(frame):
+        return encoder.fit_transform(frame)
+    from privtab.cli import _io
+
+    sample, n_rows = _io.domain_sample(frame)
+    if encoder.bins is None and n_rows >= 2:
+        encoder.set_params(bins=lei_bins(n_rows, frame.shape[1]))
+    return encoder.fit(sample).transform(frame)
+
+
+def labels_of(frame: Any, target: str) -> Any:
+    """Return the labels of TARGET as text: numpy, or a Dask Series for Dask."""
+    from privtab.engine import is_distributed
+
+    labels = frame[target].astype(str)
+    return labels if is_distributed(labels) else labels.to_numpy()
+
+
 def read_input(input_path: str, target: str | None = None) -> Any:
     """Read IN as a DataFrame; with ``target``, check that it is one of its columns."""
     from privtab.cli import _io
@@ -210,6 +357,10 @@ def read_input(input_path: str, target: str | None = None) -> Any:
         frame = _io.read_table(input_path)
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"cannot read {input_path}: {exc}") from exc
+    return _check_target(frame, input_path, target)
+
+
+def _check_target(frame: Any, input_path: str, target: str | None) -> Any:
     if target is not None and target not in frame.columns:
         raise click.BadParameter(
             f"{target!r} is not a column of {input_path}; columns: "
@@ -241,11 +392,14 @@ def release() -> Iterator[list[str]]:
     ``MemoryError`` raised inside stops the command with its message. On success each
     distinct warning is printed once to stderr, with the library's advice
     (``classes=[...]``) rewritten as the shell's (``--classes``). Yields the list the
-    messages are put in (sorted), for JSON outputs.
+    messages are put in (sorted), for JSON outputs. Warnings raised inside Dask
+    (its own deprecations, and pandas' seen from Dask) are not the release's and
+    are left out, so a table read on Dask reports what it reports in memory.
     """
     notes: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", module=r"(dask|distributed)(\.|$)")
         try:
             yield notes
         except (PrivtabError, ValueError, TypeError, MemoryError) as exc:
@@ -260,7 +414,8 @@ def write_output(
 ) -> None:
     """Write ``result`` as JSON, or ``table`` (a DataFrame) by the extension of OUT.
 
-    With both, a ``.json`` OUT gets the JSON and any other extension the table.
+    With both, a ``.json`` OUT gets the JSON and any other extension the table. A
+    Dask ``table`` is computed only when it is written.
     """
     from privtab.cli import _io
 
@@ -269,6 +424,8 @@ def write_output(
         if result is not None and (table is None or out.suffix.lower() == ".json"):
             out.write_text(json.dumps(result, indent=2) + "\n")
         else:
+            if hasattr(table, "compute"):
+                table = table.compute()
             _io.write_table(table, out)
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"cannot write {output_path}: {exc}") from exc

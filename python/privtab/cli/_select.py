@@ -24,13 +24,16 @@ from click.core import ParameterSource
 from privtab.cli._options import (
     choice_option,
     classes_option,
+    cluster_options,
     count_option,
+    encode,
     epsilon_option,
     input_argument,
+    labels_of,
     ledger_pairs,
+    open_input,
     option,
     output_option,
-    read_input,
     release,
     seed_option,
     target_option,
@@ -114,7 +117,7 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
     "                     --budget, --max-refits, --delta, --record-delta, --C,\n"
     "                     --data-norm"
 )
-@input_argument()
+@input_argument(partitions=True)
 @output_option("OUT", "Where to write the result (.json, .csv, .tsv or .parquet).")
 @choice_option(
     "--method",
@@ -186,6 +189,7 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
     "and clipped to norm 1). Default: the largest norm in the data, with a warning.",
 )
 @seed_option()
+@cluster_options
 @click.pass_context
 def select(
     ctx: click.Context,
@@ -205,6 +209,8 @@ def select(
     C: float,
     data_norm: float | None,
     seed: int | None,
+    scheduler: str | None,
+    workers: int | None,
 ) -> None:
     """Select attributes of the table IN that predict the TARGET column.
 
@@ -222,57 +228,73 @@ def select(
     that covers the row scaling.
 
     The labels of TARGET are declared with --classes.
+
+    privatekd and greedy read a Parquet IN (a file or a directory of partitions)
+    one partition at a time on a Dask cluster with --scheduler or --workers (a
+    directory always so); the selection is the one made in memory for the same
+    seed. dpfsdr and dpfs read IN in memory.
     """
     _check_family_options(ctx, method)
-    frame = read_input(input_path, target)
-    predictors = [c for c in frame.columns if c != target]
-    labels = frame[target].astype(str).to_numpy()
-    if method in _CORRELATED:
-        from privtab.dpfsdr import DPFS, DPFSDR
+    if method in _CORRELATED and (scheduler is not None or workers is not None):
+        raise click.UsageError(
+            f"--scheduler and --workers cannot be used with --method {method} "
+            f"(only with {' or '.join(_DISCERNIBILITY)})",
+            ctx,
+        )
+    with open_input(input_path, target, scheduler, workers) as frame:
+        predictors = [c for c in frame.columns if c != target]
+        labels = labels_of(frame, target)
+        if method in _CORRELATED:
+            from privtab.dpfsdr import DPFS, DPFSDR
+            from privtab.engine import is_distributed
 
-        estimator = (DPFSDR if method == "dpfsdr" else DPFS)(
-            epsilon_selection,
-            epsilon_training,
-            delta=delta,
-            record_delta=record_delta,
-            C=C,
-            data_norm=data_norm,
-            budget=budget,
-            max_refits=max_refits,
-            classes=classes,
-            random_state=seed,
-        )
-        _select_correlated(estimator, method, frame, labels, target, output_path)
-        return
-    assert k is not None
-    if not 1 <= k <= len(predictors):
-        raise click.BadParameter(
-            f"must be between 1 and the number of predictors ({len(predictors)}), "
-            f"got {k}",
-            param_hint="--k",
-        )
-    with release() as notes:
-        order, ledger = _discerning_order(
-            frame[predictors], labels, method, k, epsilon, classes, seed
-        )
-    chosen = [predictors[int(j)] for j in order]
-    result = {
-        "method": method,
-        "target": target,
-        "k": k,
-        "epsilon": epsilon if method == "privatekd" else 0.0,
-        "selected": [str(c) for c in chosen],
-        "selection_order": [int(j) for j in order],
-        "privacy_ledger": ledger,
-        "warnings": notes,
-    }
-    write_output(output_path, result, frame[[*chosen, target]])
-    click.echo(f"selected ({method}): {', '.join(map(str, chosen))}")
+            if is_distributed(frame):  # a directory of partitions, read in memory
+                frame = frame.compute()
+                labels = labels_of(frame, target)
+
+            estimator = (DPFSDR if method == "dpfsdr" else DPFS)(
+                epsilon_selection,
+                epsilon_training,
+                delta=delta,
+                record_delta=record_delta,
+                C=C,
+                data_norm=data_norm,
+                budget=budget,
+                max_refits=max_refits,
+                classes=classes,
+                random_state=seed,
+            )
+            _select_correlated(estimator, method, frame, labels, target, output_path)
+            return
+        assert k is not None
+        if not 1 <= k <= len(predictors):
+            raise click.BadParameter(
+                f"must be between 1 and the number of predictors ({len(predictors)}), "
+                f"got {k}",
+                param_hint="--k",
+            )
+        with release() as notes:
+            order, ledger = _discerning_order(
+                frame[predictors], labels, method, k, epsilon, classes, seed
+            )
+        chosen = [predictors[int(j)] for j in order]
+        result = {
+            "method": method,
+            "target": target,
+            "k": k,
+            "epsilon": epsilon if method == "privatekd" else 0.0,
+            "selected": [str(c) for c in chosen],
+            "selection_order": [int(j) for j in order],
+            "privacy_ledger": ledger,
+            "warnings": notes,
+        }
+        write_output(output_path, result, frame[[*chosen, target]])
+        click.echo(f"selected ({method}): {', '.join(map(str, chosen))}")
 
 
 def _discerning_order(
-    predictors: pd.DataFrame,
-    labels: np.ndarray,
+    predictors: Any,
+    labels: Any,
     method: str,
     k: int,
     epsilon: float,
@@ -282,16 +304,21 @@ def _discerning_order(
     """Run PrivateKD or the greedy order; return the order and the JSON ledger."""
     from privtab._validation import check_labels
     from privtab.discernibility import PrivateKD, greedy_discernibility
+    from privtab.engine import is_distributed
     from privtab.table import TableEncoder
 
-    table = TableEncoder(missing="category").fit_transform(predictors)
+    table = encode(TableEncoder(missing="category"), predictors)
     if method == "privatekd":
         selector = PrivateKD(k, epsilon, random_state=seed, classes=classes).fit(
             table, labels
         )
         return selector.selection_order_, ledger_pairs(selector.privacy_ledger_)
     if classes is not None:  # not private: only check the labels
-        check_labels(labels, classes, n_rows=len(labels), warn=False)
+        if is_distributed(labels):
+            labels_seen = np.asarray(labels.unique().compute(), dtype=object)
+            check_labels(labels_seen, classes, n_rows=len(labels_seen), warn=False)
+        else:
+            check_labels(labels, classes, n_rows=len(labels), warn=False)
     return greedy_discernibility(table, labels, k), []
 
 

@@ -1,0 +1,272 @@
+"""The counting commands on a directory of Parquet partitions, counted by Dask.
+
+One ``distributed.LocalCluster`` (2 worker processes) serves the module through
+``--scheduler``; one test starts its own with ``--workers 2``. Every test runs a
+command on a single Parquet file in memory and on the same rows as a directory of
+Parquet partitions on Dask with the same seed, and compares the outputs exactly
+(the outputs, warnings included, must be equal: counts are exact and the noise is
+drawn once, in the calling process, from the same seed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from privtab.cli import main
+
+distributed = pytest.importorskip(
+    "distributed",
+    reason='the CLI on Dask needs the dask extra: pip install "privtab[dask]"',
+)
+pytest.importorskip("pyarrow", reason="Parquet needs pyarrow")
+
+N_ROWS = 2400
+N_PARTITIONS = 4
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2,
+            processes=True,
+            threads_per_worker=1,
+            dashboard_address=":0",
+            memory_limit="2GiB",
+        )
+    yield cluster.scheduler_address
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    """The same rows as one Parquet file and as a directory of 4 partitions.
+
+    Categorical and numeric predictors (with missing values) correlated with a
+    label; the first and the last partition each hold a category no other has.
+    """
+    rng = np.random.default_rng(2012)
+    colour = rng.choice(["red", "green", "blue"], N_ROWS).astype(object)
+    colour[0], colour[-1] = "violet", "amber"
+    size = rng.choice(["S", "M", "L", "XL"], N_ROWS).astype(object)
+    size[rng.random(N_ROWS) < 0.02] = None
+    age = rng.uniform(18, 90, N_ROWS).round(1)
+    age[rng.random(N_ROWS) < 0.02] = np.nan
+    frame = pd.DataFrame(
+        {
+            "colour": colour,
+            "size": size,
+            "shape": rng.choice(["round", "square"], N_ROWS),
+            "age": age,
+            "noise": rng.integers(0, 5, N_ROWS),
+        }
+    )
+    signal = (frame["colour"] == "red") ^ frame["size"].isin(["L", "XL"])
+    frame["label"] = np.where(signal ^ (rng.random(N_ROWS) < 0.1), "yes", "no")
+    root = tmp_path_factory.mktemp("parquet")
+    single = root / "table.parquet"
+    frame.to_parquet(single, index=False)
+    parts = root / "parts"
+    parts.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(N_ROWS), N_PARTITIONS)):
+        frame.iloc[chunk].to_parquet(parts / f"part.{i:03d}.parquet", index=False)
+    return single, parts
+
+
+def run(*args):
+    return CliRunner().invoke(main, [*map(str, args)], catch_exceptions=False)
+
+
+def both(tables, tmp_path, command, out_name, *args, dask_args=()):
+    """Run ``command`` in memory on the file and on Dask on the directory."""
+    single, parts = tables
+    outputs = []
+    for where, extra in (("memory", ()), ("dask", dask_args)):
+        out = tmp_path / f"{where}-{out_name}"
+        source = single if where == "memory" else parts
+        result = run(command, source, "-o", out, *args, *extra)
+        assert result.exit_code == 0, result.output
+        outputs.append((result, out))
+    return outputs
+
+
+def test_select_privatekd_is_the_in_memory_selection(tables, tmp_path, scheduler):
+    (mem, mem_out), (dsk, dsk_out) = both(
+        tables,
+        tmp_path,
+        "select",
+        "sel.json",
+        "--target", "label", "--k", "3", "--epsilon", "2", "--seed", "5",
+        dask_args=("--scheduler", scheduler),
+    )  # fmt: skip
+    in_memory = json.loads(mem_out.read_text())
+    on_dask = json.loads(dsk_out.read_text())
+    assert on_dask == in_memory
+    assert len(in_memory["selected"]) == 3
+    assert any("inferred the categories" in w for w in on_dask["warnings"])
+    assert dsk.output == mem.output
+
+
+def test_select_greedy_table_output_with_declared_classes(tables, tmp_path, scheduler):
+    (_, mem_out), (_, dsk_out) = both(
+        tables,
+        tmp_path,
+        "select",
+        "sel.csv",
+        "--method", "greedy", "--target", "label", "--k", "2",
+        "--classes", "no,yes",
+        dask_args=("--scheduler", scheduler),
+    )  # fmt: skip
+    in_memory = pd.read_csv(mem_out)
+    pd.testing.assert_frame_equal(pd.read_csv(dsk_out), in_memory)
+    assert in_memory.shape == (N_ROWS, 3)
+
+
+def test_select_greedy_rejects_an_undeclared_label_on_dask(tables, tmp_path, scheduler):
+    _, parts = tables
+    result = run(
+        "select", parts, "-o", tmp_path / "o.json", "--method", "greedy",
+        "--target", "label", "--k", "2", "--classes", "no,maybe",
+        "--scheduler", scheduler,
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "yes" in result.output
+
+
+def test_histogram_is_the_in_memory_release(tables, tmp_path, scheduler):
+    (mem, mem_out), (dsk, dsk_out) = both(
+        tables,
+        tmp_path,
+        "histogram",
+        "syn.csv",
+        "--target", "label", "--epsilon", "3", "--n-features", "2",
+        "--gamma", "0.5", "--classes", "no,yes", "--seed", "11",
+        dask_args=("--scheduler", scheduler),
+    )  # fmt: skip
+    in_memory = pd.read_csv(mem_out)
+    pd.testing.assert_frame_equal(pd.read_csv(dsk_out), in_memory)
+    assert len(in_memory) > 0
+    assert dsk.output == mem.output
+    assert "inferred" in mem.output
+
+
+@pytest.mark.parametrize("method", ["dilca_m", "max_relevance"])
+def test_distances_are_the_in_memory_distances(tables, tmp_path, scheduler, method):
+    (_, mem_out), (_, dsk_out) = both(
+        tables,
+        tmp_path,
+        "distances",
+        "dist.json",
+        "--method", method, "--context-size", "2", "--seed", "3",
+        dask_args=("--scheduler", scheduler),
+    )  # fmt: skip
+    in_memory = json.loads(mem_out.read_text())
+    assert json.loads(dsk_out.read_text()) == in_memory
+    assert in_memory["columns"]["colour"]["categories"][:2] == ["amber", "blue"]
+
+
+def test_directory_without_cluster_uses_the_local_scheduler(tables, tmp_path):
+    (_, mem_out), (_, dsk_out) = both(
+        tables,
+        tmp_path,
+        "select",
+        "sel.json",
+        "--target", "label", "--k", "2", "--seed", "8",
+    )  # fmt: skip
+    assert json.loads(dsk_out.read_text()) == json.loads(mem_out.read_text())
+
+
+def test_workers_starts_a_local_cluster(tables, tmp_path):
+    (_, mem_out), (_, dsk_out) = both(
+        tables,
+        tmp_path,
+        "select",
+        "sel.json",
+        "--target", "label", "--k", "2", "--seed", "9",
+        dask_args=("--workers", "2"),
+    )  # fmt: skip
+    assert json.loads(dsk_out.read_text()) == json.loads(mem_out.read_text())
+
+
+def test_scheduler_and_workers_are_exclusive(tables, tmp_path, scheduler):
+    single, _ = tables
+    result = run(
+        "select", single, "-o", tmp_path / "o.json", "--target", "label", "--k", "2",
+        "--scheduler", scheduler, "--workers", "2",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "give --scheduler or --workers, not both" in result.output
+
+
+def test_csv_input_on_dask_is_refused(tmp_path, scheduler):
+    path = tmp_path / "in.csv"
+    pd.DataFrame({"a": ["x", "y"] * 5, "label": ["p", "q"] * 5}).to_csv(path)
+    result = run(
+        "select", path, "-o", tmp_path / "o.json", "--target", "label", "--k", "1",
+        "--scheduler", scheduler,
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "only Parquet input" in result.output
+    assert "in.csv" in result.output
+
+
+def test_unknown_target_in_a_directory(tables, tmp_path, scheduler):
+    _, parts = tables
+    result = run(
+        "histogram", parts, "-o", tmp_path / "o.csv", "--target", "nope",
+        "--scheduler", scheduler,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "'nope' is not a column" in result.output
+
+
+def test_dpfsdr_refuses_a_cluster(tables, tmp_path):
+    single, _ = tables
+    result = run(
+        "select", single, "-o", tmp_path / "o.json", "--method", "dpfsdr",
+        "--target", "label", "--epsilon-selection", "1", "--epsilon-training", "1",
+        "--workers", "2",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "cannot be used with --method dpfsdr" in result.output
+
+
+@pytest.mark.parametrize(
+    ("missing", "option", "named"),
+    [
+        ("distributed", ("--workers", "2"), "--workers"),
+        ("dask.dataframe", (), "directory of Parquet partitions"),
+    ],
+)
+def test_missing_dask_extra_names_the_install(
+    tables, tmp_path, monkeypatch, missing, option, named
+):
+    _, parts = tables
+    monkeypatch.setitem(sys.modules, missing, None)
+    result = run(
+        "select", parts, "-o", tmp_path / "o.json", "--target", "label", "--k", "2",
+        *option,
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert 'pip install "privtab[dask]"' in result.output
+    assert named in result.output
+
+
+def test_unreachable_scheduler_is_named(tables, tmp_path):
+    _, parts = tables
+    result = run(
+        "select", parts, "-o", tmp_path / "o.json", "--target", "label", "--k", "2",
+        "--scheduler", "tcp://127.0.0.1:1",
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "tcp://127.0.0.1:1" in result.output
