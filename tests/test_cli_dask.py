@@ -10,13 +10,14 @@ drawn once, in the calling process, from the same seed).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from _dask import local_cluster
 from click.testing import CliRunner
 
 from privtab.cli import main
@@ -33,19 +34,8 @@ N_PARTITIONS = 4
 
 @pytest.fixture(scope="module")
 def scheduler():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2,
-            processes=True,
-            threads_per_worker=1,
-            dashboard_address=":0",
-            memory_limit="2GiB",
-        )
-    yield cluster.scheduler_address
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster.close()
+    with local_cluster() as cluster:
+        yield cluster.scheduler_address
 
 
 @pytest.fixture(scope="module")
@@ -270,3 +260,28 @@ def test_unreachable_scheduler_is_named(tables, tmp_path):
     )  # fmt: skip
     assert result.exit_code == 2
     assert "tcp://127.0.0.1:1" in result.output
+
+
+@pytest.mark.parametrize("where", ["cluster", "local scheduler"])
+def test_progress_is_drawn_per_computation(scheduler, where):
+    import io
+
+    import dask.dataframe as dd
+    from rich.console import Console
+
+    from privtab.cli._progress import dask_progress
+
+    values = np.arange(1000)
+    frame = dd.from_pandas(pd.DataFrame({"v": values}), npartitions=5)
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    context = (
+        distributed.Client(scheduler)
+        if where == "cluster"
+        else contextlib.nullcontext()
+    )
+    with context, dask_progress(console):
+        total = frame["v"].sum().compute()
+    assert total == values.sum()
+    drawn = console.file.getvalue()
+    assert f"counting IN ({where})" in drawn
+    assert "tasks" in drawn

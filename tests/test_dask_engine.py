@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _dask import local_cluster
 
 import privtab as pt
 from privtab.dilca import max_dependency_context, max_relevance_context
@@ -31,21 +32,14 @@ CARDS = [4, 5, 3, 5, 6, 7]
 
 @pytest.fixture(scope="module")
 def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2,
-            processes=True,
-            threads_per_worker=1,
-            dashboard_address=":0",
-            memory_limit="2GiB",
-        )
-        client = distributed.Client(cluster)
-    yield client
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        client.close()
-        cluster.close()
+    with local_cluster() as cluster:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client = distributed.Client(cluster)
+        yield client
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client.close()
 
 
 @pytest.fixture(scope="module")

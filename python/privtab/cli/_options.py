@@ -289,7 +289,8 @@ def open_input(
 
     IN is read lazily (a Dask DataFrame, see :func:`privtab.cli._io.read_parquet_lazily`)
     when ``--scheduler`` or ``--workers`` is given or IN is a directory; the
-    computations in the context then run on that scheduler (else Dask's local one).
+    computations in the context then run on that scheduler (else Dask's local one),
+    with their progress on stderr (:func:`privtab.cli._progress.dask_progress`).
 
     Raises
     ------
@@ -304,6 +305,7 @@ def open_input(
         yield read_input(input_path, target)
         return
     from privtab.cli import _io
+    from privtab.cli._progress import dask_progress
 
     what = "reading a directory of Parquet partitions"
     if scheduler is not None or workers is not None:
@@ -312,7 +314,7 @@ def open_input(
         import dask.dataframe  # noqa: F401
     except ImportError:
         raise click.ClickException(_DASK_MISSING.format(what=what)) from None
-    with _dask_scheduler(scheduler, workers):
+    with _dask_scheduler(scheduler, workers), dask_progress():
         try:
             frame = _io.read_parquet_lazily(input_path)
         except (OSError, ValueError) as exc:
