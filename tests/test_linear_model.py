@@ -402,6 +402,16 @@ def test_newton_and_lbfgs_reach_the_same_huber_minimiser(monkeypatch, h):
     assert np.abs(newton - huber_reference_weights(Z, signs, 2.0, h)).max() < 1e-6
 
 
+def test_one_vs_rest_models_solved_in_batches_or_together_agree(monkeypatch):
+    import privtab.linear_model as lm
+
+    X, y = blobs(300, [[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [1.0, -1.0]], 0.8, 6)
+    model = DPLinearSVC(1e9, data_norm=4.0, random_state=0, classes=[0, 1, 2, 3])
+    together = model.fit(X, y).coef_
+    monkeypatch.setattr(lm, "_NEWTON_BATCH_VALUES", 1)
+    np.testing.assert_allclose(model.fit(X, y).coef_, together, rtol=1e-12, atol=0)
+
+
 def test_erm_minimizer_validation():
     Z = scale_rows([[1.0], [-1.0]], 1.0)
     with pytest.raises(ValueError, match="loss must be one of"):

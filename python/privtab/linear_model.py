@@ -77,6 +77,7 @@ _NEWTON_MAX_WEIGHTS = 2_000
 _NEWTON_STEPS = 6
 _NEWTON_MAX_ITER = 100
 _NEWTON_MAX_HALVINGS = 60
+_NEWTON_BATCH_VALUES = 1 << 22
 _BLAS: list[ThreadpoolController] = []
 
 
@@ -494,7 +495,8 @@ def _minimize_models(
 
     Model ``k`` minimises ``(1/n) Σ ℓ(s_ki·wᵀz_i) + (λ_k/2)‖w‖² + b_kᵀw`` with
     ``λ_k = strengths[k]`` and ``b_k = linear[k]`` (0 by default). The Huber loss with at
-    most ``_NEWTON_MAX_WEIGHTS`` weights goes to :func:`_huber_newton`; a model it leaves
+    most ``_NEWTON_MAX_WEIGHTS`` weights goes to :func:`_huber_newton` (models in batches
+    of at most ``_NEWTON_BATCH_VALUES`` margins, to bound its memory); a model it leaves
     farther than ``1e-6·max(1, ‖w‖₂)`` from the minimiser (by the strong-convexity bound
     ``‖∇J‖₂/λ``), and every other case, to L-BFGS (:func:`_minimize`).
 
@@ -506,13 +508,17 @@ def _minimize_models(
     n_iter = np.zeros(q, dtype=np.int64)
     grad_norm = np.full(q, np.inf)
     if loss == "huber" and p <= _NEWTON_MAX_WEIGHTS:
-        try:
-            with _single_threaded_blas():
-                weights, n_iter, grad_norm = _huber_newton(
-                    Z, signs, strengths, huber_h, shifts
-                )
-        except np.linalg.LinAlgError:
-            pass  # a numerically singular system (tiny λ): every model to L-BFGS
+        # Models in batches of at most _NEWTON_BATCH_VALUES margins.
+        batch = max(1, _NEWTON_BATCH_VALUES // Z.shape[0])
+        for start in range(0, q, batch):
+            models = slice(start, start + batch)
+            try:
+                with _single_threaded_blas():
+                    weights[models], n_iter[models], grad_norm[models] = _huber_newton(
+                        Z, signs[models], strengths[models], huber_h, shifts[models]
+                    )
+            except np.linalg.LinAlgError:
+                pass  # a numerically singular system (tiny λ): these go to L-BFGS
     for k in range(q):
         if _uncertified(weights[k], grad_norm[k], strengths[k]):
             weights[k], n_iter[k], grad_norm[k] = _minimize(
