@@ -88,7 +88,7 @@ impl<'a> RowMatrix<'a> {
                 data.len()
             )));
         }
-        if let Some(pos) = data.par_iter().position_first(|v| !v.is_finite()) {
+        if let Some(pos) = first_non_finite(data) {
             return Err(Error::InvalidData(format!(
                 "x has the non-finite value {} at row {}, column {}; values must be finite",
                 data[pos],
@@ -117,6 +117,29 @@ impl<'a> RowMatrix<'a> {
     fn row(&self, r: usize) -> &'a [f64] {
         &self.data[r * self.n_cols..(r + 1) * self.n_cols]
     }
+}
+
+/// Values per chunk of the finiteness scan.
+const FINITE_CHUNK: usize = 1 << 14;
+
+/// Inputs of up to this many values (8 MiB, a fraction of a millisecond) are scanned on the
+/// calling thread.
+const FINITE_SERIAL: usize = 1 << 20;
+
+/// The position of the first NaN or infinite value of `data`. Chunks are scanned with a
+/// branch-free reduction (vectorised) and only a chunk that holds one is searched.
+fn first_non_finite(data: &[f64]) -> Option<usize> {
+    let has_bad = |chunk: &[f64]| chunk.iter().fold(false, |bad, v| bad | !v.is_finite());
+    let chunk = if data.len() <= FINITE_SERIAL {
+        data.chunks(FINITE_CHUNK).position(has_bad)
+    } else {
+        data.par_chunks(FINITE_CHUNK).position_first(has_bad)
+    }?;
+    let start = chunk * FINITE_CHUNK;
+    data[start..]
+        .iter()
+        .position(|v| !v.is_finite())
+        .map(|i| start + i)
 }
 
 /// Checks a correlation threshold δ ∈ (0, 1]. Zero is excluded so that uncorrelated pairs
@@ -1853,6 +1876,31 @@ mod tests {
                 assert_close(&fast.degree, &want.degree, 1e-11, "degree");
             }
         }
+    }
+
+    #[test]
+    fn the_first_non_finite_value_is_found_in_any_chunk() {
+        for len in [1, FINITE_CHUNK + 5, FINITE_SERIAL + 3 * FINITE_CHUNK + 7] {
+            let mut data = vec![0.5; len];
+            assert_eq!(first_non_finite(&data), None);
+            for (bad, at) in [
+                (f64::NAN, len - 1),
+                (f64::INFINITY, len / 2),
+                (f64::NEG_INFINITY, 0),
+            ] {
+                data[at] = bad;
+                assert_eq!(
+                    first_non_finite(&data),
+                    Some(at),
+                    "{len} values, {bad} at {at}"
+                );
+            }
+        }
+        let chunk_edge = FINITE_SERIAL + FINITE_CHUNK;
+        let mut data = vec![1.0; FINITE_SERIAL + 2 * FINITE_CHUNK];
+        data[chunk_edge] = f64::NAN;
+        data[chunk_edge - 1] = f64::INFINITY;
+        assert_eq!(first_non_finite(&data), Some(chunk_edge - 1));
     }
 
     #[test]
