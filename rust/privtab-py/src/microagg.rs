@@ -89,23 +89,13 @@ pub(crate) fn microaggregate_columns<'py>(
     }
     let epsilons = contiguous(&epsilons, "epsilons")?;
     let mechanism = parse_mechanism(mechanism)?;
-    let (masked, sensitivities) = run(py, n_threads, || {
+    let table = run(py, n_threads, || {
         let views: Vec<&[f64]> = (0..d).map(|a| &data[a * n..(a + 1) * n]).collect();
         let ranges: Vec<(f64, f64)> = pairs.chunks_exact(2).map(|p| (p[0], p[1])).collect();
-        let masks =
-            microagg::mask_columns(&views, k, mechanism, &ranges, epsilons, &Seed::new(seed))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(d.saturating_mul(n)).map_err(|_| {
-            privtab_core::Error::OutputTooLarge(format!("a masked table of {d} × {n} values"))
-        })?;
-        let mut sensitivities = Vec::with_capacity(d);
-        for mask in masks {
-            out.extend_from_slice(&mask.masked);
-            sensitivities.push(mask.sensitivities);
-        }
-        Ok((out, sensitivities))
+        microagg::mask_columns(&views, k, mechanism, &ranges, epsilons, &Seed::new(seed))
     })?;
-    let masked = Array2::from_shape_vec((d, n), masked)
+    let sensitivities = table.sensitivities;
+    let masked = Array2::from_shape_vec((d, n), table.masked)
         .map_err(|err| PyValueError::new_err(err.to_string()))?;
     Ok((
         masked.into_pyarray(py),
