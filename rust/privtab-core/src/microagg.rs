@@ -494,8 +494,10 @@ fn cluster_statistics(
         .unzip()
 }
 
-/// Records per window of the output in [`write_released`] (32 KiB of it: cache-resident).
-const WINDOW_BITS: u32 = 12;
+/// Records per window of the output in [`write_released`]: 128 KiB of it, resident in the
+/// second-level cache, and few enough windows (`n / 2^14`) for the first pass to append
+/// to all of them at once without thrashing the first-level cache.
+const WINDOW_BITS: u32 = 14;
 
 /// Gives every record its cluster's released value: `out[index] = released[j]`.
 ///

@@ -103,7 +103,7 @@ struct Scaled {
 impl Bucket for Scaled {
     #[inline]
     fn of_value(self, value: f64) -> usize {
-        ((value - self.low) * self.scale).min(self.last) as usize
+        ((value - self.low) * self.scale).min(self.last) as u32 as usize
     }
 
     #[inline]
@@ -310,17 +310,44 @@ fn first_pass<S: Bucket>(
         .par_chunks(chunk)
         .enumerate()
         .map(|(p, part)| {
-            let (mut min, mut max, mut inside) = (f64::INFINITY, f64::NEG_INFINITY, true);
             let mut counts = split.map(|_| vec![0u32; TOP_BUCKETS]);
-            for &value in part {
-                // One comparison pair rejects NaN, infinities and values outside the bounds.
-                inside &= value >= lo && value <= hi;
-                min = if value < min { value } else { min };
-                max = if value > max { value } else { max };
+            // Four running minima and maxima: one chain of dependent comparisons per lane
+            // instead of one per value.
+            let mut mins = [f64::INFINITY; 4];
+            let mut maxs = [f64::NEG_INFINITY; 4];
+            let mut inside = true;
+            for block in part.chunks(1 << 12) {
+                let mut quads = block.chunks_exact(4);
+                for quad in &mut quads {
+                    for (lane, &value) in quad.iter().enumerate() {
+                        // One comparison pair rejects NaN, infinities and values outside
+                        // the bounds.
+                        inside &= value >= lo && value <= hi;
+                        mins[lane] = if value < mins[lane] {
+                            value
+                        } else {
+                            mins[lane]
+                        };
+                        maxs[lane] = if value > maxs[lane] {
+                            value
+                        } else {
+                            maxs[lane]
+                        };
+                    }
+                }
+                for &value in quads.remainder() {
+                    inside &= value >= lo && value <= hi;
+                    mins[0] = if value < mins[0] { value } else { mins[0] };
+                    maxs[0] = if value > maxs[0] { value } else { maxs[0] };
+                }
                 if let (Some(split), Some(counts)) = (split, counts.as_mut()) {
-                    counts[split.of_value(value)] += 1;
+                    for &value in block {
+                        counts[split.of_value(value)] += 1;
+                    }
                 }
             }
+            let min = mins.iter().fold(f64::INFINITY, |low, &m| low.min(m));
+            let max = maxs.iter().fold(f64::NEG_INFINITY, |high, &m| high.max(m));
             if inside {
                 Ok((min, max, counts))
             } else {
