@@ -38,6 +38,7 @@ __all__ = [
     "check_cardinalities",
     "check_choice",
     "check_epsilon",
+    "check_finite",
     "check_labels",
     "check_limits",
     "check_n_features",
@@ -300,12 +301,20 @@ def check_not_empty(n_rows: int, n_features: int, name: str) -> None:
 
 
 def as_float_array(
-    values: Any, name: str, *, ndim: int | None = None, contiguous: bool = True
+    values: Any,
+    name: str,
+    *,
+    ndim: int | None = None,
+    contiguous: bool = True,
+    finite: bool = True,
 ) -> np.ndarray:
     """Return ``values`` as a float64 array with only finite entries.
 
     C-contiguous unless ``contiguous=False`` (then the input's layout is kept, so a
     Fortran-ordered table is not copied); ``ndim`` checks the number of dimensions.
+    ``finite=False`` leaves the finiteness check (a full pass over the data) to a caller
+    whose kernel rejects NaN and infinities itself; it calls :func:`check_finite` to name
+    the bad value when the kernel fails.
     """
     try:
         array = np.asarray(values)
@@ -323,10 +332,16 @@ def as_float_array(
         array = np.require(array, dtype=np.float64, requirements=["C", "A"])
     else:
         array = np.asarray(array, dtype=np.float64)
+    if finite:
+        check_finite(array, name)
+    return array
+
+
+def check_finite(array: np.ndarray, name: str) -> None:
+    """Raise a ``ValueError`` naming ``name`` and the first NaN or infinity of ``array``."""
     if not np.all(np.isfinite(array)):
         bad = array.ravel()[~np.isfinite(array.ravel())][0]
         raise ValueError(f"{name} must contain only finite values, found {bad}")
-    return array
 
 
 def as_int_array(values: Any, name: str) -> np.ndarray:

@@ -54,6 +54,7 @@ from privtab._validation import (
     as_float_array,
     check_bounds_pair,
     check_choice,
+    check_finite,
     check_positive_int,
     check_threads,
     frame_kind,
@@ -360,7 +361,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         run = self._start_private_fit()
 
         kind = frame_kind(X)
-        values, names, numeric = _numeric_values(X, kind, non_numeric)
+        values, names, numeric = _numeric_values(X, kind, non_numeric, finite=False)
         n, d = values.shape
         if n == 0 or d == 0:
             raise ValueError(
@@ -369,18 +370,27 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         if k > n:
             raise ValueError(f"k must be <= the number of rows ({n}), got k={k}")
         bounds = self._resolve_bounds(values, names)
-        values = _check_inside(values, bounds, names, out_of_bounds)
+        if out_of_bounds == "clip":
+            check_finite(values, "X")
+            values = _check_inside(values, bounds, names, out_of_bounds)
         epsilons = self._resolve_split(run.epsilon, d)
 
-        masked_t, sensitivities = _core.microaggregate_columns(
-            np.ascontiguousarray(values.T),
-            k,
-            mechanism,
-            np.ascontiguousarray(bounds),
-            np.asarray(epsilons, dtype=np.float64),
-            run.seed(),
-            n_threads,
-        )
+        try:
+            masked_t, sensitivities = _core.microaggregate_columns(
+                np.ascontiguousarray(values.T),
+                k,
+                mechanism,
+                np.ascontiguousarray(bounds),
+                np.asarray(epsilons, dtype=np.float64),
+                run.seed(),
+                n_threads,
+            )
+        except ValueError:
+            # The kernel checks every value in its first pass over the column (no
+            # separate pass here); name the first bad one as the rest of privtab does.
+            check_finite(values, "X")
+            _check_inside(values, bounds, names, "raise")
+            raise
         masked = masked_t.T
 
         kind_label = "ε-DP" if mechanism == "dp" else "ε-iDP"
@@ -429,6 +439,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         for j, pair in enumerate(declared):
             if pair is None:
                 column = values[:, j]
+                check_finite(column, "X")
                 lo = min(0.0, BOUNDS_ALPHA * float(column.min()))
                 hi = max(0.0, BOUNDS_ALPHA * float(column.max()))
                 if hi <= lo:
@@ -478,13 +489,16 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
 
 
 def _numeric_values(
-    X: Any, kind: str, non_numeric: str
+    X: Any, kind: str, non_numeric: str, *, finite: bool = True
 ) -> tuple[np.ndarray, list[Any], list[bool]]:
-    """Return the numeric attributes (n × d float64), their names, which are numeric."""
+    """Return the numeric attributes (n × d float64), their names, which are numeric.
+
+    ``finite=False`` skips the finiteness check (see :func:`as_float_array`).
+    """
     if kind == "numpy":
         if isinstance(X, str):
             raise TypeError("X must be array-like, got a str")
-        values = as_float_array(X, "X", ndim=2, contiguous=False)
+        values = as_float_array(X, "X", ndim=2, contiguous=False, finite=finite)
         names: list[Any] = list(range(values.shape[1]))
         numeric = [True] * values.shape[1]
     else:
@@ -510,7 +524,7 @@ def _numeric_values(
             values = X[names].to_numpy(dtype=np.float64, na_value=np.nan)
         else:
             values = X.select(names).to_numpy().astype(np.float64)
-        values = as_float_array(values, "X", ndim=2, contiguous=False)
+        values = as_float_array(values, "X", ndim=2, contiguous=False, finite=finite)
     return values, names, numeric
 
 

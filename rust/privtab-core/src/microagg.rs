@@ -18,21 +18,28 @@
 //!    floating-point-safe [`GridLaplace`] and is clamped to the attribute's declared bounds
 //!    (post-processing); every record of the cluster receives that released value.
 //!
-//! The three sensitivities `Δ_j` are in [`Mechanism`]. The sort is a radix sort of the
-//! values' order-preserving bit patterns, ties broken by record index, and the cluster
-//! statistics come from one pass over the sorted order. [`mask_columns`] runs
-//! the attributes in parallel; attribute `a` draws its noise from stream `a` of the seed, so
-//! the output does not depend on the number of threads.
+//! The three sensitivities `Δ_j` are in [`Mechanism`]. The ranking is a radix sort of the
+//! values' order-preserving bit patterns, ties broken by record index (module `rank`);
+//! the cluster statistics come from one pass over the sorted order and the released values
+//! are written straight into the output. [`mask_columns`] runs the attributes in parallel
+//! when there are at least as many as threads, each worker reusing its sort buffers, and
+//! otherwise one attribute after another with every pass split among the threads.
+//! Attribute `a` draws its noise from stream `a` of the seed, cluster by cluster in rank
+//! order, so the output does not depend on the number of threads.
+
+mod rank;
 
 use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 use rayon::prelude::*;
 
 use crate::error::check_positive_finite;
 use crate::noise::grid::GridLaplace;
-use crate::resources::alloc_output;
+use crate::resources::{check_interrupt, zeroed_vec};
 use crate::rng::{Rng, Seed};
 use crate::{Error, Result};
+use rank::{Rec, Workspace};
 
 /// How the noise of each centroid is calibrated.
 ///
@@ -161,9 +168,15 @@ pub fn noise_sensitivity(sensitivity: f64, cluster_size: usize, bounds: (f64, f6
 /// [`Error::OutputTooLarge`] when the buffers cannot be allocated.
 pub fn individual_ranking_clusters(values: &[f64], k: usize) -> Result<Vec<u32>> {
     check_k(k, values.len(), Mechanism::Dp)?;
-    let sorted = sorted_records(values, None)?;
-    let mut labels = alloc_output(values.len(), "cluster labels")?;
-    for (j, range) in clusters(values.len(), k).enumerate() {
+    let mut workspace = Workspace::default();
+    let sorted = workspace.rank(values, None, parts_for(values.len()))?;
+    labels_of(sorted, k)
+}
+
+/// The cluster of every record, given the records in rank order.
+fn labels_of(sorted: &[Rec], k: usize) -> Result<Vec<u32>> {
+    let mut labels = zeroed_vec(sorted.len(), "cluster labels")?;
+    for (j, range) in clusters(sorted.len(), k).enumerate() {
         for rec in &sorted[range] {
             labels[rec.index as usize] = j as u32;
         }
@@ -184,22 +197,12 @@ pub fn microaggregate(
 ) -> Result<Microaggregation> {
     check_bounds(bounds)?;
     check_k(k, values.len(), mechanism)?;
-    let sorted = sorted_records(values, Some(bounds))?;
-    let n_clusters = values.len() / k;
-    let mut labels = alloc_output(values.len(), "cluster labels")?;
-    let mut centroids = Vec::with_capacity(n_clusters);
-    let mut sensitivities = Vec::with_capacity(n_clusters);
-    for (j, range) in clusters(values.len(), k).enumerate() {
-        let cluster = &sorted[range];
-        let (centroid, sensitivity) = summarize(cluster, mechanism, bounds);
-        centroids.push(centroid);
-        sensitivities.push(sensitivity);
-        for rec in cluster {
-            labels[rec.index as usize] = j as u32;
-        }
-    }
+    let parts = parts_for(values.len());
+    let mut workspace = Workspace::default();
+    let sorted = workspace.rank(values, Some(bounds), parts)?;
+    let (centroids, sensitivities) = cluster_statistics(sorted, k, mechanism, bounds, parts);
     Ok(Microaggregation {
-        labels,
+        labels: labels_of(sorted, k)?,
         centroids,
         sensitivities,
     })
@@ -264,7 +267,38 @@ pub fn mask_attribute(
     check_bounds(bounds)?;
     check_positive_finite("epsilon", epsilon)?;
     check_k(k, values.len(), mechanism)?;
-    mask_checked(values, k, mechanism, bounds, epsilon, rng)
+    let mut masked = zeroed_vec(values.len(), "masked column")?;
+    let release = mask_into(
+        values,
+        &Mask {
+            k,
+            mechanism,
+            bounds,
+            epsilon,
+        },
+        rng,
+        &mut Workspace::default(),
+        &mut masked,
+        parts_for(values.len()),
+    )?;
+    Ok(AttributeMask {
+        masked,
+        centroids: release.centroids,
+        sensitivities: release.sensitivities,
+    })
+}
+
+/// A masked table: every attribute's released column and clusters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaskedTable {
+    /// The released columns one after another: attribute `a` is `masked[a·n .. (a+1)·n]`
+    /// (a `(d, n)` row-major array, the transpose of a Fortran-ordered `(n, d)` table).
+    pub masked: Vec<f64>,
+    /// Every attribute's released centroids, in rank order (see [`AttributeMask`]).
+    pub centroids: Vec<Vec<f64>>,
+    /// Every attribute's `Δ_j` (see [`AttributeMask::sensitivities`]: keep the iDP ones
+    /// private).
+    pub sensitivities: Vec<Vec<f64>>,
 }
 
 /// Masks every attribute of a column-major table with [`mask_attribute`], in parallel:
@@ -273,6 +307,10 @@ pub fn mask_attribute(
 ///
 /// `columns[a]` is the slice of attribute `a` (a column of a Fortran-ordered array or a
 /// separate 1-d array, borrowed without copying); all columns have the same length `n`.
+/// With at least as many attributes as threads, each thread masks whole attributes with
+/// buffers it reuses (`12·n` bytes for the sort, more only for buckets split again);
+/// with fewer, the attributes are masked one after another, each with all threads. The
+/// output is allocated once and written in place.
 ///
 /// # Privacy
 /// Attribute `a` is protected as in [`mask_attribute`] with `epsilons[a]`; by sequential
@@ -283,7 +321,9 @@ pub fn mask_attribute(
 /// [`Error::InvalidData`] when `bounds` or `epsilons` do not have one entry per column or
 /// the columns have different lengths; the parameter errors of [`mask_attribute`] (checked
 /// for every attribute before any work starts) and its data errors, prefixed with
-/// `attribute {a}`; the error of the lowest-indexed failing attribute wins.
+/// `attribute {a}`; the error of the lowest-indexed failing attribute wins;
+/// [`Error::OutputTooLarge`] when the output or the buffers cannot be allocated;
+/// [`Error::Interrupted`] when an interrupt is requested (checked between attributes).
 pub fn mask_columns(
     columns: &[&[f64]],
     k: usize,
@@ -291,7 +331,7 @@ pub fn mask_columns(
     bounds: &[(f64, f64)],
     epsilons: &[f64],
     seed: &Seed,
-) -> Result<Vec<AttributeMask>> {
+) -> Result<MaskedTable> {
     let d = columns.len();
     for (name, len) in [("bounds", bounds.len()), ("epsilons", epsilons.len())] {
         if len != d {
@@ -301,7 +341,11 @@ pub fn mask_columns(
         }
     }
     let Some(n) = columns.first().map(|column| column.len()) else {
-        return Ok(Vec::new());
+        return Ok(MaskedTable {
+            masked: Vec::new(),
+            centroids: Vec::new(),
+            sensitivities: Vec::new(),
+        });
     };
     for (a, column) in columns.iter().enumerate() {
         if column.len() != n {
@@ -316,24 +360,68 @@ pub fn mask_columns(
         check_positive_finite("epsilons", epsilons[a]).map_err(|err| in_attribute(a, err))?;
     }
     check_k(k, n, mechanism)?;
-    let results: Vec<Result<AttributeMask>> = (0..d)
-        .into_par_iter()
-        .map(|a| {
-            let mut rng = seed.stream(a as u64);
-            mask_checked(columns[a], k, mechanism, bounds[a], epsilons[a], &mut rng)
-                .map_err(|err| in_attribute(a, err))
-        })
-        .collect();
-    results.into_iter().collect()
-}
-
-/// A masked table (see [`mask_table`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct MaskedTable {
-    /// The released values in the layout of the input: attribute `a` in row `a`.
-    pub masked: Vec<f64>,
-    /// [`AttributeMask::sensitivities`] of every attribute (private for the iDP mechanisms).
-    pub sensitivities: Vec<Vec<f64>>,
+    let cells = d
+        .checked_mul(n)
+        .ok_or_else(|| Error::OutputTooLarge(format!("a masked table of {d} × {n} values")))?;
+    let mut masked = zeroed_vec(cells, "masked table")?;
+    let mask_one = |a: usize, out: &mut [f64], workspace: &mut Workspace, parts: usize| {
+        let mask = Mask {
+            k,
+            mechanism,
+            bounds: bounds[a],
+            epsilon: epsilons[a],
+        };
+        check_interrupt()
+            .and_then(|()| {
+                mask_into(
+                    columns[a],
+                    &mask,
+                    &mut seed.stream(a as u64),
+                    workspace,
+                    out,
+                    parts,
+                )
+            })
+            .map_err(|err| in_attribute(a, err))
+    };
+    let threads = rayon::current_num_threads();
+    let results: Vec<Result<ClusterRelease>> = if d >= threads {
+        let queue = Mutex::new(masked.chunks_mut(n).enumerate());
+        let mut done: Vec<(usize, Result<ClusterRelease>)> = (0..threads)
+            .into_par_iter()
+            .flat_map_iter(|_| {
+                let mut workspace = Workspace::default();
+                let mut mine = Vec::new();
+                loop {
+                    let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+                    let Some((a, out)) = next else { break };
+                    mine.push((a, mask_one(a, out, &mut workspace, 1)));
+                }
+                mine
+            })
+            .collect();
+        done.sort_unstable_by_key(|&(a, _)| a);
+        done.into_iter().map(|(_, result)| result).collect()
+    } else {
+        let mut workspace = Workspace::default();
+        masked
+            .chunks_mut(n)
+            .enumerate()
+            .map(|(a, out)| mask_one(a, out, &mut workspace, parts_for(n)))
+            .collect()
+    };
+    let mut centroids = Vec::with_capacity(d);
+    let mut sensitivities = Vec::with_capacity(d);
+    for result in results {
+        let release = result?;
+        centroids.push(release.centroids);
+        sensitivities.push(release.sensitivities);
+    }
+    Ok(MaskedTable {
+        masked,
+        centroids,
+        sensitivities,
+    })
 }
 
 /// [`mask_columns`] on a row-major `(d, n)` table (attribute `a` in row `a`, read without
@@ -344,7 +432,7 @@ pub struct MaskedTable {
 ///
 /// # Errors
 /// [`Error::InvalidData`] when `table` does not have `d · n` values; the errors of
-/// [`mask_columns`]; [`Error::OutputTooLarge`] when the output cannot be allocated.
+/// [`mask_columns`].
 pub fn mask_table(
     table: &[f64],
     (d, n): (usize, usize),
@@ -361,45 +449,56 @@ pub fn mask_table(
         )));
     }
     let columns: Vec<&[f64]> = (0..d).map(|a| &table[a * n..(a + 1) * n]).collect();
-    let masks = mask_columns(&columns, k, mechanism, bounds, epsilons, seed)?;
-    let mut masked = alloc_output(table.len(), "masked table")?;
-    let mut sensitivities = Vec::with_capacity(d);
-    for (a, mask) in masks.into_iter().enumerate() {
-        masked[a * n..(a + 1) * n].copy_from_slice(&mask.masked);
-        sensitivities.push(mask.sensitivities);
-    }
-    Ok(MaskedTable {
-        masked,
-        sensitivities,
-    })
+    mask_columns(&columns, k, mechanism, bounds, epsilons, seed)
 }
 
-/// [`mask_attribute`] after the parameter checks.
-fn mask_checked(
-    values: &[f64],
+/// Records per task, at least, when one attribute's passes are split among threads.
+const MIN_PART: usize = 1 << 16;
+
+/// Into how many tasks the passes over `n` records are split: one per thread, each of at
+/// least [`MIN_PART`] records.
+fn parts_for(n: usize) -> usize {
+    rayon::current_num_threads().min(n / MIN_PART).max(1)
+}
+
+/// The checked parameters of one attribute's mask.
+struct Mask {
     k: usize,
     mechanism: Mechanism,
     bounds: (f64, f64),
     epsilon: f64,
+}
+
+/// The released centroids and the sensitivities of one attribute's clusters.
+struct ClusterRelease {
+    centroids: Vec<f64>,
+    sensitivities: Vec<f64>,
+}
+
+/// [`mask_attribute`] after the parameter checks, writing the released column into `out`
+/// (`values.len()` long) and splitting every pass but the noise into `parts` tasks.
+fn mask_into(
+    values: &[f64],
+    mask: &Mask,
     rng: &mut Rng,
-) -> Result<AttributeMask> {
-    let sorted = sorted_records(values, Some(bounds))?;
-    let n_clusters = values.len() / k;
-    let mut centroids = Vec::with_capacity(n_clusters);
-    let mut sensitivities = Vec::with_capacity(n_clusters);
-    for range in clusters(values.len(), k) {
-        let (centroid, sensitivity) = summarize(&sorted[range], mechanism, bounds);
-        centroids.push(centroid);
-        sensitivities.push(sensitivity);
-    }
+    workspace: &mut Workspace,
+    out: &mut [f64],
+    parts: usize,
+) -> Result<ClusterRelease> {
+    let &Mask {
+        k,
+        mechanism,
+        bounds,
+        epsilon,
+    } = mask;
+    let sorted = workspace.rank(values, Some(bounds), parts)?;
+    let (mut centroids, sensitivities) = cluster_statistics(sorted, k, mechanism, bounds, parts);
+    let n = values.len();
+    let n_clusters = centroids.len();
     // Consecutive clusters often share Δ_j (always under DP), so the last grid is reused.
     let mut grid: Option<(f64, GridLaplace)> = None;
     for (j, (centroid, &sensitivity)) in centroids.iter_mut().zip(&sensitivities).enumerate() {
-        let size = if j + 1 == n_clusters {
-            values.len() - j * k
-        } else {
-            k
-        };
+        let size = if j + 1 == n_clusters { n - j * k } else { k };
         let calibrated = noise_sensitivity(sensitivity, size, bounds);
         if calibrated > 0.0 {
             let mechanism = match grid {
@@ -416,17 +515,80 @@ fn mask_checked(
         }
         *centroid = centroid.clamp(bounds.0, bounds.1);
     }
-    let mut masked = alloc_output(values.len(), "masked column")?;
-    for (range, &released) in clusters(values.len(), k).zip(&centroids) {
-        for rec in &sorted[range] {
-            masked[rec.index as usize] = released;
-        }
-    }
-    Ok(AttributeMask {
-        masked,
+    let (sorted, spare) = workspace.ranked_with_spare(n)?;
+    write_released(sorted, k, &centroids, out, spare, parts);
+    Ok(ClusterRelease {
         centroids,
         sensitivities,
     })
+}
+
+/// The exact centroid and `Δ_j` of every cluster, in rank order.
+fn cluster_statistics(
+    sorted: &[Rec],
+    k: usize,
+    mechanism: Mechanism,
+    bounds: (f64, f64),
+    parts: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let n = sorted.len();
+    let n_clusters = n / k;
+    (0..n_clusters)
+        .into_par_iter()
+        .with_min_len(n_clusters.div_ceil(parts).max(1))
+        .map(|j| summarize(&sorted[cluster(n, k, j)], mechanism, bounds))
+        .unzip()
+}
+
+/// Records per window of the output in [`write_released`]: 128 KiB of it, resident in the
+/// second-level cache, and few enough windows (`n / 2^14`) for the first pass to append
+/// to all of them at once without thrashing the first-level cache.
+const WINDOW_BITS: u32 = 14;
+
+/// Gives every record its cluster's released value: `out[index] = released[j]`.
+///
+/// Writing in rank order would touch a random cache line of `out` per record, so the
+/// writes go through `spare` instead: a first pass appends `(index, value)` to the
+/// `index`'s window of `2^WINDOW_BITS` records (window `w` holds exactly the records
+/// `w·2^WINDOW_BITS ..`, so its place in `spare` is known), a second fills `out` window by
+/// window. Task `p` of `parts` owns a run of windows of `out` and of `spare` and reads the
+/// whole ranking, so the writes need no synchronisation.
+fn write_released(
+    sorted: &[Rec],
+    k: usize,
+    released: &[f64],
+    out: &mut [f64],
+    spare: &mut [Rec],
+    parts: usize,
+) {
+    let n = out.len();
+    let window = 1usize << WINDOW_BITS;
+    let per_part = (n.div_ceil(window).div_ceil(parts.max(1)) * window).max(window);
+    out.par_chunks_mut(per_part)
+        .zip(spare.par_chunks_mut(per_part))
+        .enumerate()
+        .for_each(|(p, (out, spare))| {
+            let start = p * per_part;
+            let mut cursors: Vec<usize> = (0..out.len().div_ceil(window))
+                .map(|w| w * window)
+                .collect();
+            for (range, &value) in clusters(n, k).zip(released) {
+                let bits = value.to_bits();
+                for rec in &sorted[range] {
+                    let local = (rec.index as usize).wrapping_sub(start);
+                    if let Some(cursor) = cursors.get_mut(local >> WINDOW_BITS) {
+                        spare[*cursor] = Rec {
+                            key: bits,
+                            index: local as u32,
+                        };
+                        *cursor += 1;
+                    }
+                }
+            }
+            for put in spare.iter() {
+                out[put.index as usize] = f64::from_bits(put.key);
+            }
+        });
 }
 
 /// The centroid and `Δ_j` of one cluster, given in ascending order.
@@ -461,8 +623,12 @@ fn summarize(cluster: &[Rec], mechanism: Mechanism, (lo, hi): (f64, f64)) -> (f6
 /// The rank ranges of the `⌊n/k⌋` clusters (`1 ≤ k ≤ n`): groups of `k`, the remainder in
 /// the last.
 fn clusters(n: usize, k: usize) -> impl Iterator<Item = Range<usize>> {
-    let count = n / k;
-    (0..count).map(move |j| j * k..if j + 1 == count { n } else { (j + 1) * k })
+    (0..n / k).map(move |j| cluster(n, k, j))
+}
+
+/// The rank range of cluster `j` of [`clusters`].
+fn cluster(n: usize, k: usize, j: usize) -> Range<usize> {
+    j * k..if j + 1 == n / k { n } else { (j + 1) * k }
 }
 
 fn check_k(k: usize, n: usize, mechanism: Mechanism) -> Result<()> {
@@ -522,178 +688,12 @@ fn in_cluster(j: usize, err: Error) -> Error {
     }
 }
 
-/// A value's order-preserving key and its record index, packed in 12 bytes so the sort
-/// moves as little memory as possible.
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(C, packed(4))]
-struct Rec {
-    key: u64,
-    index: u32,
-}
-
-impl Rec {
-    #[inline]
-    fn value(self) -> f64 {
-        value_of_key(self.key)
-    }
-}
-
-/// An unsigned key whose order is the numeric order of finite doubles, with `−0.0` and
-/// `0.0` mapped to the same key (so they tie and keep the record order).
-#[inline]
-fn key_of_value(value: f64) -> u64 {
-    let bits = (value + 0.0).to_bits();
-    bits ^ ((((bits as i64) >> 63) as u64) | (1 << 63))
-}
-
-#[inline]
-fn value_of_key(key: u64) -> f64 {
-    let bits = if key >> 63 == 1 {
-        key ^ (1 << 63)
-    } else {
-        !key
-    };
-    f64::from_bits(bits)
-}
-
-const DIGIT_BITS: u32 = 11;
-const BUCKETS: usize = 1 << DIGIT_BITS;
-/// Buckets up to this size (192 KiB of records, cache-resident) are finished by a
-/// comparison sort; larger ones are split again.
-const LEAF: usize = 1 << 14;
-
-/// The bucket of `key` among keys in `[min, min + 2^(shift + DIGIT_BITS))`.
-#[inline]
-fn bucket(key: u64, min: u64, shift: u32) -> usize {
-    ((key - min) >> shift) as usize
-}
-
-/// The shift that spreads keys in `[min, max]` over the buckets by their top bits.
-fn shift_for(min: u64, max: u64) -> u32 {
-    (64 - (max - min).leading_zeros()).saturating_sub(DIGIT_BITS)
-}
-
-/// Counts and exclusive prefix sums of the buckets of `keys`.
-fn bucket_offsets(keys: impl Iterator<Item = u64>, min: u64, shift: u32) -> Vec<u32> {
-    let mut offsets = vec![0u32; BUCKETS + 1];
-    for key in keys {
-        offsets[bucket(key, min, shift) + 1] += 1;
-    }
-    for b in 1..=BUCKETS {
-        offsets[b] += offsets[b - 1];
-    }
-    offsets
-}
-
-/// The records sorted by value, ties by record index. With `bounds`, every value must lie
-/// in them; without, every value must be finite.
-///
-/// A most-significant-digit radix sort: one pass validates and finds the key range, one
-/// counts the top `DIGIT_BITS` bits of `key − min` and one scatters the records into
-/// their buckets, stably. Buckets that fit in cache are finished by a comparison sort on
-/// `(key, index)`; larger ones are split again by their own range. Each pass streams the
-/// data once, so the sort reads and writes far less memory than a least-significant-digit
-/// sort of 64-bit keys (six or more full passes), which is memory-bound on large inputs.
-fn sorted_records(values: &[f64], bounds: Option<(f64, f64)>) -> Result<Vec<Rec>> {
-    let n = values.len();
-    if u32::try_from(n).is_err() {
-        return Err(Error::InvalidData(format!(
-            "values has {n} records; microaggregation supports fewer than 2**32"
-        )));
-    }
-    let (lo, hi) = bounds.unwrap_or((f64::MIN, f64::MAX));
-    let (mut min, mut max) = (u64::MAX, 0u64);
-    for (i, &value) in values.iter().enumerate() {
-        // One comparison pair rejects NaN, infinities and values outside the bounds.
-        if !(value >= lo && value <= hi) {
-            return Err(bad_value(i, value, bounds));
-        }
-        let key = key_of_value(value);
-        min = min.min(key);
-        max = max.max(key);
-    }
-    let mut records = alloc_output::<Rec>(n, "microaggregation sort buffer")?;
-    if n <= LEAF || min == max {
-        for (i, (rec, &value)) in records.iter_mut().zip(values).enumerate() {
-            *rec = Rec {
-                key: key_of_value(value),
-                index: i as u32,
-            };
-        }
-        if min != max {
-            records.sort_unstable_by_key(|rec| (rec.key, rec.index));
-        }
-        return Ok(records);
-    }
-    let shift = shift_for(min, max);
-    let offsets = bucket_offsets(values.iter().map(|&v| key_of_value(v)), min, shift);
-    let mut next = offsets.clone();
-    for (i, &value) in values.iter().enumerate() {
-        let key = key_of_value(value);
-        let slot = &mut next[bucket(key, min, shift)];
-        records[*slot as usize] = Rec {
-            key,
-            index: i as u32,
-        };
-        *slot += 1;
-    }
-    let largest = offsets
-        .windows(2)
-        .map(|pair| (pair[1] - pair[0]) as usize)
-        .filter(|&len| len > LEAF)
-        .max()
-        .unwrap_or(0);
-    let mut scratch = alloc_output::<Rec>(largest, "microaggregation sort buffer")?;
-    for pair in offsets.windows(2) {
-        sort_bucket(
-            &mut records[pair[0] as usize..pair[1] as usize],
-            &mut scratch,
-        );
-    }
-    Ok(records)
-}
-
-/// Sorts records by `(key, index)`, given in index order within equal keys.
-fn sort_bucket(records: &mut [Rec], scratch: &mut [Rec]) {
-    if records.len() <= LEAF {
-        records.sort_unstable_by_key(|rec| (rec.key, rec.index));
-        return;
-    }
-    let (min, max) = records.iter().fold((u64::MAX, 0u64), |(lo, hi), rec| {
-        (lo.min(rec.key), hi.max(rec.key))
-    });
-    if min == max {
-        return;
-    }
-    let shift = shift_for(min, max);
-    let offsets = bucket_offsets(records.iter().map(|rec| rec.key), min, shift);
-    let mut next = offsets.clone();
-    let scratch = &mut scratch[..records.len()];
-    for rec in records.iter() {
-        let slot = &mut next[bucket(rec.key, min, shift)];
-        scratch[*slot as usize] = *rec;
-        *slot += 1;
-    }
-    records.copy_from_slice(scratch);
-    for pair in offsets.windows(2) {
-        sort_bucket(&mut records[pair[0] as usize..pair[1] as usize], scratch);
-    }
-}
-
-fn bad_value(i: usize, value: f64, bounds: Option<(f64, f64)>) -> Error {
-    match bounds {
-        Some((lo, hi)) if value.is_finite() => Error::InvalidData(format!(
-            "values[{i}] = {value} lies outside the declared bounds [{lo}, {hi}]"
-        )),
-        _ => Error::InvalidData(format!("values[{i}] = {value} is not finite")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::rank::LEAF;
     use super::*;
     use crate::noise::test_util::{in_pool, seed};
-    use rand::{Rng as _, RngExt};
+    use rand::RngExt;
 
     const ALL: [Mechanism; 3] = [Mechanism::Dp, Mechanism::IdpLs, Mechanism::IdpCbls];
 
@@ -829,43 +829,6 @@ mod tests {
             individual_ranking_clusters(&[0.0, -0.0, 0.0, -0.0], 1).unwrap(),
             vec![0, 1, 2, 3]
         );
-    }
-
-    #[test]
-    fn radix_sort_matches_the_stable_comparison_sort() {
-        let mut rng = seed(2).stream(0);
-        for n in [LEAF + 1, 3 * LEAF + 17, 40 * LEAF] {
-            // Many ties, then the full range of doubles (signs, subnormals, large exponents),
-            // then integers (shared low digits: skipped passes).
-            let tied = tied_values(&mut rng, n, 11);
-            let wild: Vec<f64> = (0..n)
-                .map(|_| {
-                    loop {
-                        let x = f64::from_bits(rng.next_u64());
-                        if x.is_finite() {
-                            break x;
-                        }
-                    }
-                })
-                .collect();
-            let integers: Vec<f64> = (0..n).map(|_| rng.random_range(0..100) as f64).collect();
-            // Most keys in one narrow top-level bucket: split again by its own range.
-            let clustered: Vec<f64> = (0..n)
-                .map(|i| match i % 1000 {
-                    0 => -1e300,
-                    1 => 1e300,
-                    _ => 1.0 + rng.random_range(0..1u64 << 30) as f64 * 2f64.powi(-52),
-                })
-                .collect();
-            for values in [tied, wild, integers, clustered] {
-                let sorted = sorted_records(&values, None).unwrap();
-                let order: Vec<usize> = sorted.iter().map(|r| r.index as usize).collect();
-                assert_eq!(order, stable_order(&values));
-                for (rec, &i) in sorted.iter().zip(&order) {
-                    assert_eq!(rec.value(), values[i] + 0.0);
-                }
-            }
-        }
     }
 
     #[test]
@@ -1133,10 +1096,18 @@ mod tests {
 
     #[test]
     fn columns_are_deterministic_for_any_thread_count() {
+        // Large enough for every pass of one attribute to be split among threads.
         let mut rng = seed(11).stream(0);
-        let n = LEAF + 333;
+        let n = 3 * MIN_PART + 333;
         let data: Vec<Vec<f64>> = (0..5)
-            .map(|_| (0..n).map(|_| rng.random_range(0..40) as f64).collect())
+            .map(|a| {
+                (0..n)
+                    .map(|_| match a {
+                        0 | 1 => rng.random_range(0..40) as f64,
+                        _ => rng.random_range(0.0..60.0),
+                    })
+                    .collect()
+            })
             .collect();
         let columns: Vec<&[f64]> = data.iter().map(Vec::as_slice).collect();
         let bounds = vec![(0.0, 60.0); 5];
@@ -1147,10 +1118,13 @@ mod tests {
                     mask_columns(&columns, 5, mechanism, &bounds, &epsilons, &seed(12)).unwrap()
                 })
             };
+            // Whole attributes per thread (1 to 5 threads), and attributes in turn with
+            // every pass split (8 threads).
             let one = run(1);
             assert_eq!(one, run(2));
             assert_eq!(one, run(3));
-            for (a, mask) in one.iter().enumerate() {
+            assert_eq!(one, run(8));
+            for a in 0..5 {
                 let alone = mask_attribute(
                     columns[a],
                     5,
@@ -1160,16 +1134,28 @@ mod tests {
                     &mut seed(12).stream(a as u64),
                 )
                 .unwrap();
-                assert_eq!(*mask, alone);
+                assert_eq!(one.masked[a * n..(a + 1) * n], alone.masked);
+                assert_eq!(one.centroids[a], alone.centroids);
+                assert_eq!(one.sensitivities[a], alone.sensitivities);
+                let split = in_pool(4, || {
+                    mask_attribute(
+                        columns[a],
+                        5,
+                        mechanism,
+                        bounds[a],
+                        epsilons[a],
+                        &mut seed(12).stream(a as u64),
+                    )
+                    .unwrap()
+                });
+                assert_eq!(split, alone);
             }
             let other =
                 mask_columns(&columns, 5, mechanism, &bounds, &epsilons, &seed(13)).unwrap();
             assert_ne!(one, other);
         }
-        assert_eq!(
-            mask_columns(&[], 3, Mechanism::Dp, &[], &[], &seed(0)).unwrap(),
-            Vec::<AttributeMask>::new()
-        );
+        let empty = mask_columns(&[], 3, Mechanism::Dp, &[], &[], &seed(0)).unwrap();
+        assert!(empty.masked.is_empty() && empty.centroids.is_empty());
     }
 
     #[test]
@@ -1177,15 +1163,23 @@ mod tests {
         let mut rng = seed(14).stream(0);
         let (d, n) = (3, 50);
         let table: Vec<f64> = (0..d * n).map(|_| rng.random_range(0..20) as f64).collect();
-        let columns: Vec<&[f64]> = table.chunks_exact(n).collect();
         let (bounds, epsilons) = (vec![(0.0, 30.0); d], [0.5, 1.0, 2.0]);
         for mechanism in ALL {
-            let masks = mask_columns(&columns, 4, mechanism, &bounds, &epsilons, &seed(15));
             let out = mask_table(&table, (d, n), 4, mechanism, &bounds, &epsilons, &seed(15));
-            let (masks, out) = (masks.unwrap(), out.unwrap());
-            for (a, mask) in masks.iter().enumerate() {
-                assert_eq!(out.masked[a * n..(a + 1) * n], mask.masked[..]);
-                assert_eq!(out.sensitivities[a], mask.sensitivities);
+            let out = out.unwrap();
+            for a in 0..d {
+                let column = &table[a * n..(a + 1) * n];
+                let one = mask_attribute(
+                    column,
+                    4,
+                    mechanism,
+                    bounds[a],
+                    epsilons[a],
+                    &mut seed(15).stream(a as u64),
+                )
+                .unwrap();
+                assert_eq!(out.masked[a * n..(a + 1) * n], one.masked[..]);
+                assert_eq!(out.sensitivities[a], one.sensitivities);
             }
         }
         let short = mask_table(
@@ -1277,7 +1271,7 @@ mod tests {
         let col: &[f64] = &ok;
         let short: &[f64] = &ok[..3];
         let s = &seed(0);
-        let table = |r: Result<Vec<AttributeMask>>| r.unwrap_err().to_string();
+        let table = |r: Result<MaskedTable>| r.unwrap_err().to_string();
         assert!(
             table(mask_columns(
                 &[col, short],
@@ -1400,9 +1394,10 @@ mod tests {
                 copy.sort_unstable_by(f64::total_cmp);
                 copy
             });
-            let radix = best(|| sorted_records(data, Some(bounds)).unwrap());
+            let mut workspace = Workspace::default();
+            let radix = best(|| workspace.rank(data, Some(bounds), 1).unwrap().len());
             println!(
-                "{name}, n = {n}: sorted_records {radix:?} | index sort_unstable_by {argsort:?} \
+                "{name}, n = {n}: rank (reused buffers) {radix:?} | index sort_unstable_by {argsort:?} \
                  | value sort_unstable {sort:?}"
             );
             for (mechanism, k) in [

@@ -165,26 +165,52 @@ pub fn alloc_output<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>
     Ok(out)
 }
 
+/// Element types whose all-zero bit pattern is a valid value (`0`, `0.0`), so that memory
+/// from [`std::alloc::alloc_zeroed`] is a ready vector of them.
+///
+/// # Safety
+/// Every implementor must be valid when all its bytes are zero.
+pub unsafe trait ZeroBits: Copy {}
+
+// SAFETY: zero bytes are the integer 0.
+unsafe impl ZeroBits for u32 {}
+// SAFETY: zero bytes are the integer 0.
+unsafe impl ZeroBits for u64 {}
+// SAFETY: zero bytes are the double +0.0.
+unsafe impl ZeroBits for f64 {}
+
 /// A zero-filled vector of `len` counts, or [`Error::OutputTooLarge`] if it cannot be
 /// allocated (instead of aborting the process). The memory comes zeroed from the allocator,
 /// so pages of a large, sparse table are only touched when counted into.
 pub fn zeroed(len: usize, what: &str) -> Result<Vec<u64>> {
+    zeroed_vec(len, what)
+}
+
+/// A vector of `len` zeros of any [`ZeroBits`] type, straight from the allocator's zeroed
+/// memory: no pass writes the zeros, and a page is first touched by whoever fills it (a
+/// kernel that overwrites every element pays for the memory once).
+///
+/// # Errors
+/// [`Error::OutputTooLarge`] naming `what` when `len` values cannot be allocated.
+pub fn zeroed_vec<T: ZeroBits>(len: usize, what: &str) -> Result<Vec<T>> {
     let too_large = || {
         Error::OutputTooLarge(format!(
-            "{what} needs {len} cells, which cannot be allocated"
+            "{what} needs {len} cells of {} bytes, which cannot be allocated",
+            std::mem::size_of::<T>()
         ))
     };
-    if len == 0 {
+    let layout = std::alloc::Layout::array::<T>(len).map_err(|_| too_large())?;
+    if layout.size() == 0 {
         return Ok(Vec::new());
     }
-    let layout = std::alloc::Layout::array::<u64>(len).map_err(|_| too_large())?;
-    // SAFETY: `layout` has a non-zero size because `len > 0`.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<u64>();
+    // SAFETY: `layout` has a non-zero size (checked above).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
     if ptr.is_null() {
         return Err(too_large());
     }
-    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[u64; len]`,
-    // every byte is zero (a valid `u64`), and length and capacity are both `len`.
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[T; len]`,
+    // every byte is zero (a valid `T` by the `ZeroBits` contract), and length and capacity
+    // are both `len`.
     Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
@@ -221,6 +247,12 @@ mod tests {
         assert_eq!(zeroed(0, "table"), Ok(Vec::new()));
         assert!(matches!(
             zeroed(usize::MAX / 8, "table"),
+            Err(Error::OutputTooLarge(_))
+        ));
+        assert_eq!(zeroed_vec::<f64>(3, "column"), Ok(vec![0.0; 3]));
+        assert!(zeroed_vec::<f64>(3, "column").unwrap()[0].is_sign_positive());
+        assert!(matches!(
+            zeroed_vec::<u32>(usize::MAX / 2, "labels"),
             Err(Error::OutputTooLarge(_))
         ));
     }
