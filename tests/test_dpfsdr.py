@@ -10,6 +10,7 @@ from scipy import stats
 
 import privtab as pt
 from privtab.exceptions import BudgetExceededError, PrivacyLeakWarning
+from privtab.linear_model import erm_minimizer, scale_rows
 from tests._stats import WRONG_SCALES, assert_accepts, assert_rejects, ks_pvalue
 
 
@@ -348,6 +349,46 @@ def test_worst_case_is_checked_before_reading_data():
         pt.DPFS(
             0.5, 1.0, max_refits=2, data_norm=1.0, classes=[0, 1], accountant=acc
         ).fit(X, y)
+    assert acc.spent == 0
+
+
+def _exact_training_accuracy(X, y, columns, C, data_norm):
+    """Training accuracy of the exact Huber-SVM minimiser on ``X[:, columns]``."""
+    Z = scale_rows(X[:, sorted(columns)], data_norm)
+    signs = np.where(y == 1, 1.0, -1.0)
+    w = erm_minimizer(Z, signs, C=C)
+    return float(np.mean(np.where(Z @ w > 0, 1.0, -1.0) == signs))
+
+
+@pytest.mark.parametrize("seed", [3, 5, 9, 12, 26])
+def test_algorithm_3_runs_to_its_end_by_default(seed):
+    # Six useful features of decreasing weight: with these seeds Algorithm 3 needs
+    # more than m = 6 fits (stopped after 6, a candidate that improves is left), and
+    # it may stop only when no remaining candidate improves the training accuracy.
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(200, 6))
+    y = (X @ np.linspace(1, 0.2, 6) + 0.5 * rng.normal(size=200) > 1.8).astype(int)
+    sel = pt.DPFSDR(
+        None, None, delta=1.0, C=100.0, data_norm=np.sqrt(6), classes=[0, 1]
+    ).fit(X, y)
+    m = len(sel.kept_features_)
+    assert m < sel.n_refits_ <= 1 + m * (m - 1) // 2
+    selected = list(sel.selection_order_)
+    assert sel.accuracy_ == _exact_training_accuracy(X, y, selected, 100.0, np.sqrt(6))
+    for f in set(range(6)) - set(selected):
+        gain = _exact_training_accuracy(X, y, [*selected, f], 100.0, np.sqrt(6))
+        assert gain <= sel.accuracy_
+
+
+def test_default_worst_case_is_the_algorithms_own():
+    X = np.full((10, 4), np.nan)
+    y = np.arange(10) % 2
+    # 0.5 + 4 * 1.0 fits for DPFS; Algorithm 3 may need 1 + 4 * 3 / 2 = 7 fits.
+    acc = pt.BudgetAccountant(5.0)
+    with pytest.raises(BudgetExceededError):
+        pt.DPFSDR(0.5, 1.0, data_norm=1.0, classes=[0, 1], accountant=acc).fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        pt.DPFS(0.5, 1.0, data_norm=1.0, classes=[0, 1], accountant=acc).fit(X, y)
     assert acc.spent == 0
 
 

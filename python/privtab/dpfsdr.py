@@ -481,7 +481,9 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         # The worst case, from the public shape only: at most n_columns candidates.
         # Sums run left to right as the ledger's do, so every prefix stays below.
         refit_bound = (
-            _public_n_columns(self, X, y) if max_refits is None else max_refits
+            self._most_fits(_public_n_columns(self, X, y))
+            if max_refits is None
+            else max_refits
         )
         worst = sum(
             [eps1 or 0.0]
@@ -529,7 +531,12 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         Xk = np.ascontiguousarray(X[:, kept])
         _, fim = _importance(Xk, codes, len(classes))
         m = len(kept)
-        limit = m if max_refits is None else max_refits
+        if max_refits is not None:
+            limit = max_refits
+        elif budget == "total":
+            limit = m
+        else:
+            limit = self._most_fits(m)
         # The budget of fim' and of every refit, in ledger order.
         eps_fim = eps1
         per_refit: list[float] | None = None
@@ -622,6 +629,16 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
             self._finish_private_fit(spent, name, steps)
         return self
 
+    @classmethod
+    def _most_fits(cls, m: int) -> int:
+        """Return the most SVM fits the algorithm makes on ``m`` candidates.
+
+        Algorithm 4 tries each candidate once after the first fit (``m`` fits);
+        Algorithm 3 may try all ``c`` remaining candidates before accepting one, for
+        ``c = m − 1, …, 1``: ``1 + m(m − 1)/2`` fits.
+        """
+        return 1 + m * (m - 1) // 2 if cls._dynamic else m
+
     @staticmethod
     def _dynamic_order(
         candidates: list[int], selected: list[int], fim: np.ndarray, theta: np.ndarray
@@ -661,10 +678,13 @@ _DOC_PARAMETERS = """
         refits spend ``r·ε₂``. ``"total"``: ``ε₂`` is split equally over
         ``max_refits`` refits, so the whole selection spends at most ``ε₁ + ε₂``.
     max_refits : int, optional
-        The search stops after this many refits (the first fit counts). Default: the
-        number of candidate features left by the filter. The accountant is checked
-        for ``ε₁ + max_refits·ε₂`` (``"per_refit"``; the column count of ``X`` stands
-        in for the default) or ``ε₁ + ε₂`` (``"total"``) before the data are read.
+        The search stops after this many refits (the first fit counts). Default with
+        ``budget="per_refit"``: the most the algorithm can make on the ``m``
+        candidates left by the filter (Algorithm 3: ``1 + m(m − 1)/2``; Algorithm 4:
+        ``m``), so the search always runs to its own end; with ``budget="total"``:
+        ``m``. The accountant is checked for ``ε₁ + max_refits·ε₂``
+        (``"per_refit"``; for the default, the bound with the column count of ``X``
+        in place of ``m``) or ``ε₁ + ε₂`` (``"total"``) before the data are read.
     classes : array-like of labels, optional
         The public label set (at least 2). ``None`` infers it from ``y`` and emits a
         :class:`~privtab.exceptions.PrivacyLeakWarning`.
@@ -744,7 +764,8 @@ class DPFSDR(_BaseDPFS):
     the first whose perturbed model is strictly more accurate is accepted and the
     ranking is recomputed. The search ends when no remaining candidate improves the
     accuracy, no candidate is left, or ``max_refits`` fits have been made (Algorithm 3
-    can need ``1 + m(m − 1)/2`` fits for ``m`` candidates).
+    can need ``1 + m(m − 1)/2`` fits for ``m`` candidates, the default bound with
+    ``budget="per_refit"``).
     {shared}
 
     Examples

@@ -85,8 +85,9 @@ _BLAS: list[ThreadpoolController] = []
 def _single_threaded_blas() -> Any:
     """Return a context that limits BLAS to one thread.
 
-    L-BFGS works on vectors of length p, where BLAS threads only add synchronisation
-    (a hundredfold slowdown of small fits on a busy machine).
+    L-BFGS works on vectors of length p and the Newton refinement on p × p systems
+    (p ≤ 2000), where BLAS threads only add synchronisation (a hundredfold slowdown of
+    small fits on a busy machine).
     """
     if not _BLAS:
         _BLAS.append(ThreadpoolController())
@@ -351,28 +352,28 @@ def _minimize(
                 "ftol": _FTOL,
             },
         )
-    w = np.asarray(result.x, dtype=np.float64)
-    grad = objective(w)[1]
-    grad_norm = float(np.linalg.norm(grad))
-    # L-BFGS often stalls when λ is tiny (large n·C); a few Newton steps then reach
-    # the floating-point floor. The Hessian costs n·p² flops and p² memory.
-    if grad_norm > _GTOL * lam and Z.shape[1] <= _NEWTON_MAX_WEIGHTS:
-        for _ in range(_NEWTON_STEPS):
-            margins = y * (Z @ w)
-            if loss == "logistic":
-                prob = special.expit(margins)
-                curvature = prob * (1.0 - prob)
-            else:
-                inside = np.abs(margins - 1.0) < huber_h
-                curvature = np.where(inside, 1.0 / (2.0 * huber_h), 0.0)
-            hessian = (Z.T * curvature) @ Z / n
-            hessian[np.diag_indices_from(hessian)] += lam
-            candidate = w - np.linalg.solve(hessian, grad)
-            candidate_grad = objective(candidate)[1]
-            candidate_norm = float(np.linalg.norm(candidate_grad))
-            if not candidate_norm < grad_norm:
-                break
-            w, grad, grad_norm = candidate, candidate_grad, candidate_norm
+        w = np.asarray(result.x, dtype=np.float64)
+        grad = objective(w)[1]
+        grad_norm = float(np.linalg.norm(grad))
+        # L-BFGS often stalls when λ is tiny (large n·C); a few Newton steps then reach
+        # the floating-point floor. The Hessian costs n·p² flops and p² memory.
+        if grad_norm > _GTOL * lam and Z.shape[1] <= _NEWTON_MAX_WEIGHTS:
+            for _ in range(_NEWTON_STEPS):
+                margins = y * (Z @ w)
+                if loss == "logistic":
+                    prob = special.expit(margins)
+                    curvature = prob * (1.0 - prob)
+                else:
+                    inside = np.abs(margins - 1.0) < huber_h
+                    curvature = np.where(inside, 1.0 / (2.0 * huber_h), 0.0)
+                hessian = (Z.T * curvature) @ Z / n
+                hessian[np.diag_indices_from(hessian)] += lam
+                candidate = w - np.linalg.solve(hessian, grad)
+                candidate_grad = objective(candidate)[1]
+                candidate_norm = float(np.linalg.norm(candidate_grad))
+                if not candidate_norm < grad_norm:
+                    break
+                w, grad, grad_norm = candidate, candidate_grad, candidate_norm
     return w, int(result.nit), grad_norm
 
 
