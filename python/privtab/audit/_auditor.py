@@ -113,7 +113,7 @@ class AuditResult:
         finding = (
             "consistent with the claim"
             if self.passed
-            else "VIOLATION: the mechanism is not ε-DP as claimed on this pair"
+            else "VIOLATION: the privacy loss on this pair exceeds the claimed ε"
         )
         return (
             f"ε_lower = {self.epsilon_lower:.4f} {sign} claimed ε = "
@@ -351,8 +351,12 @@ def audit_mechanism(
 
     **Scope.** The bound is for the two data sets given: a mechanism can pass on one
     pair and fail on another, so audit the pairs that stress it
-    (:mod:`privtab.audit.pairs`). It checks pure ε-DP (δ = 0); for ε-individual DP,
-    ``data`` is the actual data set and ``neighbour`` one of its neighbours.
+    (:mod:`privtab.audit.pairs`). It checks pure ε-DP (δ = 0). For ε-individual DP,
+    ``data`` is the actual data set and ``neighbour`` one of its neighbours, and the
+    mechanism run on the neighbour must keep the calibration (noise scale) it has on
+    the actual data set: a release that recalibrates on each input, such as
+    :class:`~privtab.MicroaggregationMasker`, is audited faithfully only on pairs where
+    both calibrations agree (:func:`privtab.audit.pairs.local_sensitivity_extremes`).
 
     Examples
     --------
