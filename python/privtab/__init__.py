@@ -10,7 +10,7 @@ docstring names the ``privtab._core`` kernels it calls.
 
 from __future__ import annotations
 
-from privtab import datasets
+from privtab import audit, datasets
 from privtab._core import __version__
 from privtab._random import check_random_state
 from privtab.accountant import BudgetAccountant, LedgerEntry, default_accountant
@@ -117,6 +117,7 @@ __all__ = [
     "SparseHistogram",
     "TableEncoder",
     "__version__",
+    "audit",
     "check_random_state",
     "classification_metric",
     "containment_anonymity",
