@@ -21,8 +21,11 @@ from privtab._validation import (
     as_cardinalities,
     as_code_columns,
     as_code_vector,
+    as_column_indices,
     as_float_array,
     as_keys,
+    check_bool,
+    check_keys_in_domain,
     check_threads,
 )
 from privtab.mixed_radix import mixed_radix_decode
@@ -73,7 +76,7 @@ class SparseCounts:
     """
 
     def __init__(self, keys: Any, counts: Any, cardinalities: Any = None) -> None:
-        keys_array = np.require(np.asarray(keys, dtype=np.uint64), requirements=["C"])
+        keys_array = as_keys(keys, allow_empty=True)
         counts_array = np.asarray(counts)
         if keys_array.ndim != 1 or counts_array.shape != keys_array.shape:
             raise ValueError(
@@ -88,13 +91,15 @@ class SparseCounts:
             )
         if counts_array.size and counts_array.min() < 1:
             raise ValueError(f"counts must be >= 1, got {counts_array.min()}")
-        self.keys = keys_array
-        self.counts = np.require(counts_array, dtype=np.int64, requirements=["C"])
         self.cardinalities = (
             None
             if cardinalities is None
             else tuple(int(k) for k in as_cardinalities(cardinalities))
         )
+        if self.cardinalities is not None:
+            check_keys_in_domain(keys_array, self.cardinalities)
+        self.keys = keys_array
+        self.counts = np.require(counts_array, dtype=np.int64, requirements=["C"])
 
     def __len__(self) -> int:
         return int(self.keys.shape[0])
@@ -242,15 +247,11 @@ def count_columns(
            [1, 0]], dtype=uint32), array([2, 1]))
     """
     data, cards = as_code_columns(codes, "codes", cardinalities)
-    if columns is None:
-        subset = list(range(cards.shape[0]))
-    else:
-        subset = [int(j) for j in np.asarray(columns, dtype=np.int64).ravel()]
-        bad = [j for j in subset if not 0 <= j < cards.shape[0]]
-        if bad:
-            raise ValueError(
-                f"columns has index {bad[0]}, out of range for {cards.shape[0]} columns"
-            )
+    subset = (
+        list(range(cards.shape[0]))
+        if columns is None
+        else as_column_indices(columns, "columns", cards.shape[0])
+    )
     keys, counts = _core.count_columns(
         data, cards, subset, n_threads=check_threads(n_threads)
     )
@@ -314,10 +315,16 @@ def contingency_table(
     if xs.dtype != ys.dtype:
         xs, ys = _same_dtype(xs, ys)
     threads = check_threads(n_threads)
-    if sparse:
+    if check_bool(sparse, "sparse"):
         keys, counts = _core.contingency_sparse(xs, kx, ys, ky, n_threads=threads)
         return SparseCounts(keys, counts.astype(np.int64), (kx, ky))
-    table = _core.contingency_table(xs, kx, ys, ky, n_threads=threads)
+    try:
+        table = _core.contingency_table(xs, kx, ys, ky, n_threads=threads)
+    except MemoryError as exc:
+        raise MemoryError(
+            f"the dense kx × ky = {kx} × {ky} table cannot be allocated; pass "
+            "sparse=True"
+        ) from exc
     return table.view(np.int64)
 
 

@@ -30,13 +30,14 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_array
 from sklearn.utils.validation import _num_features
 
 from privtab import _core
 from privtab._estimator import DPEstimatorMixin, PrivateRun, SupportSelectorMixin
-from privtab._random import RandomState
+from privtab._random import RandomState, check_random_state
 from privtab._validation import (
+    as_column_indices,
+    as_float_array,
     check_bool,
     check_choice,
     check_epsilon,
@@ -44,9 +45,10 @@ from privtab._validation import (
     check_positive,
     check_positive_int,
     check_unit_interval,
-    validate_data,
+    to_numpy_2d,
+    validate_float_data,
 )
-from privtab.accountant import BudgetAccountant, split_budget
+from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
 from privtab.linear_model import DPLinearSVC, output_perturbation_l1_sensitivity
 from privtab.mechanisms import laplace_mechanism
@@ -68,11 +70,7 @@ _BUDGETS = ("per_refit", "total")
 # Non-private statistics -------------------------------------------------------------
 def _matrix(X: Any) -> np.ndarray:
     """``X`` as a C-contiguous finite float64 (n, d) array with n, d >= 1."""
-    return np.require(
-        check_array(X, dtype=np.float64, ensure_all_finite=True),
-        dtype=np.float64,
-        requirements=["C", "A"],
-    )
+    return as_float_array(to_numpy_2d(X, "X"), "X")
 
 
 def _delta(delta: Any, name: str) -> float:
@@ -232,7 +230,7 @@ def correlated_sensitivity(
     cols = (
         list(range(X.shape[1]))
         if features is None
-        else [int(f) for f in np.asarray(features, dtype=np.int64).ravel()]
+        else as_column_indices(features, "features", X.shape[1], distinct=True)
     )
     degree, _ = _core.correlated_degrees(X, cols, record_delta)
     return float(degree.max())
@@ -401,9 +399,9 @@ def _public_n_columns(estimator: Any, X: Any, y: Any) -> int:
     """Return the number of columns of ``X`` from its (public) shape."""
     try:
         return int(_num_features(X))
-    except TypeError:
+    except (TypeError, LookupError):  # a dict's missing key 0, for instance
         # Not a 2-D table: let the validation name the problem (a ValueError for 1-D).
-        validate_data(estimator, X, y, dtype=np.float64)
+        validate_float_data(estimator, X, y)
         raise
 
 
@@ -479,9 +477,15 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         )
         # The worst case, from the public shape only: at most n_columns candidates.
         # Sums run left to right as the ledger's do, so every prefix stays below.
-        refit_bound = (
-            _public_n_columns(self, X, y) if max_refits is None else max_refits
-        )
+        n_columns = _public_n_columns(self, X, y)
+        # Each round tries the candidates left until one is accepted (DPFS: one pass).
+        most = 1 + n_columns * (n_columns - 1) // 2 if self._dynamic else n_columns
+        if max_refits is not None and max_refits > most:
+            raise ValueError(
+                f"max_refits must be <= {most}, the most refits the search can make "
+                f"on {n_columns} columns, got {max_refits}"
+            )
+        refit_bound = n_columns if max_refits is None else max_refits
         worst = sum(
             [eps1 or 0.0]
             + (
@@ -493,6 +497,10 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
             )
         )
         private = worst > 0
+        # Checked even when nothing is spent.
+        resolve_accountant(self.accountant)
+        if self.random_state is not None:
+            check_random_state(self.random_state)
         run = (
             PrivateRun.start(worst, self.random_state, self.accountant)
             if private
@@ -501,7 +509,7 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         rng = None if run is None else run.random_state
         name = type(self).__name__
 
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_float_data(self, X, y)
         X = np.ascontiguousarray(X)
         classes, codes = check_labels(
             y,

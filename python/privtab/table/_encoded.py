@@ -9,7 +9,7 @@ Core kernels called: none (a container; the kernels read its ``codes``).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -91,6 +91,10 @@ class EncodedTable:
         n_columns = column_major.shape[0]
         if columns is None:
             columns = [f"x{j}" for j in range(n_columns)]
+        if isinstance(columns, str | bytes) or not isinstance(columns, Iterable):
+            raise TypeError(
+                f"columns must be a sequence of names, got {type(columns).__name__}"
+            )
         columns = list(columns)
         if len(columns) != n_columns:
             raise ValueError(
@@ -98,8 +102,22 @@ class EncodedTable:
             )
         if len(set(columns)) != n_columns:
             raise ValueError(f"columns must be unique, got {columns!r}")
+        if categories is not None and (
+            isinstance(categories, str | bytes) or not isinstance(categories, Iterable)
+        ):
+            raise TypeError(
+                "categories must be a sequence of per-column sequences, got "
+                f"{type(categories).__name__}"
+            )
         given = [np.arange(int(k)) for k in cards] if categories is None else categories
-        category_arrays = [_as_object_array(c) for c in given]
+        category_arrays = []
+        for j, cats in enumerate(given):
+            if isinstance(cats, str | bytes) or not isinstance(cats, Iterable):
+                raise TypeError(
+                    f"categories[{j}] must be a sequence of categories, got "
+                    f"{type(cats).__name__}"
+                )
+            category_arrays.append(_as_object_array(cats))
         if len(category_arrays) != n_columns:
             raise ValueError(
                 f"categories must have one entry per column ({n_columns}), "
@@ -191,6 +209,10 @@ class EncodedTable:
 
     def select(self, columns: Sequence[Hashable]) -> EncodedTable:
         """Return a new table with the given columns, in the given order."""
+        if isinstance(columns, str | bytes) or not isinstance(columns, Iterable):
+            raise TypeError(
+                f"columns must be a sequence of names, got {type(columns).__name__}"
+            )
         index = [self.column_index(c) for c in columns]
         return EncodedTable(
             self.codes[:, index],
