@@ -43,7 +43,7 @@ from hypothesis import strategies as st
 pytestmark = pytest.mark.fuzz
 
 #: Examples per target and property; CI keeps the whole file within about 5 minutes.
-EXAMPLES = int(os.environ.get("PRIVTAB_FUZZ_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("PRIVTAB_FUZZ_EXAMPLES", "80"))
 FUZZ_SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -51,8 +51,10 @@ FUZZ_SETTINGS = settings(
     derandomize=os.environ.get("PRIVTAB_FUZZ_RANDOM") is None,
     database=None,
 )
-#: Calls made per (target, property): written to PRIVTAB_FUZZ_COUNTS at the end.
+#: Calls made per (target, property), and the distinct malformations or layouts they
+#: tried: written to PRIVTAB_FUZZ_COUNTS at the end.
 COUNTS: Counter[tuple[str, str]] = Counter()
+KINDS: dict[tuple[str, str], set[str]] = {}
 
 SEED = 20240601
 NAN, INF = math.nan, math.inf
@@ -299,8 +301,11 @@ def bad_codes(name, X, cards=None, *, cards_name="cardinalities", rows_with=()):
     return out
 
 
-def bad_cardinalities(name, cards, X=None) -> list[Bad]:
-    """Cardinalities: wrong length, zero, negative, float, NaN, too small, huge."""
+def bad_cardinalities(name, cards, X=None, *, also=()) -> list[Bad]:
+    """Cardinalities: wrong length, zero, negative, float, NaN, too small, huge.
+
+    ``also``: other arguments a refusal of a huge domain may name (``max_cells``).
+    """
     cards = list(cards)
     d = len(cards)
     out = [
@@ -318,7 +323,7 @@ def bad_cardinalities(name, cards, X=None) -> list[Bad]:
     if X is not None:
         out.append(Bad([1] * d, (name, "X", "codes"), "too small for the codes"))
     # Huge but valid domains: an answer is fine, an allocation over the domain is not.
-    out.append(Bad([2**32 - 1] * d, (name,), "2**32 - 1 each", lenient=True))
+    out.append(Bad([2**32 - 1] * d, (name, *also), "2**32 - 1 each", lenient=True))
     out.append(Bad([2**31] * (d + 2), (name,), "2**31 each, too many", lenient=False))
     return out
 
@@ -466,9 +471,17 @@ def acc(a: dict[str, Any]) -> Any:
 
 
 def private(a: dict[str, Any], epsilon: str = "epsilon") -> dict[str, list[Bad]]:
-    """The malformed ``epsilon``, ``random_state`` and ``accountant`` of a release."""
+    """The malformed ``epsilon``, ``random_state`` and ``accountant`` of a release.
+
+    Extreme but valid budgets (the smallest subnormal, 1e300) may give an answer, which
+    must then come without a numeric warning, or a clear refusal.
+    """
+    extreme = [
+        Bad(value, (epsilon,), f"epsilon {value:g}", lenient=True)
+        for value in (5e-324, 1e-300, 1e300)
+    ]
     return {
-        epsilon: bad_real(epsilon),
+        epsilon: [*bad_real(epsilon), *extreme],
         "random_state": bad_random_state(),
         "accountant": bad_accountant(a[epsilon]),
     }
@@ -1062,7 +1075,9 @@ target(
     ),
     lambda a: {
         "X": bad_codes("codes", a["X"], a["cardinalities"]),
-        "cardinalities": bad_cardinalities("cardinalities", a["cardinalities"], a["X"]),
+        "cardinalities": bad_cardinalities(
+            "cardinalities", a["cardinalities"], a["X"], also=("max_cells",)
+        ),
         "threshold": drop(
             bad_real("threshold", optional=True, zero_ok=True, negative_ok=True), "-inf"
         ),
@@ -1193,7 +1208,9 @@ target(
             *drop(bad_labels("y", a["y"]), "one class", "three classes"),
             Bad(a["y"] + 2, ("y",), "outside classes"),
         ],
-        "cardinalities": bad_cardinalities("cardinalities", a["cardinalities"], a["X"]),
+        "cardinalities": bad_cardinalities(
+            "cardinalities", a["cardinalities"], a["X"], also=("max_cells",)
+        ),
         "n_features": bad_int("n_features", maximum=a["X"].shape[1], optional=True),
         "gamma": drop(bad_unit("gamma", closed_high=True), "None"),
         "A": bad_real("A"),
@@ -1583,6 +1600,9 @@ for _cls in ("DPFSDR", "DPFS"):
                     Build("BudgetAccountant", (0.01,)),
                     ("epsilon", "epsilon_selection", "epsilon_training"),
                     "budget",
+                    # Nothing is spent without a budget, so nothing is refused.
+                    lenient=a["epsilon_selection"] is None
+                    and a["epsilon_training"] is None,
                 ),
             ],
         },
@@ -2190,7 +2210,12 @@ def _write_counts():
     path = os.environ.get("PRIVTAB_FUZZ_COUNTS")
     if path:
         rows = [
-            {"target": name, "property": prop, "calls": calls}
+            {
+                "target": name,
+                "property": prop,
+                "calls": calls,
+                "kinds": len(KINDS.get((name, prop), ())),
+            }
             for (name, prop), calls in sorted(COUNTS.items())
         ]
         with open(path, "w", encoding="utf-8") as handle:
@@ -2208,6 +2233,9 @@ def test_malformed_input_raises_a_clear_error(worker, target):
         bad = data.draw(st.sampled_from(candidates[argument]), label="malformed")
         outcome = worker.run(target.program({**args, argument: bad.value}))
         COUNTS[target.name, "malformed"] += 1
+        KINDS.setdefault((target.name, "malformed"), set()).add(
+            f"{argument}: {bad.what}"
+        )
         assert_clear_error(outcome, bad, f"{target.name}({argument})")
 
     check()
@@ -2236,6 +2264,7 @@ def test_odd_layouts_give_the_same_answer(worker, target):
         odd = target.program({**args, argument: Wrap(kind, args[argument])})
         outcome = worker.run(odd, _strip_wraps(odd))
         COUNTS[target.name, "layouts"] += 1
+        KINDS.setdefault((target.name, "layouts"), set()).add(f"{argument}: {kind}")
         if lenient and outcome.kind == "raised":
             name = target.names.get(argument, argument)
             assert_clear_error(outcome, Bad(None, (name,), kind), target.name)

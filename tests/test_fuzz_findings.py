@@ -302,3 +302,12 @@ def test_mining_takes_limits_beyond_64_bits():
 def test_accountant_names_a_str_delta():
     with pytest.raises(TypeError, match="delta must be a real number, got str"):
         pt.BudgetAccountant(1.0).check(0.1, delta="0")
+
+
+def test_encoded_table_refuses_to_list_huge_default_categories():
+    # Was: numpy's MemoryError for np.arange(2**32 - 1) (32 GiB), naming nothing.
+    with pytest.raises(
+        ValueError, match=r"cardinalities\[0\] = 4294967295 is too large"
+    ):
+        pt.EncodedTable(CODES, [2**32 - 1, 2])
+    assert pt.EncodedTable(CODES, [2**20, 2]).categories[0].shape == (2**20,)

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     pass  # scikit-learn >= 1.6
 
 
+#: Most default categories (``0 .. cardinality - 1``, summed over the columns) that an
+#: ``EncodedTable`` lists when none are given: about 0.6 GB of Python ints.
+MAX_DEFAULT_CATEGORIES = 2**24
+
+
 # The encoded table -------------------------------------------------------------------
 class EncodedTable:
     """A table of categorical codes over public domains.
@@ -58,7 +63,8 @@ class EncodedTable:
     ------
     ValueError
         If the codes are not a non-empty 2-D integer array within the cardinalities, or
-        ``columns``/``categories`` do not match the number of columns.
+        ``columns``/``categories`` do not match the number of columns, or the default
+        categories would exceed :data:`MAX_DEFAULT_CATEGORIES` values.
     TypeError
         If the codes are not integers.
 
@@ -108,6 +114,16 @@ class EncodedTable:
             raise TypeError(
                 "categories must be a sequence of per-column sequences, got "
                 f"{type(categories).__name__}"
+            )
+        if (
+            categories is None
+            and int(cards.sum(dtype=np.int64)) > MAX_DEFAULT_CATEGORIES
+        ):
+            j = int(np.argmax(cards))
+            raise ValueError(
+                f"cardinalities[{j}] = {cards[j]} is too large to list the default "
+                f"categories 0 .. cardinality - 1 (at most {MAX_DEFAULT_CATEGORIES} in "
+                "all columns); declare smaller domains"
             )
         given = [np.arange(int(k)) for k in cards] if categories is None else categories
         category_arrays = []
