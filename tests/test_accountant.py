@@ -155,8 +155,15 @@ def test_spend_validation(epsilon, error, match):
 
 
 def test_spend_rejects_bad_delta():
-    with pytest.raises(ValueError, match=r"delta must be in \[0, 1\], got -0.1"):
+    with pytest.raises(
+        ValueError, match=r"delta must be a number in \[0, 1\], got -0.1"
+    ):
         pt.BudgetAccountant(1.0).spend(0.1, delta=-0.1)
+    # Found by tests/test_fuzz.py: a str delta failed on the comparison, unnamed.
+    with pytest.raises(TypeError, match="delta must be a real number, got str"):
+        pt.BudgetAccountant(1.0).spend(0.1, delta="0")
+    with pytest.raises(TypeError, match="delta must be a real number, got str"):
+        pt.BudgetAccountant(1.0, delta="0")
 
 
 def test_resolve_accountant():

@@ -728,8 +728,8 @@ def test_huber_h_validation(huber_h):
     [
         (np.where(np.arange(80).reshape(40, 2) == 3, np.nan, X_OK), Y_OK, "NaN"),
         (np.where(np.arange(80).reshape(40, 2) == 3, np.inf, X_OK), Y_OK, "infinity"),
-        (X_OK, Y_OK[:-1], "inconsistent numbers of samples"),
-        (X_OK[:, 0], Y_OK, "Expected 2D array, got 1D array"),
+        (X_OK, Y_OK[:-1], "y has 39 labels, expected 40"),
+        (X_OK[:, 0], Y_OK, "X must be 2-dimensional, got 1 dimension"),
         (np.zeros((0, 2)), np.zeros(0), "0 sample"),
         (X_OK, np.zeros(40), "at least 2 classes, got 1 class"),
         (X_OK, np.linspace(0, 1, 40), "Unknown label type"),

@@ -31,6 +31,7 @@ __all__ = [
     "as_code_columns",
     "as_code_matrix",
     "as_code_vector",
+    "as_column_indices",
     "as_float_array",
     "as_int_array",
     "as_keys",
@@ -39,6 +40,7 @@ __all__ = [
     "check_choice",
     "check_epsilon",
     "check_finite",
+    "check_keys_in_domain",
     "check_labels",
     "check_limits",
     "check_n_features",
@@ -46,6 +48,7 @@ __all__ = [
     "check_positive",
     "check_positive_int",
     "check_real",
+    "check_real_matrix",
     "check_threads",
     "check_unit_interval",
     "feature_names_out",
@@ -53,6 +56,7 @@ __all__ = [
     "is_encoded",
     "to_numpy_2d",
     "validate_data",
+    "validate_float_data",
     "warn_inferred_domain",
 ]
 
@@ -228,6 +232,45 @@ def check_limits(max_sets: Any, time_limit: Any) -> None:
         raise ValueError(f"time_limit must be finite and >= 0, got {time_limit}")
 
 
+def as_column_indices(
+    indices: Any, name: str, n_columns: int, *, distinct: bool = False
+) -> list[int]:
+    """Return a sequence of column indices as ints in ``[0, n_columns)``, in order.
+
+    Raises
+    ------
+    TypeError
+        If ``indices`` is a string, not a sequence, or holds anything but integers.
+    ValueError
+        If it is not 1-D, an index is out of range or, with ``distinct``, repeated.
+    """
+    if isinstance(indices, str | bytes) or not isinstance(
+        indices, Sequence | np.ndarray | range
+    ):
+        raise TypeError(
+            f"{name} must be a sequence of column indices, got {type(indices).__name__}"
+        )
+    array = np.asarray(indices)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {array.shape}")
+    if array.size and array.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name} must hold integer column indices, got dtype {array.dtype}"
+        )
+    values = [int(j) for j in array]
+    bad = [j for j in values if not 0 <= j < n_columns]
+    if bad:
+        raise ValueError(
+            f"{name} has the column index {bad[0]}, out of range for {n_columns} columns"
+        )
+    if distinct and len(set(values)) != len(values):
+        twice = next(j for i, j in enumerate(values) if j in values[:i])
+        raise ValueError(
+            f"{name} has the column index {twice} twice; a subset has distinct indices"
+        )
+    return values
+
+
 def to_numpy_2d(X: Any, name: str = "X") -> np.ndarray:
     """Convert a numpy array, pandas or polars DataFrame to a 2-D numpy array.
 
@@ -307,14 +350,16 @@ def as_float_array(
     ndim: int | None = None,
     contiguous: bool = True,
     finite: bool = True,
+    non_empty: bool = False,
 ) -> np.ndarray:
     """Return ``values`` as a float64 array with only finite entries.
 
     C-contiguous unless ``contiguous=False`` (then the input's layout is kept, so a
-    Fortran-ordered table is not copied); ``ndim`` checks the number of dimensions.
-    ``finite=False`` leaves the finiteness check (a full pass over the data) to a caller
-    whose kernel rejects NaN and infinities itself; it calls :func:`check_finite` to name
-    the bad value when the kernel fails.
+    Fortran-ordered table is not copied); ``ndim`` checks the number of dimensions,
+    ``non_empty`` that there is at least one value. ``finite=False`` leaves the
+    finiteness check (a full pass over the data) to a caller whose kernel rejects NaN and
+    infinities itself; it calls :func:`check_finite` to name the bad value when the
+    kernel fails.
     """
     try:
         array = np.asarray(values)
@@ -328,6 +373,8 @@ def as_float_array(
         raise TypeError(f"{name} must be real, got dtype {array.dtype}")
     if ndim is not None and array.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {array.shape}")
+    if non_empty and array.size == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {array.shape}")
     if contiguous:
         array = np.require(array, dtype=np.float64, requirements=["C", "A"])
     else:
@@ -341,7 +388,42 @@ def check_finite(array: np.ndarray, name: str) -> None:
     """Raise a ``ValueError`` naming ``name`` and the first NaN or infinity of ``array``."""
     if not np.all(np.isfinite(array)):
         bad = array.ravel()[~np.isfinite(array.ravel())][0]
-        raise ValueError(f"{name} must contain only finite values, found {bad}")
+        raise ValueError(
+            f"{name} must contain only finite values, found {bad} (NaN and "
+            "infinities are not allowed)"
+        )
+
+
+def check_real_matrix(X: Any, name: str = "X") -> int:
+    """Check that ``X`` is a 2-D table of real numbers, before scikit-learn converts it.
+
+    For the estimators validated by scikit-learn (:func:`validate_float_data`), which
+    turns numeric strings into floats (a silent repair) and reports 1-D input and
+    complex numbers without naming the argument. Object cells must be real numbers
+    (scikit-learn's own checks pass them). Sparse input is left to the caller.
+
+    Returns the number of rows.
+
+    Raises
+    ------
+    TypeError
+        For strings or bytes.
+    ValueError
+        For input that is not 2-D or is empty (:func:`to_numpy_2d`), and for complex
+        numbers (scikit-learn's wording, "Complex data not supported").
+    """
+    if _is_sparse(X):
+        return int(X.shape[0])
+    array = to_numpy_2d(X, name)
+    if array.dtype.kind in "USV":
+        raise TypeError(f"{name} must be numeric, got dtype {array.dtype}")
+    cells = array.ravel() if array.dtype == object else array[:0, 0]
+    if array.dtype.kind == "c" or any(isinstance(v, complex) for v in cells):
+        raise ValueError(f"Complex data not supported: {name} holds complex numbers")
+    text = next((v for v in cells if isinstance(v, str | bytes)), None)
+    if text is not None:
+        raise TypeError(f"{name} must be numeric, got the string {text!r}")
+    return int(array.shape[0])
 
 
 def as_int_array(values: Any, name: str) -> np.ndarray:
@@ -433,6 +515,14 @@ def _integer_codes(X: Any, name: str, cardinalities: Any) -> tuple[np.ndarray, A
         if cardinalities is None:
             cardinalities = X.cardinalities
         X = X.codes
+    if frame_kind(X) == "pandas":
+        categorical = [c for c in X.columns if str(X[c].dtype) == "category"]
+        if categorical:
+            raise TypeError(
+                f"{name} has pandas categorical columns {categorical!r}: pass integer "
+                f"codes ({name}[column].cat.codes, with the categories as the "
+                "cardinality), or encode the table with TableEncoder"
+            )
     array = to_numpy_2d(X, name)
     if array.dtype == np.bool_:
         return array.view(np.uint8), cardinalities
@@ -559,7 +649,7 @@ def as_code_matrix(
     return array, cards
 
 
-def as_keys(keys: Any) -> np.ndarray:
+def as_keys(keys: Any, *, allow_empty: bool = False) -> np.ndarray:
     """Return mixed-radix keys as a 1-D ``uint64`` array (Python ints kept exact)."""
     try:
         array = np.asarray(keys)
@@ -575,6 +665,8 @@ def as_keys(keys: Any) -> np.ndarray:
     if array.ndim != 1:
         raise ValueError(f"keys must be 1-dimensional, got {array.ndim} dimension(s)")
     if array.size == 0:
+        if allow_empty:
+            return np.zeros(0, dtype=np.uint64)
         raise ValueError("keys must be non-empty")
     if array.dtype == object:
         if not all(
@@ -605,6 +697,16 @@ def as_keys(keys: Any) -> np.ndarray:
             )
         return array.astype(np.uint64)
     raise TypeError(f"keys must hold integers, got dtype {array.dtype}")
+
+
+def check_keys_in_domain(keys: np.ndarray, cardinalities: Sequence[int]) -> None:
+    """Raise :class:`DomainError` if a mixed-radix key is outside the domain's cells."""
+    size = math.prod(int(k) for k in cardinalities)
+    if keys.size and int(keys.max()) >= size:
+        raise DomainError(
+            f"keys has the key {int(keys.max())}, outside the {size} cells of the "
+            f"domain (cardinalities {[int(k) for k in cardinalities]})"
+        )
 
 
 def as_code_vector(
@@ -802,7 +904,7 @@ def declared_label_set(
 
 
 def _declared_codes(
-    array: np.ndarray, classes: np.ndarray
+    array: np.ndarray, classes: np.ndarray, name: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Positions of ``array``'s labels in the sorted ``classes``, and a found mask."""
     try:
@@ -814,11 +916,14 @@ def _declared_codes(
     except TypeError:
         # Labels numpy cannot order against the declared ones: look them up instead.
         lookup = {value: i for i, value in enumerate(classes.tolist())}
-        index = np.fromiter(
-            (lookup.get(value, -1) for value in array.tolist()),
-            dtype=np.int64,
-            count=array.shape[0],
-        )
+        try:
+            index = np.fromiter(
+                (lookup.get(value, -1) for value in array.tolist()),
+                dtype=np.int64,
+                count=array.shape[0],
+            )
+        except TypeError as exc:  # an unhashable label, such as a list or a dict
+            raise TypeError(f"{name} must hold integers or strings: {exc}") from exc
         found = index >= 0
     return np.ascontiguousarray(index, dtype=np.uint32), found
 
@@ -901,7 +1006,7 @@ def check_labels(
             f"{name} has {array.shape[0]} labels, expected {n_rows} (one per row)"
         )
     if declared is not None:
-        codes, found = _declared_codes(array, declared)
+        codes, found = _declared_codes(array, declared, name)
         if not found.all():
             row = int(np.argmin(found))
             label = array[row : row + 1].tolist()[0]  # a Python value, for the message
@@ -1030,6 +1135,26 @@ def feature_names_out(estimator: Any, input_features: Any = None) -> np.ndarray:
     if n_features is None:
         raise ValueError("Unable to generate feature names without n_features_in_")
     return np.asarray([f"x{i}" for i in range(n_features)], dtype=object)
+
+
+def validate_float_data(
+    estimator: Any, X: Any, y: Any = "no_validation", *, reset: bool = True
+) -> Any:
+    """:func:`validate_data` to float64, after :func:`check_real_matrix` on ``X``.
+
+    Returns what :func:`validate_data` returns: ``X``, or ``(X, y)`` when ``y`` is
+    given.
+    """
+    n_rows = check_real_matrix(X, "X")
+    if not (isinstance(y, str) and y == "no_validation") and y is not None:
+        n_labels = len(y) if hasattr(y, "__len__") else None
+        if n_labels is not None and n_labels != n_rows:
+            raise ValueError(
+                f"y has {n_labels} labels, expected {n_rows} (one per row of X)"
+            )
+        if np.iscomplexobj(y):
+            raise ValueError("Complex data not supported: y holds complex numbers")
+    return validate_data(estimator, X, y, dtype=np.float64, reset=reset)
 
 
 def frame_kind(X: Any) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from privtab._validation import check_positive
+from privtab._validation import check_positive, check_real
 from privtab.exceptions import BudgetExceededError
 
 __all__ = [
@@ -125,6 +125,14 @@ class LedgerEntry:
         return f"LedgerEntry({self.label!r}, {self.epsilon!r}{extra})"
 
 
+def _check_delta(delta: Any) -> float:
+    """Return ``delta`` as a float if it is a real number in [0, 1]."""
+    value = check_real(delta, "delta")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"delta must be a number in [0, 1], got {delta!r}")
+    return value
+
+
 class _ParallelBlock:
     def __init__(self, label: str) -> None:
         self.label = label
@@ -181,10 +189,8 @@ class BudgetAccountant:
     def __init__(self, epsilon: float = math.inf, delta: float = 0.0) -> None:
         if epsilon != math.inf:
             epsilon = check_positive(epsilon, "epsilon")
-        if not (isinstance(delta, int | float) and 0.0 <= delta <= 1.0):
-            raise ValueError(f"delta must be a number in [0, 1], got {delta!r}")
         self.epsilon = float(epsilon)
-        self.delta = float(delta)
+        self.delta = _check_delta(delta)
         self._entries: list[LedgerEntry] = []
         self._spent_eps = Fraction(0)
         self._spent_delta = Fraction(0)
@@ -226,8 +232,7 @@ class BudgetAccountant:
             If ``epsilon`` is not finite and > 0, or ``delta`` is not in [0, 1].
         """
         epsilon = check_positive(epsilon, "epsilon")
-        if not (0.0 <= delta <= 1.0):
-            raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+        delta = _check_delta(delta)
         if not self._affordable(epsilon, delta):
             raise BudgetExceededError(
                 f"privacy budget exceeded: spending epsilon={epsilon!r} (delta={delta!r}) "

@@ -21,8 +21,11 @@ from privtab._validation import (
     as_cardinalities,
     as_code_columns,
     as_code_vector,
+    as_column_indices,
     as_float_array,
     as_keys,
+    check_bool,
+    check_keys_in_domain,
     check_threads,
 )
 from privtab.engine import dask_table, is_distributed, map_blocks_1d, sum_arrays
@@ -74,7 +77,7 @@ class SparseCounts:
     """
 
     def __init__(self, keys: Any, counts: Any, cardinalities: Any = None) -> None:
-        keys_array = np.require(np.asarray(keys, dtype=np.uint64), requirements=["C"])
+        keys_array = as_keys(keys, allow_empty=True)
         counts_array = np.asarray(counts)
         if keys_array.ndim != 1 or counts_array.shape != keys_array.shape:
             raise ValueError(
@@ -89,13 +92,15 @@ class SparseCounts:
             )
         if counts_array.size and counts_array.min() < 1:
             raise ValueError(f"counts must be >= 1, got {counts_array.min()}")
-        self.keys = keys_array
-        self.counts = np.require(counts_array, dtype=np.int64, requirements=["C"])
         self.cardinalities = (
             None
             if cardinalities is None
             else tuple(int(k) for k in as_cardinalities(cardinalities))
         )
+        if self.cardinalities is not None:
+            check_keys_in_domain(keys_array, self.cardinalities)
+        self.keys = keys_array
+        self.counts = np.require(counts_array, dtype=np.int64, requirements=["C"])
 
     def __len__(self) -> int:
         return int(self.keys.shape[0])
@@ -271,13 +276,7 @@ def _column_subset(columns: Any, n_columns: int) -> list[int]:
     """Return the column indices to count over (all by default), checked."""
     if columns is None:
         return list(range(n_columns))
-    subset = [int(j) for j in np.asarray(columns, dtype=np.int64).ravel()]
-    bad = [j for j in subset if not 0 <= j < n_columns]
-    if bad:
-        raise ValueError(
-            f"columns has index {bad[0]}, out of range for {n_columns} columns"
-        )
-    return subset
+    return as_column_indices(columns, "columns", n_columns)
 
 
 def contingency_table(
@@ -339,10 +338,16 @@ def contingency_table(
     if xs.dtype != ys.dtype:
         xs, ys = _same_dtype(xs, ys)
     threads = check_threads(n_threads)
-    if sparse:
+    if check_bool(sparse, "sparse"):
         keys, counts = _core.contingency_sparse(xs, kx, ys, ky, n_threads=threads)
         return SparseCounts(keys, counts.astype(np.int64), (kx, ky))
-    table = _core.contingency_table(xs, kx, ys, ky, n_threads=threads)
+    try:
+        table = _core.contingency_table(xs, kx, ys, ky, n_threads=threads)
+    except MemoryError as exc:
+        raise MemoryError(
+            f"the dense kx × ky = {kx} × {ky} table cannot be allocated; pass "
+            "sparse=True"
+        ) from exc
     return table.view(np.int64)
 
 

@@ -31,13 +31,14 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_array
 from sklearn.utils.validation import _num_features
 
 from privtab import _core
 from privtab._estimator import DPEstimatorMixin, PrivateRun, SupportSelectorMixin
-from privtab._random import RandomState
+from privtab._random import RandomState, check_random_state
 from privtab._validation import (
+    as_column_indices,
+    as_float_array,
     check_bool,
     check_choice,
     check_epsilon,
@@ -45,9 +46,10 @@ from privtab._validation import (
     check_positive,
     check_positive_int,
     check_unit_interval,
-    validate_data,
+    to_numpy_2d,
+    validate_float_data,
 )
-from privtab.accountant import BudgetAccountant, split_budget
+from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
 from privtab.linear_model import DPLinearSVC, output_perturbation_l1_sensitivity
 from privtab.mechanisms import laplace_mechanism
@@ -69,11 +71,7 @@ _BUDGETS = ("per_refit", "total")
 # Non-private statistics -------------------------------------------------------------
 def _matrix(X: Any) -> np.ndarray:
     """``X`` as a C-contiguous finite float64 (n, d) array with n, d >= 1."""
-    return np.require(
-        check_array(X, dtype=np.float64, ensure_all_finite=True),
-        dtype=np.float64,
-        requirements=["C", "A"],
-    )
+    return as_float_array(to_numpy_2d(X, "X"), "X")
 
 
 def _delta(delta: Any, name: str) -> float:
@@ -233,7 +231,7 @@ def correlated_sensitivity(
     cols = (
         list(range(X.shape[1]))
         if features is None
-        else [int(f) for f in np.asarray(features, dtype=np.int64).ravel()]
+        else as_column_indices(features, "features", X.shape[1], distinct=True)
     )
     degree, _ = _core.correlated_degrees(X, cols, record_delta)
     return float(degree.max())
@@ -402,9 +400,9 @@ def _public_n_columns(estimator: Any, X: Any, y: Any) -> int:
     """Return the number of columns of ``X`` from its (public) shape."""
     try:
         return int(_num_features(X))
-    except TypeError:
+    except (TypeError, LookupError):  # a dict's missing key 0, for instance
         # Not a 2-D table: let the validation name the problem (a ValueError for 1-D).
-        validate_data(estimator, X, y, dtype=np.float64)
+        validate_float_data(estimator, X, y)
         raise
 
 
@@ -480,11 +478,14 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         )
         # The worst case, from the public shape only: at most n_columns candidates.
         # Sums run left to right as the ledger's do, so every prefix stays below.
-        refit_bound = (
-            self._most_fits(_public_n_columns(self, X, y))
-            if max_refits is None
-            else max_refits
-        )
+        n_columns = _public_n_columns(self, X, y)
+        most = self._most_fits(n_columns)
+        if max_refits is not None and max_refits > most:
+            raise ValueError(
+                f"max_refits must be <= {most}, the most refits the search can make "
+                f"on {n_columns} columns, got {max_refits}"
+            )
+        refit_bound = most if max_refits is None else max_refits
         worst = sum(
             [eps1 or 0.0]
             + (
@@ -496,6 +497,10 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
             )
         )
         private = worst > 0
+        # Checked even when nothing is spent.
+        resolve_accountant(self.accountant)
+        if self.random_state is not None:
+            check_random_state(self.random_state)
         run = (
             PrivateRun.start(worst, self.random_state, self.accountant)
             if private
@@ -504,7 +509,7 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         rng = None if run is None else run.random_state
         name = type(self).__name__
 
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_float_data(self, X, y)
         X = np.ascontiguousarray(X)
         classes, codes = check_labels(
             y,

@@ -29,8 +29,14 @@ from privtab import _core
 from privtab._estimator import PrivateRun
 from privtab._random import RandomState
 from privtab._validation import (
+    as_cardinalities,
     as_code_columns,
+    as_float_array,
+    as_keys,
     check_cardinalities,
+    check_choice,
+    check_epsilon,
+    check_keys_in_domain,
     check_positive_int,
     check_real,
     infer_code_columns,
@@ -105,18 +111,28 @@ class SparseHistogram:
         noise: str,
         n_rows: int,
     ) -> None:
-        self.keys = np.require(keys, dtype=np.uint64, requirements=["C"])
-        self.values = np.require(values, dtype=np.float64, requirements=["C"])
-        if self.keys.ndim != 1 or self.values.shape != self.keys.shape:
+        self.keys = as_keys(keys, allow_empty=True)
+        self.values = as_float_array(values, "values", ndim=1)
+        if self.values.shape != self.keys.shape:
             raise ValueError(
                 "keys and values must be 1-D of the same length, got shapes "
                 f"{self.keys.shape} and {self.values.shape}"
             )
-        self.cardinalities = tuple(int(k) for k in cardinalities)
-        self.threshold = float(threshold)
-        self.epsilon = float(epsilon)
-        self.noise = str(noise)
-        self.n_rows = int(n_rows)
+        if np.any(self.keys[1:] <= self.keys[:-1]):
+            raise ValueError("keys must be strictly increasing")
+        self.cardinalities = tuple(int(k) for k in as_cardinalities(cardinalities))
+        check_keys_in_domain(self.keys, self.cardinalities)
+        self.threshold = check_real(threshold, "threshold")
+        if math.isnan(self.threshold):
+            raise ValueError("threshold must not be NaN")
+        if np.any(self.values <= self.threshold):
+            raise ValueError(
+                f"values must all be > threshold = {self.threshold!r}, got "
+                f"{self.values.min()!r}"
+            )
+        self.epsilon = check_epsilon(epsilon)
+        self.noise = check_choice(noise, "noise", _NOISES)
+        self.n_rows = check_positive_int(n_rows, "n_rows", minimum=0)
 
     @property
     def domain_size(self) -> int:
@@ -184,9 +200,14 @@ class SparseHistogram:
                 limit, check_positive_int(max_records, "max_records", minimum=0)
             )
         if total > limit:
+            bound = (
+                "max_records"
+                if max_records is not None and limit == max_records
+                else "what can be addressed"
+            )
             raise MemoryError(
                 f"to_records would build {total} records of {len(self.cardinalities)} "
-                f"codes, more than the limit of {limit}"
+                f"codes, more than the limit of {limit} ({bound})"
             )
         return np.repeat(self.to_codes(), counts, axis=0)
 

@@ -47,7 +47,7 @@ from privtab._validation import (
     check_epsilon,
     check_labels,
     check_positive,
-    validate_data,
+    validate_float_data,
 )
 from privtab.accountant import BudgetAccountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
@@ -732,8 +732,11 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_bool(self.fit_intercept, "fit_intercept")
         run = self._start_private_fit()
 
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
+        X, y = validate_float_data(self, X, y)
+        try:
+            check_classification_targets(y)
+        except ValueError as exc:
+            raise ValueError(f"y: {exc}") from exc
         classes, _ = check_labels(
             y,
             self.classes,
@@ -843,7 +846,7 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         else (n_samples, n_classes) (one-vs-rest scores).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_float_data(self, X, reset=False)
         scores = X @ self.coef_.T + self.intercept_
         return scores[:, 0] if self.classes_.shape[0] == 2 else scores
 

@@ -296,9 +296,12 @@ def exponential_mechanism(
     factor = epsilon / (2.0 * sensitivity)
     generator = run.random_state
     if replace:
-        chosen = _core.exponential_mechanism(
-            _log_weights(array, factor), size, True, _next_seed(generator)
-        )
+        try:
+            chosen = _core.exponential_mechanism(
+                _log_weights(array, factor), size, True, _next_seed(generator)
+            )
+        except (MemoryError, OverflowError) as exc:
+            raise MemoryError(f"size = {size} draws cannot be allocated") from exc
     else:
         chosen = _successive_draws(array, factor, size, generator)
     draws = "draw" if size == 1 else "draws"

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -89,6 +90,14 @@ class Microaggregation(NamedTuple):
     sensitivities: np.ndarray
 
 
+def _cluster_size(k: Any, n: int) -> int:
+    """Return ``k`` checked to be an int in ``[1, n]``."""
+    k = check_positive_int(k, "k")
+    if k > n:
+        raise ValueError(f"k must be <= the number of values of x ({n}), got {k}")
+    return k
+
+
 def individual_ranking_clusters(x: Any, k: int) -> np.ndarray:
     """Cluster labels of individual-ranking microaggregation with minimum size ``k``.
 
@@ -119,8 +128,8 @@ def individual_ranking_clusters(x: Any, k: int) -> np.ndarray:
     >>> individual_ranking_clusters([5.0, 1.0, 3.0, 2.0, 4.0], 2)
     array([1, 0, 1, 0, 1])
     """
-    values = as_float_array(x, "x", ndim=1)
-    k = check_positive_int(k, "k")
+    values = as_float_array(x, "x", ndim=1, non_empty=True)
+    k = _cluster_size(k, values.shape[0])
     return _core.individual_ranking_clusters(values, k).astype(np.int64)
 
 
@@ -158,8 +167,8 @@ def microaggregate(
     >>> result.centroids.tolist(), result.sensitivities.tolist()
     ([1.5, 6.5], [5.0, 5.0])
     """
-    values = as_float_array(x, "x", ndim=1)
-    k = check_positive_int(k, "k")
+    values = as_float_array(x, "x", ndim=1, non_empty=True)
+    k = _cluster_size(k, values.shape[0])
     mechanism = check_choice(mechanism, "mechanism", MECHANISMS)
     lo, hi = check_bounds_pair("bounds", bounds, strict=False)
     labels, centroids, sensitivities = _core.microaggregate(
@@ -424,6 +433,11 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
             for j, name in enumerate(names):
                 declared[j] = spec.get(name, spec.get(j))
         elif spec is not None:
+            if not isinstance(spec, Iterable):
+                raise TypeError(
+                    "bounds must be a (lo, hi) pair, a sequence of pairs or a dict, "
+                    f"got {type(spec).__name__}"
+                )
             pairs = list(spec)
             if len(pairs) == 2 and all(np.isscalar(v) for v in pairs):
                 declared = [pairs] * d
@@ -489,7 +503,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
 
 
 def _numeric_values(
-    X: Any, kind: str, non_numeric: str, *, finite: bool = True
+    X: Any, kind: str, non_numeric: str, name: str = "X", *, finite: bool = True
 ) -> tuple[np.ndarray, list[Any], list[bool]]:
     """Return the numeric attributes (n × d float64), their names, which are numeric.
 
@@ -497,8 +511,8 @@ def _numeric_values(
     """
     if kind == "numpy":
         if isinstance(X, str):
-            raise TypeError("X must be array-like, got a str")
-        values = as_float_array(X, "X", ndim=2, contiguous=False, finite=finite)
+            raise TypeError(f"{name} must be array-like, got a str")
+        values = as_float_array(X, name, ndim=2, contiguous=False, finite=finite)
         names: list[Any] = list(range(values.shape[1]))
         numeric = [True] * values.shape[1]
     else:
@@ -516,7 +530,7 @@ def _numeric_values(
         others = [c for c, ok in zip(columns, numeric, strict=True) if not ok]
         if others and non_numeric == "raise":
             raise TypeError(
-                f"X has non-numeric columns {others!r}; drop them or pass "
+                f"{name} has non-numeric columns {others!r}; drop them or pass "
                 "non_numeric='passthrough'"
             )
         names = [c for c, ok in zip(columns, numeric, strict=True) if ok]
@@ -524,7 +538,7 @@ def _numeric_values(
             values = X[names].to_numpy(dtype=np.float64, na_value=np.nan)
         else:
             values = X.select(names).to_numpy().astype(np.float64)
-        values = as_float_array(values, "X", ndim=2, contiguous=False, finite=finite)
+        values = as_float_array(values, name, ndim=2, contiguous=False, finite=finite)
     return values, names, numeric
 
 
@@ -616,9 +630,10 @@ def mean_sse(X: Any, X_masked: Any) -> float:
 
 def _pair(X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
     arrays = []
-    for data in (X, Y):
-        values, _, _ = _numeric_values(data, frame_kind(data), "passthrough")
-        arrays.append(values)
+    for data, name in ((X, "X"), (Y, "X_masked")):
+        values, _, _ = _numeric_values(data, frame_kind(data), "passthrough", name)
+        # C order, so that the sums below do not depend on the input's layout.
+        arrays.append(np.ascontiguousarray(values))
     if arrays[0].shape != arrays[1].shape:
         raise ValueError(
             f"X and X_masked must have the same shape, got {arrays[0].shape} and "

@@ -54,8 +54,9 @@ def _prepare(X: Any, cardinalities: Any) -> tuple[CodeTable, np.ndarray, bool]:
         table = MemoryTable(columns, cards)
     if int(cards.max()) > _MAX_VALUES:
         j = int(np.argmax(cards))
+        source = " (inferred from the codes of X)" if inferred else ""
         raise ValueError(
-            f"cardinality {cards[j]} of column {j} is above {_MAX_VALUES}: DILCA "
+            f"cardinalities[{j}] = {cards[j]}{source} is above {_MAX_VALUES}: DILCA "
             "stores a |V|×|V| distance matrix per attribute"
         )
     if table.n_columns < 2:

@@ -24,13 +24,14 @@ import itertools
 import math
 import numbers
 import os
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import scipy.sparse
 
 from privtab import _core
-from privtab._validation import check_limits, check_threads
+from privtab._validation import as_int_array, check_bool, check_limits, check_threads
 from privtab.kac._binary import BinaryMatrix, as_binary_matrix
 
 __all__ = ["Itemsets", "maximal_itemsets", "maximal_kac_sets", "read_transactions"]
@@ -56,9 +57,18 @@ class Itemsets(list[np.ndarray]):
     supports: np.ndarray
 
     def __init__(self, sets: Any = (), *, complete: bool, supports: Any) -> None:
+        if isinstance(sets, str | bytes) or not isinstance(sets, Iterable):
+            raise TypeError(
+                f"sets must be an iterable of index arrays, got {type(sets).__name__}"
+            )
         super().__init__(sets)
-        self.complete = bool(complete)
-        self.supports = np.asarray(supports, dtype=np.int64)
+        self.complete = check_bool(complete, "complete")
+        self.supports = as_int_array(supports, "supports")
+        if self.supports.shape != (len(self),):
+            raise ValueError(
+                f"supports must hold one value per set ({len(self)}), got shape "
+                f"{self.supports.shape}"
+            )
 
     def __repr__(self) -> str:
         state = "complete" if self.complete else "incomplete"
@@ -118,6 +128,10 @@ def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
     )
 
 
+#: More maximal sets than the core can count: a larger ``max_sets`` is no limit.
+_MOST_SETS = 2**63 - 1
+
+
 def _threshold(value: Any, name: str, n_rows: int, *, fraction: bool) -> int:
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be an int or a float, got bool")
@@ -152,8 +166,9 @@ def mine_maximal_sets(
         matrix.indices,
         matrix.n_features,
         predicate,
-        threshold,
-        max_sets=None if max_sets is None else int(max_sets),
+        # Beyond these, larger limits change nothing (and would not fit in 64 bits).
+        min(threshold, matrix.n_rows + 1),
+        max_sets=None if max_sets is None else min(int(max_sets), _MOST_SETS),
         time_limit=None if time_limit is None else float(time_limit),
         n_threads=n_threads,
     )

@@ -9,7 +9,7 @@ Core kernels called: none (a container; the kernels read its ``codes``).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +21,11 @@ from privtab.table._readers import _as_object_array
 
 if TYPE_CHECKING:
     pass  # scikit-learn >= 1.6
+
+
+#: Most default categories (``0 .. cardinality - 1``, summed over the columns) that an
+#: ``EncodedTable`` lists when none are given: about 0.6 GB of Python ints.
+MAX_DEFAULT_CATEGORIES = 2**24
 
 
 # The encoded table -------------------------------------------------------------------
@@ -61,7 +66,8 @@ class EncodedTable:
     ------
     ValueError
         If the codes are not a non-empty 2-D integer array within the cardinalities, or
-        ``columns``/``categories`` do not match the number of columns.
+        ``columns``/``categories`` do not match the number of columns, or the default
+        categories would exceed :data:`MAX_DEFAULT_CATEGORIES` values.
     TypeError
         If the codes are not integers.
 
@@ -101,6 +107,10 @@ class EncodedTable:
             n_columns = column_major.shape[0]
         if columns is None:
             columns = [f"x{j}" for j in range(n_columns)]
+        if isinstance(columns, str | bytes) or not isinstance(columns, Iterable):
+            raise TypeError(
+                f"columns must be a sequence of names, got {type(columns).__name__}"
+            )
         columns = list(columns)
         if len(columns) != n_columns:
             raise ValueError(
@@ -108,8 +118,32 @@ class EncodedTable:
             )
         if len(set(columns)) != n_columns:
             raise ValueError(f"columns must be unique, got {columns!r}")
+        if categories is not None and (
+            isinstance(categories, str | bytes) or not isinstance(categories, Iterable)
+        ):
+            raise TypeError(
+                "categories must be a sequence of per-column sequences, got "
+                f"{type(categories).__name__}"
+            )
+        if (
+            categories is None
+            and int(cards.sum(dtype=np.int64)) > MAX_DEFAULT_CATEGORIES
+        ):
+            j = int(np.argmax(cards))
+            raise ValueError(
+                f"cardinalities[{j}] = {cards[j]} is too large to list the default "
+                f"categories 0 .. cardinality - 1 (at most {MAX_DEFAULT_CATEGORIES} in "
+                "all columns); declare smaller domains"
+            )
         given = [np.arange(int(k)) for k in cards] if categories is None else categories
-        category_arrays = [_as_object_array(c) for c in given]
+        category_arrays = []
+        for j, cats in enumerate(given):
+            if isinstance(cats, str | bytes) or not isinstance(cats, Iterable):
+                raise TypeError(
+                    f"categories[{j}] must be a sequence of categories, got "
+                    f"{type(cats).__name__}"
+                )
+            category_arrays.append(_as_object_array(cats))
         if len(category_arrays) != n_columns:
             raise ValueError(
                 f"categories must have one entry per column ({n_columns}), "
@@ -205,6 +239,10 @@ class EncodedTable:
 
     def select(self, columns: Sequence[Hashable]) -> EncodedTable:
         """Return a new table with the given columns, in the given order."""
+        if isinstance(columns, str | bytes) or not isinstance(columns, Iterable):
+            raise TypeError(
+                f"columns must be a sequence of names, got {type(columns).__name__}"
+            )
         index = [self.column_index(c) for c in columns]
         return EncodedTable(
             self.codes[:, index],

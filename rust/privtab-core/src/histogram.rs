@@ -43,6 +43,11 @@ const TAG_EMPTY_VALUES: u64 = 4;
 /// integers in a `f64` under discrete noise, and `floor(τ)` must fit an `i64`.
 pub const MAX_THRESHOLD: f64 = 9_007_199_254_740_992.0; // 2^53
 
+const TWO_TO_THE_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// The smallest ε of [`Noise::Discrete`]: the scale 2/ε is then at most 2^47.
+pub const MIN_DISCRETE_EPSILON: f64 = 1.0 / 70_368_744_177_664.0; // 2^-46
+
 /// The noise added to every cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Noise {
@@ -109,18 +114,42 @@ impl Sampler {
             Noise::Laplace => {
                 // Neighbouring histograms differ in at most two cells.
                 let grid = GridLaplace::new(2.0, epsilon, 2)?;
+                // Counts (below 2^64) and thresholds (below 2^53) are compared in grid
+                // units, i128 with 2^120 to spare: only an ε above 2^16 (a step
+                // below 2^-56) leaves no room for the largest counts.
+                if grid.floor_units(TWO_TO_THE_64).is_err() {
+                    return Err(Error::parameter(
+                        "epsilon",
+                        epsilon,
+                        "must be at most 2**16 with Laplace noise, so that counts fit the \
+                         noise grid (steps of 2^-40 of the scale 2/epsilon)",
+                    ));
+                }
+                let floor = grid.floor_units(threshold)?;
                 Sampler {
                     dist: grid.unit_noise(),
                     grid: Some(grid),
-                    floor: grid.floor_units(threshold)?,
+                    floor,
                 }
             }
-            Noise::Discrete => Sampler {
-                dist: DiscreteLaplace::new(2.0, epsilon)?,
-                grid: None,
-                // |threshold| < 2^53, so the floor is exact.
-                floor: threshold.floor() as i128,
-            },
+            Noise::Discrete => {
+                // Noisy counts are released as f64: a scale 2/ε ≤ 2^47 keeps them exact
+                // integers (below 2^53) but with probability about exp(−64).
+                if epsilon < MIN_DISCRETE_EPSILON {
+                    return Err(Error::parameter(
+                        "epsilon",
+                        epsilon,
+                        "must be >= 2**-46 with discrete noise, so that noisy counts stay \
+                         exact integers in a float64",
+                    ));
+                }
+                Sampler {
+                    dist: DiscreteLaplace::new(2.0, epsilon)?,
+                    grid: None,
+                    // |threshold| < 2^53, so the floor is exact.
+                    floor: threshold.floor() as i128,
+                }
+            }
         })
     }
 
@@ -213,10 +242,12 @@ pub fn empty_cell_probability(epsilon: f64, threshold: f64, noise: Noise) -> Res
 /// check depends only on the domain, ε and τ.
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] for a bad `epsilon` or `threshold`; [`Error::Domain`] when
-/// the product of the cardinalities exceeds 2^64 or the expected output exceeds
-/// `max_cells`; [`Error::OutputTooLarge`] when the output cannot be allocated;
-/// [`Error::InvalidData`] if a discrete noisy value leaves the `i64` range.
+/// [`Error::InvalidParameter`] for a bad `epsilon` or `threshold` (with discrete noise,
+/// `epsilon` below [`MIN_DISCRETE_EPSILON`]; with Laplace noise, above 2^16);
+/// [`Error::Domain`] when the product of the
+/// cardinalities exceeds 2^64 or the expected output exceeds `max_cells`;
+/// [`Error::OutputTooLarge`] when the output cannot be allocated; [`Error::InvalidData`]
+/// if a discrete noisy value leaves the `i64` range (probability about exp(−2^15)).
 pub fn thresholded_histogram(
     cols: Columns<'_>,
     epsilon: f64,
@@ -574,6 +605,37 @@ mod tests {
         assert!(empty_cell_probability(0.0, 1.0, Noise::Laplace).is_err());
         assert!(empty_cell_probability(1.0, f64::NAN, Noise::Laplace).is_err());
         assert!(empty_cell_probability(1.0, 1e300, Noise::Discrete).is_err());
+    }
+
+    #[test]
+    fn extreme_epsilons_are_named() {
+        // Found by tests/properties.rs: a huge ε makes the grid step tiny, and a large
+        // |τ| or count then has more than 2^120 steps; the error named neither.
+        assert!(empty_cell_probability(65_536.0, -9e15, Noise::Laplace).is_ok());
+        assert!(empty_cell_probability(1e5, -9e15, Noise::Laplace).is_err());
+        let err = empty_cell_probability(1e79, -9e15, Noise::Laplace).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidParameter {
+                    name: "epsilon",
+                    ..
+                }
+            ),
+            "{err}"
+        ); // And a tiny ε with discrete noise, whose variates left the int64 range.
+        let err = empty_cell_probability(1e-300, 3.0, Noise::Discrete).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::InvalidParameter {
+                    name: "epsilon",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(empty_cell_probability(MIN_DISCRETE_EPSILON, 3.0, Noise::Discrete).is_ok());
     }
 
     #[test]
