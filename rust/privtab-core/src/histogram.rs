@@ -43,8 +43,6 @@ const TAG_EMPTY_VALUES: u64 = 4;
 /// integers in a `f64` under discrete noise, and `floor(τ)` must fit an `i64`.
 pub const MAX_THRESHOLD: f64 = 9_007_199_254_740_992.0; // 2^53
 
-const TWO_TO_THE_64: f64 = 18_446_744_073_709_551_616.0;
-
 /// The smallest ε of [`Noise::Discrete`]: the scale 2/ε is then at most 2^47.
 pub const MIN_DISCRETE_EPSILON: f64 = 1.0 / 70_368_744_177_664.0; // 2^-46
 
@@ -114,18 +112,16 @@ impl Sampler {
             Noise::Laplace => {
                 // Neighbouring histograms differ in at most two cells.
                 let grid = GridLaplace::new(2.0, epsilon, 2)?;
-                // Counts (below 2^64) and thresholds (below 2^53) are compared in grid
-                // units, i128 with 2^120 to spare: only an ε above 2^16 (a step
-                // below 2^-56) leaves no room for the largest counts.
-                if grid.floor_units(TWO_TO_THE_64).is_err() {
-                    return Err(Error::parameter(
-                        "epsilon",
-                        epsilon,
-                        "must be at most 2**16 with Laplace noise, so that counts fit the \
-                         noise grid (steps of 2^-40 of the scale 2/epsilon)",
-                    ));
-                }
-                let floor = grid.floor_units(threshold)?;
+                // Thresholds and counts are compared in grid units, i128 with room for
+                // 2^120 steps: only a huge ε (a tiny step) with a large |τ| leaves none.
+                let floor = grid.floor_units(threshold).map_err(|_| {
+                    Error::parameter(
+                        "threshold",
+                        threshold,
+                        "must be below 2^120 steps of the noise grid (2^-40 of the scale \
+                         2/epsilon); lower the threshold or epsilon",
+                    )
+                })?;
                 Sampler {
                     dist: grid.unit_noise(),
                     grid: Some(grid),
@@ -151,6 +147,20 @@ impl Sampler {
                 }
             }
         })
+    }
+
+    /// Checks that counts up to `n_rows` (public) fit the grid units: a huge ε (a grid
+    /// step below `2^-120·n`) leaves no room for them.
+    fn check_counts(&self, n_rows: usize, epsilon: f64) -> Result<()> {
+        match self.grid {
+            Some(grid) if grid.floor_units(n_rows as f64).is_err() => Err(Error::parameter(
+                "epsilon",
+                epsilon,
+                "is too large for Laplace noise on this many rows: counts must fit 2^120 \
+                 steps of the noise grid (2^-40 of the scale 2/epsilon)",
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// `P(noise > τ)`: the probability that an empty cell is kept.
@@ -257,6 +267,7 @@ pub fn thresholded_histogram(
     seed: &Seed,
 ) -> Result<Histogram> {
     let plan = Plan::new(cols.cardinalities(), epsilon, threshold, noise, max_cells)?;
+    plan.sampler.check_counts(cols.n_rows(), epsilon)?;
     let keys = mixed_radix_encode(cols)?;
     let counts = count_keys(&keys, plan.domain)?;
     drop(keys);
@@ -286,6 +297,11 @@ pub fn thresholded_histogram_of_counts(
     seed: &Seed,
 ) -> Result<Histogram> {
     let plan = Plan::new(cardinalities, epsilon, threshold, noise, max_cells)?;
+    let n_rows = counts
+        .counts()
+        .iter()
+        .fold(0usize, |n, &c| n.saturating_add(c as usize));
+    plan.sampler.check_counts(n_rows, epsilon)?;
     if let Some(&last) = counts.keys().last()
         && u128::from(last) >= plan.domain
     {
@@ -610,32 +626,35 @@ mod tests {
     #[test]
     fn extreme_epsilons_are_named() {
         // Found by tests/properties.rs: a huge ε makes the grid step tiny, and a large
-        // |τ| or count then has more than 2^120 steps; the error named neither.
-        assert!(empty_cell_probability(65_536.0, -9e15, Noise::Laplace).is_ok());
-        assert!(empty_cell_probability(1e5, -9e15, Noise::Laplace).is_err());
-        let err = empty_cell_probability(1e79, -9e15, Noise::Laplace).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::InvalidParameter {
-                    name: "epsilon",
-                    ..
-                }
-            ),
-            "{err}"
-        ); // And a tiny ε with discrete noise, whose variates left the int64 range.
-        let err = empty_cell_probability(1e-300, 3.0, Noise::Discrete).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::InvalidParameter {
-                    name: "epsilon",
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        // |τ| or count then has more than 2^120 steps; the errors named neither. A tiny
+        // ε with discrete noise let variates leave the int64 range.
+        let named = |result: Result<f64>, name: &str| matches!(result, Err(Error::InvalidParameter { name: n, .. }) if n == name);
+        assert!(named(
+            empty_cell_probability(1e79, -9e15, Noise::Laplace),
+            "threshold"
+        ));
+        assert!(named(
+            empty_cell_probability(1e-300, 3.0, Noise::Discrete),
+            "epsilon"
+        ));
         assert!(empty_cell_probability(MIN_DISCRETE_EPSILON, 3.0, Noise::Discrete).is_ok());
+        let data = [0u32, 1, 1, 0, 1];
+        let release_with = |epsilon: f64| {
+            let cols = Columns::new(&data, 5, &[2])?;
+            thresholded_histogram(cols, epsilon, 0.0, Noise::Laplace, 100, &Seed::from_u64(0))
+        };
+        let counts_too_large = release_with(1e30);
+        assert!(
+            matches!(
+                counts_too_large,
+                Err(Error::InvalidParameter {
+                    name: "epsilon",
+                    ..
+                })
+            ),
+            "{counts_too_large:?}"
+        );
+        assert!(release_with(5e6).is_ok());
     }
 
     #[test]
