@@ -1152,7 +1152,7 @@ def validate_float_data(
             raise ValueError(
                 f"y has {n_labels} labels, expected {n_rows} (one per row of X)"
             )
-        if np.iscomplexobj(y):
+        if np.iscomplexobj(np.asarray(y)):
             raise ValueError("Complex data not supported: y holds complex numbers")
     return validate_data(estimator, X, y, dtype=np.float64, reset=reset)
 
