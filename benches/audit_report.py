@@ -139,6 +139,17 @@ def markdown(rows: list[dict], power: list[dict], scale: float) -> str:
         )
     lines += [
         "",
+        "Each row audits one release against the ε it spends: the whole claim of a "
+        "mechanism, or the ledger entry of one step of an estimator (PrivateKD inside "
+        "ProjectedHistogram, the context or the tables of one attribute in DP-DILCA, "
+        "the pick or the histogram of a k-AC release, fim' or one refit of DPFSDR). "
+        "DP-DILCA's context scores move by about gs when a record is replaced, half of "
+        "the sensitivity 2·gs the paper proves, so no pair brings a context within a "
+        "factor 2 of its claim: its broken variants are stronger (ε × 6; DP-MeanSU's "
+        "context, a coarse function of 2m − 1 noisy entropies, ε × 1000). The logistic "
+        "loss has |ℓ'| = 1/2 at the flipped record, so its releases reach about half "
+        "their claim and need more runs.",
+        "",
         "The last row is the caveat documented in `MicroaggregationMasker`: iDP-CBLS "
         "on a pair that shifts every cluster by one rank (the paper's analysis fixes "
         "the clusters). Its loss exceeds the paper's ε, within the documented bound "

@@ -145,7 +145,7 @@ def _base_cases() -> list[Case]:
     scores = NeighbouringPair(
         change.data[0].sum(axis=0).astype(float),
         change.neighbour[0].sum(axis=0).astype(float),
-        "column sums of " + change.description,
+        "column sums as scores; " + change.description,
     )
 
     def exponential(broken: bool):
@@ -308,7 +308,7 @@ def _dilca_cases() -> list[Case]:
     change = pairs.partition_change(40, 4)
     table = NeighbouringPair(
         *(np.column_stack([y, X]) for X, y in change),
-        "attribute 0 is the label of: " + change.description,
+        "attribute 0 is the label; " + change.description,
     )
     h, m = 0.5, 5
     context_eps = split_budget(20.0, [h, 1.0 - h] * m)[0]

@@ -300,6 +300,7 @@ def _threshold_events(
         (a.size - above_a, b.size - above_b, False, 0),
         (b.size - above_b, a.size - above_a, False, 1),
     ]
+    alpha = alpha / (len(counts) * thresholds.size)
     bounds = np.concatenate(
         [
             epsilon_bound(
@@ -351,6 +352,7 @@ def _set_events(
     inverse = inverse.reshape(-1)
     count_a = np.bincount(inverse[: a.size], minlength=values.size)
     count_b = np.bincount(inverse[a.size :], minlength=values.size)
+    alpha = alpha / (2 * values.size)
     events: list[Event] = []
     for numerator in (0, 1):
         num, den = (count_a, count_b) if numerator == 0 else (count_b, count_a)
@@ -434,7 +436,10 @@ def select_events(
     """Return the ``how_many`` events with the best bound on the ``runs`` of both sides.
 
     Every family in ``families`` whose features exist is searched; events are ranked by
-    the bound they reach on these runs, at the level ``alpha`` of the final test.
+    the bound they reach on these runs at the level ``alpha`` of the final test divided
+    by the number of events the family proposes. The stricter level keeps the rare
+    events, whose bounds vary most, from winning on a lucky selection half (a winner's
+    curse that would leave a wide interval on the held-out half).
     """
     data, neighbour = sides
     candidates: list[Event] = []

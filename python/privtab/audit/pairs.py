@@ -245,8 +245,8 @@ def threshold_crossing(n_rows: int, cardinalities: Any, count: int) -> Neighbour
         data,
         count,
         np.ones(len(cards), dtype=np.uint32),
-        f"a record moves from cell (0, …) ({n - count} records) to cell (1, …) "
-        f"({count} records)",
+        f"a record moves from cell (0, …), holding {n - count}, to cell (1, …), "
+        f"holding {count}",
     )
 
 
