@@ -100,6 +100,11 @@ def assert_clear_error(outcome: Outcome, bad: Bad, where: str = "") -> None:
     )
 
 
+def drop(bads: list[Bad], *whats: str) -> list[Bad]:
+    """``bads`` without the malformations named ``whats`` (valid for some function)."""
+    return [b for b in bads if b.what not in whats]
+
+
 # Valid data ------------------------------------------------------------------------------
 @st.composite
 def categorical(
@@ -328,6 +333,19 @@ def bad_cardinalities(name, cards, X=None, *, also=()) -> list[Bad]:
     return out
 
 
+def bad_key_cardinalities(cards, *, huge: bool = False) -> list[Bad]:
+    """The cardinalities mixed-radix keys are decoded over: :func:`bad_cardinalities`
+    without the longer and (unless ``huge``) the huge domains, which the keys still
+    fit, plus one too small for the keys."""
+    dropped = ["one too many"]
+    if not huge:
+        dropped += ["2**32 - 1 each", "2**31 each, too many"]
+    return [
+        *drop(bad_cardinalities("cardinalities", cards), *dropped),
+        Bad([1] * len(cards), ("keys", "cardinalities"), "too small for the keys"),
+    ]
+
+
 def negative_first(x) -> np.ndarray:
     """``x`` as int64 with its first entry -1."""
     out = np.asarray(x).astype(np.int64)
@@ -487,81 +505,51 @@ def private(a: dict[str, Any], epsilon: str = "epsilon") -> dict[str, list[Bad]]
     }
 
 
-def drop(bads: list[Bad], *whats: str) -> list[Bad]:
-    return [b for b in bads if b.what not in whats]
-
-
 # Accounting and mechanisms -----------------------------------------------------------------
-target(
-    "laplace_mechanism",
-    with_params(numeric(), sensitivity=st.sampled_from([0.5, 2.0]), epsilon=EPS),
-    lambda a: call(
-        "laplace_mechanism",
-        a["X"],
-        a["sensitivity"],
-        a["epsilon"],
-        random_state=rs(a),
-        accountant=acc(a),
-    ),
-    lambda a: {
-        "X": [
-            *drop(
-                bad_matrix("values", a["X"]),
-                "1-D",
-                "3-D",
-                "0 rows",
-                "0 columns",
-                "scalar",
-            ),
-            Bad(a["X"][:0], ("values",), "empty", lenient=True),
-        ],
-        "sensitivity": bad_real("sensitivity"),
-        **private(a),
-    },
-    layouts={"X": FLOATS},
-)
-target(
-    "discrete_laplace_mechanism",
-    with_params(categorical(), sensitivity=st.sampled_from([1, 3]), epsilon=EPS),
-    lambda a: call(
-        "discrete_laplace_mechanism",
-        a["X"],
-        a["sensitivity"],
-        a["epsilon"],
-        random_state=rs(a),
-        accountant=acc(a),
-    ),
-    lambda a: {
-        "X": [
-            *drop(
-                bad_matrix("values", a["X"], integer=True),
-                "1-D",
-                "3-D",
-                "0 rows",
-                "0 columns",
-                "scalar",
-            ),
-            Bad(a["X"][:0], ("values",), "empty", lenient=True),
-            Bad(
-                a["X"] + np.iinfo(np.int64).max - 4,
-                ("values",),
-                "near int64 max",
-                lenient=True,
-            ),
-            Bad(
-                a["X"].astype(np.uint64) + np.uint64(2**63),
-                ("values",),
-                "uint64 above int64",
-            ),
-        ],
-        "sensitivity": [
-            *bad_real("sensitivity"),
-            Bad(0.5, ("sensitivity",), "fraction", lenient=True),
-        ],
-        **private(a),
-    },
-    layouts={"X": MATRIX},
-)
+def bad_values(a: dict[str, Any], *, integer: bool) -> list[Bad]:
+    """The malformed ``values`` of the Laplace mechanisms (any shape, empty allowed)."""
+    X = a["X"]
+    out = [
+        *drop(
+            bad_matrix("values", X, integer=integer),
+            *("1-D", "3-D", "0 rows", "0 columns", "scalar"),
+        ),
+        Bad(X[:0], ("values",), "empty", lenient=True),
+    ]
+    if integer:
+        near_max = X + np.iinfo(np.int64).max - 4
+        out.append(Bad(near_max, ("values",), "near int64 max", lenient=True))
+        above = X.astype(np.uint64) + np.uint64(2**63)
+        out.append(Bad(above, ("values",), "uint64 above int64"))
+    return out
+
+
+for _fn, _data, _sensitivities, _integer in (
+    ("laplace_mechanism", numeric(), [0.5, 2.0], False),
+    ("discrete_laplace_mechanism", categorical(), [1, 3], True),
+):
+    target(
+        _fn,
+        with_params(_data, sensitivity=st.sampled_from(_sensitivities), epsilon=EPS),
+        lambda a, _fn=_fn: call(
+            _fn,
+            a["X"],
+            a["sensitivity"],
+            a["epsilon"],
+            random_state=rs(a),
+            accountant=acc(a),
+        ),
+        lambda a, _integer=_integer: {
+            "X": bad_values(a, integer=_integer),
+            "sensitivity": [
+                *bad_real("sensitivity"),
+                # A fractional sensitivity is valid for both: the scale is exact.
+                Bad(0.5, ("sensitivity",), "fraction", lenient=True),
+            ],
+            **private(a),
+        },
+        layouts={"X": MATRIX if _integer else FLOATS},
+    )
 target(
     "exponential_mechanism",
     with_params(
@@ -742,19 +730,7 @@ target(
             Bad(negative_first(a["keys"]), ("keys",), "negative"),
             Bad(np.array([2**64, 1], dtype=object), ("keys",), "2**64"),
         ],
-        "cardinalities": [
-            *drop(
-                bad_cardinalities("cardinalities", a["cardinalities"]),
-                "one too many",
-                "2**32 - 1 each",
-                "2**31 each, too many",
-            ),
-            Bad(
-                [1] * len(a["cardinalities"]),
-                ("keys", "cardinalities"),
-                "too small for the keys",
-            ),
-        ],
+        "cardinalities": bad_key_cardinalities(a["cardinalities"]),
         "n_threads": bad_threads(),
     },
     layouts={"keys": VECTOR},
@@ -823,19 +799,7 @@ target(
             Bad(a["counts"] + 0.5, ("counts",), "fractions"),
             Bad(a["counts"].astype(str), ("counts",), "strings"),
         ],
-        "cardinalities": [
-            *drop(
-                bad_cardinalities("cardinalities", a["cardinalities"]),
-                "one too many",
-                "2**32 - 1 each",
-                "2**31 each, too many",
-            ),
-            Bad(
-                [1] * len(a["cardinalities"]),
-                ("keys", "cardinalities"),
-                "too small for the keys",
-            ),
-        ],
+        "cardinalities": bad_key_cardinalities(a["cardinalities"]),
     },
 )
 
@@ -1265,16 +1229,7 @@ target(
             Bad(negative_first(a["keys"]), ("keys",), "negative"),
             Bad(np.array(["1"]), ("keys",), "strings"),
         ],
-        "cardinalities": [
-            *drop(
-                bad_cardinalities("cardinalities", a["cardinalities"]), "one too many"
-            ),
-            Bad(
-                [1] * len(a["cardinalities"]),
-                ("keys", "cardinalities"),
-                "too small for the keys",
-            ),
-        ],
+        "cardinalities": bad_key_cardinalities(a["cardinalities"], huge=True),
         "n_threads": bad_threads(),
     },
     layouts={"keys": VECTOR},
@@ -1538,6 +1493,29 @@ target(
     },
     layouts={"X": FLOATS, "y": VECTOR},
 )
+
+
+def classifier_bad(a: dict[str, Any]) -> dict[str, list[Bad]]:
+    """The malformed X, y and classes of the classifiers on real-valued X."""
+    return {
+        "X": [
+            *bad_matrix("X", a["X"], rows_with=("y",)),
+            Bad(a["X"] * 100, ("X", "data_norm"), "rows above data_norm", lenient=True),
+        ],
+        "y": [
+            *drop(bad_labels("y", a["y"]), "one class"),
+            Bad(a["y"] + 2, ("y",), "outside classes"),
+        ],
+        "classes": [
+            Bad([0], ("classes",), "one class"),
+            Bad([0, 0], ("classes",), "repeated"),
+            Bad(3, ("classes",), "scalar"),
+            # One-vs-rest models take more classes than y holds.
+            Bad([0, 1, 2], ("classes",), "three classes", lenient=True),
+        ],
+    }
+
+
 DPFS_PARAMS = {
     "epsilon_selection": st.sampled_from([None, 1.0]),
     "epsilon_training": st.sampled_from([None, 1.0]),
@@ -1567,19 +1545,7 @@ for _cls in ("DPFSDR", "DPFS"):
             then=("transform", (a["X"],)),
         ),
         lambda a: {
-            "X": [
-                *bad_matrix("X", a["X"], rows_with=("y",)),
-                Bad(
-                    a["X"] * 100,
-                    ("X", "data_norm"),
-                    "rows above data_norm",
-                    lenient=True,
-                ),
-            ],
-            "y": [
-                *drop(bad_labels("y", a["y"]), "one class"),
-                Bad(a["y"] + 2, ("y",), "outside classes"),
-            ],
+            **classifier_bad(a),
             "epsilon_selection": bad_real("epsilon_selection", optional=True),
             "epsilon_training": bad_real("epsilon_training", optional=True),
             "delta": bad_unit("delta", closed_high=True),
@@ -1588,11 +1554,6 @@ for _cls in ("DPFSDR", "DPFS"):
             "data_norm": bad_real("data_norm", optional=True),
             "budget": bad_choice("budget", ["total"]),
             "max_refits": bad_int("max_refits", optional=True),
-            "classes": [
-                Bad([0], ("classes",), "one class"),
-                Bad([0, 0], ("classes",), "repeated"),
-                Bad(3, ("classes",), "scalar"),
-            ],
             "random_state": bad_random_state(),
             "accountant": [
                 Bad("acc", ("accountant",), "str"),
@@ -1640,29 +1601,11 @@ for _cls, _methods in (
             then=("predict", (a.get("X_test", a["X"]),)),
         ),
         lambda a, _cls=_cls: {
-            "X": [
-                *bad_matrix("X", a["X"], rows_with=("y",)),
-                Bad(
-                    a["X"] * 100,
-                    ("X", "data_norm"),
-                    "rows above data_norm",
-                    lenient=True,
-                ),
-            ],
-            "y": [
-                *drop(bad_labels("y", a["y"]), "one class"),
-                Bad(a["y"] + 2, ("y",), "outside classes"),
-            ],
+            **classifier_bad(a),
             "C": bad_real("C"),
             "method": bad_choice("method", ["output"]),
             "data_norm": bad_real("data_norm", optional=True),
             "fit_intercept": bad_bool("fit_intercept"),
-            "classes": [
-                Bad([0], ("classes",), "one class"),
-                Bad([0, 0], ("classes",), "repeated"),
-                Bad(3, ("classes",), "scalar"),
-                Bad([0, 1, 2], ("classes",), "three classes", lenient=True),
-            ],
             "X_test": [
                 *drop(bad_matrix("X", a["X"]), "0 columns"),
                 Bad(np.hstack([a["X"], a["X"]]), ("X",), "more columns"),
@@ -1790,20 +1733,29 @@ target(
     },
     layouts={"B": BINARY},
 )
-target(
-    "maximal_itemsets",
-    with_params(binary(), min_support=st.sampled_from([1, 2, 0.5])),
-    lambda a: call(
-        "maximal_itemsets",
-        a["B"],
-        a["min_support"],
-        max_sets=a.get("max_sets"),
-        time_limit=a.get("time_limit"),
-        n_threads=a.get("n_threads"),
-    ),
-    lambda a: {
+
+
+def mining_bad(a: dict[str, Any]) -> dict[str, list[Bad]]:
+    """The malformed B, limits and threads of the maximal-set searches."""
+    return {
         **kac_bad(a, labels=False),
-        "min_support": [
+        "max_sets": bad_int("max_sets", optional=True),
+        "time_limit": [
+            Bad(-1.0, ("time_limit",), "negative"),
+            Bad(NAN, ("time_limit",), "nan"),
+            Bad("1", ("time_limit",), "str"),
+            Bad(1e300, ("time_limit",), "1e300 s", lenient=True),
+        ],
+        "n_threads": bad_threads(),
+    }
+
+
+for _fn, _threshold, _values, _bad_threshold in (
+    (
+        "maximal_itemsets",
+        "min_support",
+        [1, 2, 0.5],
+        lambda a: [
             Bad(0, ("min_support",), "zero"),
             Bad(-1, ("min_support",), "negative"),
             Bad(NAN, ("min_support",), "nan"),
@@ -1813,42 +1765,34 @@ target(
             Bad(10**9, ("min_support",), "above n", lenient=True),
             Bad(True, ("min_support",), "bool"),
         ],
-        "max_sets": bad_int("max_sets", optional=True),
-        "time_limit": [
-            Bad(-1.0, ("time_limit",), "negative"),
-            Bad(NAN, ("time_limit",), "nan"),
-            Bad("1", ("time_limit",), "str"),
-            Bad(1e300, ("time_limit",), "1e300 s", lenient=True),
-        ],
-        "n_threads": bad_threads(),
-    },
-    layouts={"B": BINARY},
-)
-target(
-    "maximal_kac_sets",
-    with_params(binary(), k=st.sampled_from([1, 2, 3])),
-    lambda a: call(
-        "maximal_kac_sets",
-        a["B"],
-        a["k"],
-        max_sets=a.get("max_sets"),
-        time_limit=a.get("time_limit"),
-        n_threads=a.get("n_threads"),
     ),
-    lambda a: {
-        **kac_bad(a, labels=False),
-        "k": [*bad_int("k"), Bad(a["B"].shape[0] + 1, ("k",), "above n", lenient=True)],
-        "max_sets": bad_int("max_sets", optional=True),
-        "time_limit": [
-            Bad(-1.0, ("time_limit",), "negative"),
-            Bad(NAN, ("time_limit",), "nan"),
-            Bad("1", ("time_limit",), "str"),
-            Bad(1e300, ("time_limit",), "1e300 s", lenient=True),
+    (
+        "maximal_kac_sets",
+        "k",
+        [1, 2, 3],
+        lambda a: [
+            *bad_int("k"),
+            Bad(a["B"].shape[0] + 1, ("k",), "above n", lenient=True),
         ],
-        "n_threads": bad_threads(),
-    },
-    layouts={"B": BINARY},
-)
+    ),
+):
+    target(
+        _fn,
+        with_params(binary(), **{_threshold: st.sampled_from(_values)}),
+        lambda a, _fn=_fn, _threshold=_threshold: call(
+            _fn,
+            a["B"],
+            a[_threshold],
+            max_sets=a.get("max_sets"),
+            time_limit=a.get("time_limit"),
+            n_threads=a.get("n_threads"),
+        ),
+        lambda a, _threshold=_threshold, _bad_threshold=_bad_threshold: {
+            **mining_bad(a),
+            _threshold: _bad_threshold(a),
+        },
+        layouts={"B": BINARY},
+    )
 target(
     "randomization_flipping",
     with_params(binary(), k=st.sampled_from([1, 2, 3])),
@@ -2027,6 +1971,23 @@ def attribute(draw):
     return {"x": np.round(rng.uniform(0, 10, n), 2), "k": draw(st.integers(1, 3))}
 
 
+def bad_bounds(hi: float) -> list[Bad]:
+    """Bounds ``(0, hi)`` reversed, with a NaN, or as a string."""
+    return [
+        Bad((hi, 0.0), ("bounds",), "reversed"),
+        Bad((0.0, NAN), ("bounds",), "nan"),
+        Bad("ab", ("bounds",), "str"),
+    ]
+
+
+def bad_microaggregation(a: dict[str, Any], n: int) -> dict[str, list[Bad]]:
+    """The malformed ``k`` (with ``n`` values) and ``mechanism`` of a microaggregation."""
+    k = bad_int("k", maximum=n)
+    if a["mechanism"] == "idp_cbls":
+        k.append(Bad(2, ("k",), "k < 3 for idp_cbls"))
+    return {"k": k, "mechanism": bad_choice("mechanism", ["dp"])}
+
+
 target(
     "individual_ranking_clusters",
     attribute(),
@@ -2055,18 +2016,10 @@ target(
             *bad_vector("x", a["x"]),
             Bad(a["x"] + 20, ("x", "bounds"), "outside bounds"),
         ],
-        "k": bad_int("k", maximum=len(a["x"]))
-        + (
-            [Bad(2, ("k",), "k < 3 for idp_cbls")]
-            if a["mechanism"] == "idp_cbls"
-            else []
-        ),
-        "mechanism": bad_choice("mechanism", ["dp"]),
+        **bad_microaggregation(a, len(a["x"])),
         "bounds": [
-            Bad((10.0, 0.0), ("bounds",), "reversed"),
-            Bad((0.0, NAN), ("bounds",), "nan"),
+            *bad_bounds(10.0),
             Bad((0.0,), ("bounds",), "one end"),
-            Bad("ab", ("bounds",), "str"),
             Bad(None, ("bounds",), "None"),
             Bad((0.0, INF), ("bounds",), "inf"),
         ],
@@ -2124,18 +2077,10 @@ target(
             *drop(bad_matrix("X", a["X"]), "strings", "None in objects"),
             Bad(a["X"] + 10, ("X", "bounds", "out_of_bounds"), "outside bounds"),
         ],
-        "k": bad_int("k", maximum=a["X"].shape[0])
-        + (
-            [Bad(2, ("k",), "k < 3 for idp_cbls")]
-            if a["mechanism"] == "idp_cbls"
-            else []
-        ),
-        "mechanism": bad_choice("mechanism", ["dp"]),
+        **bad_microaggregation(a, a["X"].shape[0]),
         "bounds": [
-            Bad((3.0, 0.0), ("bounds",), "reversed"),
-            Bad((0.0, NAN), ("bounds",), "nan"),
+            *bad_bounds(3.0),
             Bad([(0.0, 3.0)] * (a["X"].shape[1] + 1), ("bounds",), "too many pairs"),
-            Bad("ab", ("bounds",), "str"),
             Bad({"nope": (0, 1)}, ("bounds", "nope"), "unknown column"),
             Bad(5, ("bounds",), "scalar"),
         ],
