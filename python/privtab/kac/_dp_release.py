@@ -168,7 +168,7 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
 
     def __init__(
         self,
-        epsilon: float = 1.0,
+        epsilon: float,
         n_features: int = 8,
         *,
         max_cells: int = 2**24,
@@ -306,8 +306,9 @@ _RELEASE_DOC = """%(summary)s
 
     Parameters
     ----------
-    epsilon : float, default=1.0
-        Total privacy budget, finite and > 0.
+    epsilon : float
+        Total privacy budget, finite and > 0 (required: a release has no default
+        budget).
     n_features : int, default=8
         Number ``t`` of features to select (the paper uses the count Greedy-DistCnt
         selects).
