@@ -34,7 +34,8 @@ Memory is reported two ways, both as growth during the call:
 
 Times are wall-clock seconds (privtab: best of three calls; the NumPy version runs
 once) and the process's CPU seconds (all threads; in (a) and (c) of the call whose
-memory is measured), which a busy machine inflates less than wall-clock time.
+memory is measured), which a busy machine inflates less than wall-clock time. The
+one-minute load average before and after each part is recorded with them.
 """
 
 from __future__ import annotations
@@ -359,7 +360,13 @@ def write(results: dict[str, Any], command: str, out: Path) -> None:
         "",
         f"`{command}` on {results['machine']}. Timings taken on a shared machine "
         "(other jobs running): read the ratios, measured side by side in one process, "
-        "and the CPU seconds.",
+        "and the CPU seconds. One-minute load average (2 cores) before → after each "
+        "part: "
+        + ", ".join(
+            f"({part}) {before:.1f} → {after:.1f}"
+            for part, (before, after) in results["load_average"].items()
+        )
+        + ".",
     ]
     for key, section in (
         ("sensitivity", sensitivity_lines),
@@ -389,12 +396,17 @@ def main() -> None:
         "record_delta": RECORD_DELTA,
         "numpy_block_rows": BLOCK,
     }
-    if "a" in args.parts:
-        results["sensitivity"] = small_tables(args.rows, args.features)
-    if "b" in args.parts:
-        results["dpfsdr_semeion"] = semeion_fits()
-    if "c" in args.parts:
-        results["large"] = large_table(args.large_rows, args.large_features)
+    parts: list[tuple[str, str, Callable[[], Any]]] = [
+        ("a", "sensitivity", lambda: small_tables(args.rows, args.features)),
+        ("b", "dpfsdr_semeion", semeion_fits),
+        ("c", "large", lambda: large_table(args.large_rows, args.large_features)),
+    ]
+    results["load_average"] = {}
+    for part, key, run in parts:
+        if part in args.parts:
+            before = os.getloadavg()[0]
+            results[key] = run()
+            results["load_average"][part] = [before, os.getloadavg()[0]]
     command = "python benches/bench_correlation.py" + "".join(
         f" --{name.replace('_', '-')} {value}"
         for name, value in vars(args).items()

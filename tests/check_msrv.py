@@ -23,16 +23,23 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# (feature, first stable release, pattern on a line of code without comments or strings)
+# (feature, first stable release, pattern on a line of code without comments, and whether
+# the pattern reads the contents of string literals; otherwise they are blanked first)
 FEATURES = [
     (
         "let chains (`if let ... && ...`)",
         "1.88",
         r"\b(if|while)\b[^{;]*\blet\b[^{;]*&&|&&\s*let\b",
+        False,
     ),
-    ("inferred const arguments (`[x; _]`)", "1.89", r";\s*_\s*\]"),
-    ("AVX-512 target features", "1.89", r"target_feature\(enable\s*=\s*\"[^\"]*avx512"),
-    ("128-bit enum representation", "1.89", r"#\[repr\((u|i)128\)\]"),
+    ("inferred const arguments (`[x; _]`)", "1.89", r";\s*_\s*\]", False),
+    (
+        "AVX-512 target features",
+        "1.89",
+        r"target_feature\(enable\s*=\s*\"[^\"]*avx512",
+        True,
+    ),
+    ("128-bit enum representation", "1.89", r"#\[repr\((u|i)128\)\]", False),
 ]
 
 
@@ -70,8 +77,9 @@ def main():
     for path in sorted((ROOT / "rust").rglob("*.rs")):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             code = re.sub(r'"(\\.|[^"\\])*"', '""', line).split("//")[0]
-            for name, since, pattern in FEATURES:
-                if re.search(pattern, code):
+            with_strings = "" if line.lstrip().startswith("//") else line
+            for name, since, pattern, reads_strings in FEATURES:
+                if re.search(pattern, with_strings if reads_strings else code):
                     needed.setdefault(name, since)
                     if version(since) > version(msrv):
                         where = path.relative_to(ROOT)

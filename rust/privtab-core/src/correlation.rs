@@ -22,9 +22,10 @@
 //! Every result is independent of the rayon thread count: work is split into blocks whose
 //! size depends only on the input shape, block summaries are merged by a fixed binary tree,
 //! and the record degrees add per-tile partial sums as fixed-point integers, whose sum does
-//! not depend on the order of the additions. The inner products run in an FMA kernel with an
-//! AVX2 build chosen at run time; every accumulator sees the same sequence of fused
-//! multiply-adds on every path, so results are also the same on every CPU.
+//! not depend on the order of the additions. The inner products run in an FMA kernel with
+//! AVX2 and AVX-512 builds chosen at run time; every accumulator sees the same sequence of
+//! fused multiply-adds, and every total the same sequence of additions, on every path, so
+//! results are also the same on every CPU.
 //!
 //! Nothing here is private: the caller adds the noise (Laplace on `fim` with Δ = 1, eq. 12;
 //! output perturbation of the SVM weights scaled by the correlated sensitivity, eq. 5).
@@ -45,8 +46,13 @@ pub const CHUNK_ROWS: usize = 1024;
 /// values each) stay in the L2 cache while their `BLOCK × BLOCK` correlations are formed.
 pub const BLOCK: usize = 256;
 
-/// Columns of one micro-tile of the inner-product kernel (four AVX2 registers).
+/// Columns of one micro-tile of the inner-product kernel (four AVX2 or two AVX-512 registers
+/// of `f64`), and records per strip of the packed record blocks.
 const NC: usize = 16;
+
+/// Records of block bi visited against all of block bj before the next ones: their packed
+/// values and row totals stay in the L1 cache while block bj streams past.
+const ROW_CHUNK: usize = 64;
 
 /// Block summaries held at once while merging, in `f64` values (bounds the memory of the
 /// fixed reduction tree to about 64 MiB; the group size depends on the shape only).
@@ -261,38 +267,44 @@ enum Isa {
     Portable,
     #[cfg(target_arch = "x86_64")]
     Avx2,
-}
-
-/// The best instruction set of this CPU: AVX2 with FMA when present (any x86-64 since 2013),
-/// else the portable build, whose `mul_add` gives the same results (as a library call where
-/// the CPU has no FMA, so slowly).
-fn isa() -> Isa {
     #[cfg(target_arch = "x86_64")]
-    {
-        use std::sync::OnceLock;
-        static ISA: OnceLock<Isa> = OnceLock::new();
-        *ISA.get_or_init(|| {
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                Isa::Avx2
-            } else {
-                Isa::Portable
-            }
-        })
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    Isa::Portable
+    Avx512,
 }
 
-/// Rows per micro-tile: `MR × NC` accumulators (eight AVX2 registers).
-const MR: usize = 2;
+/// The instruction sets this CPU runs, the portable build first and the best last: AVX2 with
+/// FMA when present (any x86-64 since 2013), then AVX-512 (`avx512f`: Intel server CPUs
+/// since 2017, AMD since Zen 4). The portable build's `mul_add` gives the same results (as a
+/// library call where the CPU has no FMA, so slowly). A value other than `Portable` is only
+/// ever made here, after its features were detected: the dispatch below relies on it.
+fn isas() -> &'static [Isa] {
+    use std::sync::OnceLock;
+    static ISAS: OnceLock<Vec<Isa>> = OnceLock::new();
+    ISAS.get_or_init(|| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut found = vec![Isa::Portable];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            found.push(Isa::Avx2);
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                found.push(Isa::Avx512);
+            }
+        }
+        found
+    })
+}
 
-/// One micro-tile of accumulators.
-type Acc = [[f64; NC]; MR];
+/// The best instruction set of this CPU.
+fn isa() -> Isa {
+    isas().last().copied().unwrap_or(Isa::Portable)
+}
 
-/// Rows of one screened group: two `f64` micro-tiles.
-const SCREEN_ROWS: usize = 2 * MR;
+/// Thresholded sums and counts of the rows of a micro-tile, `NC` lanes per row (summed by
+/// [`lane_sum`] once the block row is done).
+type RowTotals<'a> = (&'a mut [[f64; NC]], &'a mut [[f64; NC]]);
+
+/// Thresholded sums and counts of the `NC` columns of a micro-tile.
+type ColumnTotals<'a> = (&'a mut [f64; NC], &'a mut [f64; NC]);
 
 /// Sum of the `NC` lanes by a fixed pairwise tree.
 fn lane_sum(v: &[f64; NC]) -> f64 {
@@ -308,11 +320,24 @@ fn lane_sum(v: &[f64; NC]) -> f64 {
 }
 
 /// The loops over micro-tiles, compiled once per instruction set (`$feature`) around that
-/// set's `micro`, `any_reaches`, `threshold` and (if `SCREEN`) `screen`. Every total is
-/// accumulated in the same order whatever the kernel, and the screen skips only groups that
-/// would add nothing, so all instruction sets give identical bits.
+/// set's `micro`, `tile` and (if `SCREEN`) `screen`, for micro-tiles of `$mr × NC` pairs and
+/// screened groups of `$screen_rows × NC` pairs. Every total is accumulated in the same order
+/// whatever the kernel and the tile shape (a record's row lanes strip by strip, a column total
+/// record by record), and the screen skips only groups that would add nothing, so all
+/// instruction sets give identical bits.
 macro_rules! drivers {
-    ($(#[$feature:meta])*) => {
+    (mr = $mr:expr, screen_rows = $screen_rows:expr; $(#[$feature:meta])*) => {
+        /// Rows per micro-tile.
+        const MR: usize = $mr;
+
+        /// Rows of one screened group (whole micro-tiles within one strip).
+        const SCREEN_ROWS: usize = $screen_rows;
+
+        const _: () = assert!(NC % SCREEN_ROWS == 0 && SCREEN_ROWS % MR == 0);
+
+        /// One micro-tile of inner products.
+        type Acc = [[f64; NC]; MR];
+
         /// `gram[i·dp + j] = Σ_t z[t·dp + i]·z[t·dp + j]` for every `i ≤ j` (and some
         /// `i > j` near the diagonal), over the `rows × dp` row-major block `z`.
         $(#[$feature])*
@@ -337,43 +362,31 @@ macro_rules! drivers {
             let (pa, pa32) = (tiles.panel(bi), tiles.panel32(bi));
             let mut row_sum = vec![[0.0; NC]; BLOCK];
             let mut row_cnt = vec![[0.0; NC]; BLOCK];
-            let mut col_sum = [0.0; BLOCK];
-            let mut col_cnt = [0.0; BLOCK];
             let mut screening = SCREEN;
             for bj in bi..tiles.n_blocks {
                 let (pb, pb32) = (tiles.panel(bj), tiles.panel32(bj));
                 let diagonal = bi == bj;
                 let mut with_hits = 0;
-                col_sum.fill(0.0);
-                col_cnt.fill(0.0);
-                for j0 in (0..BLOCK).step_by(NC) {
-                    let b = &pb[j0 / NC * strip..(j0 / NC + 1) * strip];
-                    let b32 = &pb32[j0 / NC * strip..(j0 / NC + 1) * strip];
-                    for g0 in (0..BLOCK).step_by(SCREEN_ROWS) {
-                        let a32 = &pa32[g0 / NC * strip + g0 % NC..];
-                        if screening && !screen(a32, b32, k, tiles.screen_bound) {
-                            continue;
-                        }
-                        for i0 in (g0..g0 + SCREEN_ROWS).step_by(MR) {
-                            let mut acc = micro(&pa[i0 / NC * strip + i0 % NC..], NC, b, NC, k);
-                            if diagonal && j0 < i0 + MR && i0 < j0 + NC {
-                                // θ_rr is added once at the end, not from the kernel.
-                                for (i, row) in acc.iter_mut().enumerate() {
-                                    if let Some(v) = row.get_mut((i0 + i).wrapping_sub(j0)) {
-                                        *v = 0.0;
-                                    }
-                                }
+                let mut col_sum = [[0.0; NC]; BLOCK / NC];
+                let mut col_cnt = [[0.0; NC]; BLOCK / NC];
+                for rows_from in (0..BLOCK).step_by(ROW_CHUNK) {
+                    for (s, (cs, cc)) in col_sum.iter_mut().zip(&mut col_cnt).enumerate() {
+                        let b = &pb[s * strip..(s + 1) * strip];
+                        let b32 = &pb32[s * strip..(s + 1) * strip];
+                        for g0 in (rows_from..rows_from + ROW_CHUNK).step_by(SCREEN_ROWS) {
+                            let a32 = &pa32[g0 / NC * strip + g0 % NC..];
+                            if screening && !screen(a32, b32, k, tiles.screen_bound) {
+                                continue;
                             }
-                            if any_reaches(&acc, delta) {
-                                with_hits += 1;
-                                threshold(
-                                    &acc,
-                                    delta,
-                                    &mut row_sum[i0..i0 + MR],
-                                    &mut row_cnt[i0..i0 + MR],
-                                    &mut col_sum[j0..j0 + NC],
-                                    &mut col_cnt[j0..j0 + NC],
-                                );
+                            for i0 in (g0..g0 + SCREEN_ROWS).step_by(MR) {
+                                // θ_rr is added once at the end, not from the kernel.
+                                let self_lane = (diagonal && i0 / NC == s).then_some(i0 % NC);
+                                let rows = i0..i0 + MR;
+                                let a = &pa[i0 / NC * strip + i0 % NC..];
+                                let row_totals = (&mut row_sum[rows.clone()], &mut row_cnt[rows]);
+                                if tile(a, b, k, delta, self_lane, row_totals, (&mut *cs, &mut *cc)) {
+                                    with_hits += 1;
+                                }
                             }
                         }
                     }
@@ -383,14 +396,52 @@ macro_rules! drivers {
                 screening = SCREEN && with_hits * 3 < (BLOCK / MR) * (BLOCK / NC);
                 // A diagonal tile's row sums already hold both (r, s) and (s, r).
                 if !diagonal {
+                    let (sums, counts) = (col_sum.as_flattened(), col_cnt.as_flattened());
                     for j in 0..BLOCK.min(tiles.n_rows - bj * BLOCK) {
-                        out.add(bj * BLOCK + j, col_sum[j], col_cnt[j]);
+                        out.add(bj * BLOCK + j, sums[j], counts[j]);
                     }
                 }
             }
             for i in 0..BLOCK.min(tiles.n_rows - bi * BLOCK) {
                 out.add(bi * BLOCK + i, lane_sum(&row_sum[i]), lane_sum(&row_cnt[i]));
             }
+        }
+    };
+}
+
+/// A `tile` made of an instruction set's `micro`, `any_reaches` and `threshold`, which see
+/// the micro-tile as an `Acc` in memory.
+macro_rules! tile_from_parts {
+    ($(#[$feature:meta])*) => {
+        /// One micro-tile of record correlations: records `0..MR` of the strip `a` against
+        /// the `NC` records of the strip `b` (`depth` features); with `self_lane =
+        /// Some(l)`, record `i` of `a` is record `l + i` of `b` and that pair (θ_rr) is left
+        /// out. Adds `w = min(|θ|, 1)·[|θ| ≥ δ]` and `[|θ| ≥ δ]` to the lanes of the rows'
+        /// totals and to the columns' totals, row by row; returns whether a pair counted.
+        $(#[$feature])*
+        #[inline]
+        fn tile(
+            a: &[f64],
+            b: &[f64],
+            depth: usize,
+            delta: f64,
+            self_lane: Option<usize>,
+            rows: RowTotals<'_>,
+            cols: ColumnTotals<'_>,
+        ) -> bool {
+            let mut acc = micro(a, NC, b, NC, depth);
+            if let Some(lane) = self_lane {
+                for (i, row) in acc.iter_mut().enumerate() {
+                    if let Some(v) = row.get_mut(lane + i) {
+                        *v = 0.0;
+                    }
+                }
+            }
+            let hits = any_reaches(&acc, delta);
+            if hits {
+                threshold(&acc, delta, rows, cols);
+            }
+            hits
         }
     };
 }
@@ -431,10 +482,8 @@ mod portable {
     fn threshold(
         acc: &Acc,
         delta: f64,
-        row_sum: &mut [[f64; NC]],
-        row_cnt: &mut [[f64; NC]],
-        col_sum: &mut [f64],
-        col_cnt: &mut [f64],
+        (row_sum, row_cnt): RowTotals<'_>,
+        (col_sum, col_cnt): ColumnTotals<'_>,
     ) {
         for ((row, rs), rc) in acc.iter().zip(row_sum).zip(row_cnt) {
             for j in 0..NC {
@@ -450,12 +499,14 @@ mod portable {
         }
     }
 
-    drivers!();
+    tile_from_parts!();
+    drivers!(mr = 2, screen_rows = 4;);
 }
 
 /// The same kernels with AVX2 and FMA intrinsics (four lanes per register, `NC = 16`
-/// columns in four registers per row). Written with intrinsics because the compiler does not
-/// vectorise the portable loops reliably under fat LTO.
+/// columns in four registers per row, micro-tiles of 2 × 16 pairs in eight registers).
+/// Written with intrinsics because the compiler does not vectorise the portable loops
+/// reliably under fat LTO.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::*;
@@ -477,19 +528,23 @@ mod avx2 {
     #[inline]
     fn screen(a: &[f32], b: &[f32], depth: usize, bound: f32) -> bool {
         let mut c = [_mm256_setzero_ps(); 2 * SCREEN_ROWS];
-        for (ca, cb) in a.chunks(NC).zip(b.chunks(NC)).take(depth) {
-            let lanes = &cb[..NC];
-            // SAFETY: `lanes` holds 16 values, read as two groups of 8.
-            let (b0, b1) = unsafe {
-                (
-                    _mm256_loadu_ps(lanes.as_ptr()),
-                    _mm256_loadu_ps(lanes.as_ptr().add(8)),
-                )
-            };
-            for (i, &ai) in ca[..SCREEN_ROWS].iter().enumerate() {
-                let ai = _mm256_set1_ps(ai);
-                c[2 * i] = _mm256_fmadd_ps(ai, b0, c[2 * i]);
-                c[2 * i + 1] = _mm256_fmadd_ps(ai, b1, c[2 * i + 1]);
+        if depth > 0 {
+            // One bounds check for the whole loop (the slicing panics if a row is missing):
+            // the loop is then loads and fused multiply-adds only.
+            let a = &a[..(depth - 1) * NC + SCREEN_ROWS];
+            let b = &b[..depth * NC];
+            for t in 0..depth {
+                // SAFETY: for t < depth, a[t·NC .. t·NC + SCREEN_ROWS] and
+                // b[t·NC .. t·NC + 16] lie within the slices above.
+                let (row_a, row_b) = unsafe { (a.as_ptr().add(t * NC), b.as_ptr().add(t * NC)) };
+                // SAFETY: as above; the loads are unaligned.
+                let (b0, b1) = unsafe { (_mm256_loadu_ps(row_b), _mm256_loadu_ps(row_b.add(8))) };
+                for i in 0..SCREEN_ROWS {
+                    // SAFETY: i < SCREEN_ROWS, as above.
+                    let ai = _mm256_set1_ps(unsafe { *row_a.add(i) });
+                    c[2 * i] = _mm256_fmadd_ps(ai, b0, c[2 * i]);
+                    c[2 * i + 1] = _mm256_fmadd_ps(ai, b1, c[2 * i + 1]);
+                }
             }
         }
         let sign = _mm256_set1_ps(-0.0);
@@ -532,12 +587,30 @@ mod avx2 {
     #[inline]
     fn micro(a: &[f64], lda: usize, b: &[f64], ldb: usize, depth: usize) -> Acc {
         let mut c = [_mm256_setzero_pd(); 2 * NC / 4];
-        for (ca, cb) in a.chunks(lda).zip(b.chunks(ldb)).take(depth) {
-            let (a0, a1) = (_mm256_set1_pd(ca[0]), _mm256_set1_pd(ca[1]));
-            let bv = [load(cb, 0), load(cb, 4), load(cb, 8), load(cb, 12)];
-            for q in 0..4 {
-                c[q] = _mm256_fmadd_pd(a0, bv[q], c[q]);
-                c[q + 4] = _mm256_fmadd_pd(a1, bv[q], c[q + 4]);
+        if depth > 0 {
+            // As in `screen`: one bounds check, then loads and fused multiply-adds only.
+            let a = &a[..(depth - 1) * lda + MR];
+            let b = &b[..(depth - 1) * ldb + NC];
+            for t in 0..depth {
+                // SAFETY: for t < depth, a[t·lda .. t·lda + MR] and b[t·ldb .. t·ldb + 16]
+                // lie within the slices above; the loads are unaligned.
+                let (a0, a1, bv) = unsafe {
+                    let (row_a, row_b) = (a.as_ptr().add(t * lda), b.as_ptr().add(t * ldb));
+                    (
+                        _mm256_set1_pd(*row_a),
+                        _mm256_set1_pd(*row_a.add(1)),
+                        [
+                            _mm256_loadu_pd(row_b),
+                            _mm256_loadu_pd(row_b.add(4)),
+                            _mm256_loadu_pd(row_b.add(8)),
+                            _mm256_loadu_pd(row_b.add(12)),
+                        ],
+                    )
+                };
+                for q in 0..4 {
+                    c[q] = _mm256_fmadd_pd(a0, bv[q], c[q]);
+                    c[q + 4] = _mm256_fmadd_pd(a1, bv[q], c[q + 4]);
+                }
             }
         }
         let mut acc = [[0.0; NC]; MR];
@@ -574,10 +647,8 @@ mod avx2 {
     fn threshold(
         acc: &Acc,
         delta: f64,
-        row_sum: &mut [[f64; NC]],
-        row_cnt: &mut [[f64; NC]],
-        col_sum: &mut [f64],
-        col_cnt: &mut [f64],
+        (row_sum, row_cnt): RowTotals<'_>,
+        (col_sum, col_cnt): ColumnTotals<'_>,
     ) {
         let (one, d) = (_mm256_set1_pd(1.0), _mm256_set1_pd(delta));
         for ((row, rs), rc) in acc.iter().zip(row_sum).zip(row_cnt) {
@@ -593,7 +664,174 @@ mod avx2 {
         }
     }
 
-    drivers!(#[target_feature(enable = "avx2,fma")]);
+    tile_from_parts!(#[target_feature(enable = "avx2,fma")]);
+    drivers!(mr = 2, screen_rows = 4; #[target_feature(enable = "avx2,fma")]);
+}
+
+/// The kernels with AVX-512 intrinsics: eight `f64` lanes per register, so a row of `NC =
+/// 16` columns is two registers and a micro-tile of 8 × 16 pairs sixteen, enough
+/// independent chains to keep both FMA units busy; thresholds leave their comparisons in
+/// mask registers and add with masked additions. The `f32` screen takes a whole strip of
+/// 16 × 16 pairs, one register per record.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::*;
+    use std::arch::x86_64::{
+        __m512d, _CMP_GE_OQ, _CMP_NEQ_UQ, _mm512_abs_pd, _mm512_abs_ps, _mm512_cmp_pd_mask,
+        _mm512_cmp_ps_mask, _mm512_fmadd_pd, _mm512_fmadd_ps, _mm512_loadu_pd, _mm512_loadu_ps,
+        _mm512_mask_add_pd, _mm512_maskz_mov_pd, _mm512_max_ps, _mm512_min_pd, _mm512_set1_pd,
+        _mm512_set1_ps, _mm512_setzero_pd, _mm512_setzero_ps, _mm512_storeu_pd,
+    };
+
+    /// Micro-tiles are screened in `f32` first.
+    const SCREEN: bool = true;
+
+    /// Two registers: one row of a micro-tile.
+    type Row = [__m512d; 2];
+
+    /// As `avx2::screen`, sixteen lanes per register.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[inline]
+    fn screen(a: &[f32], b: &[f32], depth: usize, bound: f32) -> bool {
+        let mut c = [_mm512_setzero_ps(); SCREEN_ROWS];
+        if depth > 0 {
+            // One bounds check for the whole loop, as in `avx2::screen`.
+            let a = &a[..(depth - 1) * NC + SCREEN_ROWS];
+            let b = &b[..depth * NC];
+            for t in 0..depth {
+                // SAFETY: for t < depth, a[t·NC .. t·NC + SCREEN_ROWS] and
+                // b[t·NC .. t·NC + 16] lie within the slices above; the load is unaligned.
+                let (row_a, bv) = unsafe {
+                    let row_a = a.as_ptr().add(t * NC);
+                    (row_a, _mm512_loadu_ps(b.as_ptr().add(t * NC)))
+                };
+                for (i, ci) in c.iter_mut().enumerate() {
+                    // SAFETY: i < SCREEN_ROWS, as above.
+                    let ai = _mm512_set1_ps(unsafe { *row_a.add(i) });
+                    *ci = _mm512_fmadd_ps(ai, bv, *ci);
+                }
+            }
+        }
+        let mut peak = _mm512_setzero_ps();
+        for v in c {
+            peak = _mm512_max_ps(peak, _mm512_abs_ps(v));
+        }
+        _mm512_cmp_ps_mask::<_CMP_GE_OQ>(peak, _mm512_set1_ps(bound)) != 0
+    }
+
+    /// Lanes `8·half .. 8·half + 8` of `s`.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[inline]
+    fn load(s: &[f64; NC], half: usize) -> __m512d {
+        let lanes = &s[8 * half..8 * half + 8];
+        // SAFETY: `lanes` holds 8 values; the load is unaligned.
+        unsafe { _mm512_loadu_pd(lanes.as_ptr()) }
+    }
+
+    /// Stores `v` into lanes `8·half .. 8·half + 8` of `s`.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[inline]
+    fn store(s: &mut [f64; NC], half: usize, v: __m512d) {
+        let lanes = &mut s[8 * half..8 * half + 8];
+        // SAFETY: `lanes` holds 8 values; the store is unaligned.
+        unsafe { _mm512_storeu_pd(lanes.as_mut_ptr(), v) }
+    }
+
+    /// `portable::micro` in registers: the fused multiply-add `_mm512_fmadd_pd` rounds once
+    /// per lane, like `f64::mul_add`.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[inline]
+    fn micro_registers(a: &[f64], lda: usize, b: &[f64], ldb: usize, depth: usize) -> [Row; MR] {
+        let mut c = [[_mm512_setzero_pd(); 2]; MR];
+        if depth > 0 {
+            // One bounds check for the whole loop, as in `avx2::micro`.
+            let a = &a[..(depth - 1) * lda + MR];
+            let b = &b[..(depth - 1) * ldb + NC];
+            for t in 0..depth {
+                // SAFETY: for t < depth, a[t·lda .. t·lda + MR] and b[t·ldb .. t·ldb + 16]
+                // lie within the slices above; the loads are unaligned.
+                let (row_a, b0, b1) = unsafe {
+                    let row_b = b.as_ptr().add(t * ldb);
+                    (
+                        a.as_ptr().add(t * lda),
+                        _mm512_loadu_pd(row_b),
+                        _mm512_loadu_pd(row_b.add(8)),
+                    )
+                };
+                for (i, ci) in c.iter_mut().enumerate() {
+                    // SAFETY: i < MR, as above.
+                    let ai = _mm512_set1_pd(unsafe { *row_a.add(i) });
+                    ci[0] = _mm512_fmadd_pd(ai, b0, ci[0]);
+                    ci[1] = _mm512_fmadd_pd(ai, b1, ci[1]);
+                }
+            }
+        }
+        c
+    }
+
+    /// As `portable::micro`.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[inline]
+    fn micro(a: &[f64], lda: usize, b: &[f64], ldb: usize, depth: usize) -> Acc {
+        let mut acc = [[0.0; NC]; MR];
+        for (row, c) in acc.iter_mut().zip(micro_registers(a, lda, b, ldb, depth)) {
+            store(row, 0, c[0]);
+            store(row, 1, c[1]);
+        }
+        acc
+    }
+
+    /// As the `tile` of `portable` (the same additions in the same order), with the
+    /// micro-tile kept in registers: `[|θ| ≥ δ]` is a mask, and masked additions leave the
+    /// totals of the other lanes as they are (adding `w = 0` would too: totals are ≥ +0).
+    /// Every row is thresholded (no test for a tile without pairs first); whether a pair
+    /// counted is read off the column counts.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    #[inline]
+    fn tile(
+        a: &[f64],
+        b: &[f64],
+        depth: usize,
+        delta: f64,
+        self_lane: Option<usize>,
+        (row_sum, row_cnt): RowTotals<'_>,
+        (col_sum, col_cnt): ColumnTotals<'_>,
+    ) -> bool {
+        let mut c = micro_registers(a, NC, b, NC, depth);
+        if let Some(lane) = self_lane {
+            for (i, ci) in c.iter_mut().enumerate() {
+                let own = 1_u32 << (lane + i);
+                for (h, v) in ci.iter_mut().enumerate() {
+                    let keep = !((own >> (8 * h)) as u8);
+                    *v = _mm512_maskz_mov_pd(keep, *v);
+                }
+            }
+        }
+        let (one, d) = (_mm512_set1_pd(1.0), _mm512_set1_pd(delta));
+        let mut cs = [load(col_sum, 0), load(col_sum, 1)];
+        let mut cc = [load(col_cnt, 0), load(col_cnt, 1)];
+        let before = cc;
+        for ((rs, rc), ci) in row_sum.iter_mut().zip(row_cnt).zip(&c) {
+            for h in 0..2 {
+                let w = _mm512_min_pd(_mm512_abs_pd(ci[h]), one);
+                let hit = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(w, d);
+                let (sum, count) = (load(rs, h), load(rc, h));
+                store(rs, h, _mm512_mask_add_pd(sum, hit, sum, w));
+                store(rc, h, _mm512_mask_add_pd(count, hit, count, one));
+                cs[h] = _mm512_mask_add_pd(cs[h], hit, cs[h], w);
+                cc[h] = _mm512_mask_add_pd(cc[h], hit, cc[h], one);
+            }
+        }
+        for h in 0..2 {
+            store(col_sum, h, cs[h]);
+            store(col_cnt, h, cc[h]);
+        }
+        (_mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(cc[0], before[0])
+            | _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(cc[1], before[1]))
+            != 0
+    }
+
+    drivers!(mr = 8, screen_rows = NC; #[target_feature(enable = "avx512f,avx2,fma")]);
 }
 
 /// `gram[i·dp + j] = Σ_t z[t·dp + i]·z[t·dp + j]` for `i ≤ j`, over `rows` rows of the
@@ -601,7 +839,10 @@ mod avx2 {
 fn gram_upper(isa: Isa, z: &[f64], rows: usize, dp: usize, gram: &mut [f64]) {
     match isa {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `isa()` returns Avx2 only after detecting avx2 and fma.
+        // SAFETY: an Avx512 value is only made after avx512f, avx2 and fma were detected.
+        Isa::Avx512 => unsafe { avx512::gram(z, rows, dp, gram) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an Avx2 value is only made after avx2 and fma were detected.
         Isa::Avx2 => unsafe { avx2::gram(z, rows, dp, gram) },
         Isa::Portable => portable::gram(z, rows, dp, gram),
     }
@@ -611,7 +852,10 @@ fn gram_upper(isa: Isa, z: &[f64], rows: usize, dp: usize, gram: &mut [f64]) {
 fn block_row(isa: Isa, tiles: &Tiles<'_>, bi: usize, delta: f64, out: &Totals<'_>) {
     match isa {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `isa()` returns Avx2 only after detecting avx2 and fma.
+        // SAFETY: an Avx512 value is only made after avx512f, avx2 and fma were detected.
+        Isa::Avx512 => unsafe { avx512::block_row(tiles, bi, delta, out) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: an Avx2 value is only made after avx2 and fma were detected.
         Isa::Avx2 => unsafe { avx2::block_row(tiles, bi, delta, out) },
         Isa::Portable => portable::block_row(tiles, bi, delta, out),
     }
@@ -1221,14 +1465,15 @@ impl RecordCorrelation {
     /// The n × n matrix is never formed: the records are visited in [`BLOCK`] × [`BLOCK`]
     /// tiles of the upper triangle (each pair once), each tile's inner products come from
     /// the FMA micro-kernel, and a tile adds its thresholded row and column sums to the
-    /// records' totals. With AVX2, each 4 × 16 group of pairs is first screened in `f32`
-    /// (twice the pairs per instruction): a group is skipped only if no `f32` value reaches
-    /// δ minus a proven bound on the `f32` error, i.e. only if it holds no correlated pair,
-    /// so the result is bit-for-bit that of the plain `f64` kernel (the screen is switched
-    /// off while most groups hold correlated pairs). Totals are fixed-point integers (2^−f
-    /// units, f = 63 − ⌈log2(n + 1)⌉, i.e. 2^−43 for n = 10^6), so their sum is exact and
-    /// independent of the order in which threads finish tiles; each addend is a float
-    /// partial sum of at most one tile row or column, or of one block's row, rounded once.
+    /// records' totals. With AVX2 (AVX-512), each 4 × 16 (16 × 16) group of pairs is first
+    /// screened in `f32` (twice the pairs per instruction): a group is skipped only if no
+    /// `f32` value reaches δ minus a proven bound on the `f32` error, i.e. only if it holds
+    /// no correlated pair, so the result is bit-for-bit that of the plain `f64` kernel (the
+    /// screen is switched off while most groups hold correlated pairs). Totals are
+    /// fixed-point integers (2^−f units, f = 63 − ⌈log2(n + 1)⌉, i.e. 2^−43 for n = 10^6),
+    /// so their sum is exact and independent of the order in which threads finish tiles;
+    /// each addend is a float partial sum of at most one tile row or column, or of one
+    /// block's row, rounded once.
     /// Time O(n²·k/2); memory O(n) beyond `self` plus O(BLOCK·16) per thread.
     ///
     /// # Errors
@@ -1837,12 +2082,15 @@ mod tests {
         let x = correlated_table(n, d, 31);
         let m = view(&x, n, d);
         let rc = RecordCorrelation::new(&m, &[0, 1, 2, 3, 5, 8]).expect("records");
-        let fast = rc.degrees_with(isa(), 0.8);
-        assert_eq!(rc.degrees_with(Isa::Portable, 0.8), fast);
         let (scale, _) = column_scales(&m);
-        let a = CoMoments::of_rows(&m, 0..n, &scale, isa());
-        let b = CoMoments::of_rows(&m, 0..n, &scale, Isa::Portable);
-        assert_eq!(a.cross, b.cross);
+        let want = rc.degrees_with(Isa::Portable, 0.8);
+        let want_cross = CoMoments::of_rows(&m, 0..n, &scale, Isa::Portable).cross;
+        eprintln!("instruction sets compared: {:?}", isas());
+        for &isa in isas() {
+            assert_eq!(rc.degrees_with(isa, 0.8), want, "{isa:?}");
+            let cross = CoMoments::of_rows(&m, 0..n, &scale, isa).cross;
+            assert_eq!(cross, want_cross, "{isa:?}");
+        }
     }
 
     #[test]
@@ -1868,12 +2116,14 @@ mod tests {
             .collect();
         deltas.extend([0.8, 0.5, 0.3]);
         for delta in deltas {
-            let fast = rc.degrees_with(isa(), delta);
-            assert_eq!(rc.degrees_with(Isa::Portable, delta), fast, "δ = {delta}");
+            let plain = rc.degrees_with(Isa::Portable, delta);
+            for &isa in isas() {
+                assert_eq!(rc.degrees_with(isa, delta), plain, "{isa:?}, δ = {delta}");
+            }
             if delta == 0.8 {
                 let want = naive_degrees(&x, d, &features, delta);
-                assert_eq!(fast.count, want.count);
-                assert_close(&fast.degree, &want.degree, 1e-11, "degree");
+                assert_eq!(plain.count, want.count);
+                assert_close(&plain.degree, &want.degree, 1e-11, "degree");
             }
         }
     }
