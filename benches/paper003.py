@@ -37,14 +37,14 @@ Every (data set, repetition) is one task with its own seed
 whole file.
 
 Cost: one run of WDBC, Dermatology or Ionosphere (DFS plus ten private fits) takes
-about 5-25 CPU seconds; one of Semeion about 6 CPU minutes, mostly its DFS (Algorithm 3
-run to its end makes 600-1,000 SVM fits of 10 one-vs-rest models, each an L-BFGS
-solve), so Semeion is best run on its own with fewer runs.
+about 5-25 CPU seconds; one of Semeion about 70 CPU seconds, mostly its DFS (Algorithm 3
+run to its end makes 600-1,000 SVM fits of 10 one-vs-rest models, each a Newton solve):
+100 runs of Semeion took 58 minutes with 2 jobs on a shared 2-core machine.
 
 Run from the repository root::
 
     python benches/paper003.py --reps 100 --jobs 2 --datasets wdbc,dermatology,ionosphere
-    python benches/paper003.py --reps 2 --jobs 2 --datasets semeion --fig3-draws 0
+    python benches/paper003.py --reps 100 --jobs 2 --datasets semeion --fig3-draws 0
     python benches/paper003.py --quick          # 2 runs of the three small sets, no files
 
 Writes ``benches/results/paper003_{table1,fig3,fig4,fig5}.{md,json}``,
