@@ -308,8 +308,8 @@ pub struct MaskedTable {
 /// `columns[a]` is the slice of attribute `a` (a column of a Fortran-ordered array or a
 /// separate 1-d array, borrowed without copying); all columns have the same length `n`.
 /// With at least as many attributes as threads, each thread masks whole attributes with
-/// two buffers of `12·n` bytes it reuses (the ranking, and a spare one for the buckets
-/// split again and for regrouping the output); with fewer, the attributes are masked one
+/// two buffers of `12·n` bytes it reuses (the ranking, and a spare one that takes the
+/// buckets of the ranking's scatter and then regroups the output); with fewer, the attributes are masked one
 /// after another, each with all threads. The output is allocated once and written in
 /// place: at 10 attributes and 2 threads the kernel's memory is about 1.6 times the
 /// input's.
