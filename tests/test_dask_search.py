@@ -1,0 +1,254 @@
+"""The distributed discernibility search and the narrow partitions of the Dask engine.
+
+Its pieces are checked against independent NumPy references (counts of unique row
+tuples), and the whole search against the in-memory kernels: on a 2-worker
+``distributed.LocalCluster`` with the classes moved into single partitions at once,
+and in this process with blocks and pair lists small enough that every way of
+counting a round is taken.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from _dask import local_cluster
+
+import privtab as pt
+from privtab._validation import as_code_columns
+from privtab.engine import _dask as engine
+
+dask = pytest.importorskip(
+    "dask", reason='the Dask engine needs the dask extra: pip install "privtab[dask]"'
+)
+distributed = pytest.importorskip(
+    "distributed",
+    reason='the Dask engine needs the dask extra: pip install "privtab[dask]"',
+)
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+CARDS = [3, 7, 12, 5, 9, 11, 4, 8]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster() as cluster:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client = distributed.Client(cluster)
+        yield client
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client.close()
+
+
+def labelled_codes(n_rows, n_labels, seed):
+    """Codes of CARDS, each following the label on a third of the rows."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_labels, size=n_rows)
+    columns = []
+    for j, card in enumerate(CARDS):
+        follow = rng.random(n_rows) < 1 / 3
+        columns.append(
+            np.where(follow, (y * (j + 1)) % card, rng.integers(0, card, n_rows))
+        )
+    return np.column_stack(columns).astype(np.int64), y
+
+
+def reference_undiscerned(classes, values, labels):
+    """Σ_g (n_g² − Σ_l n_gl²) over the groups g = (class, value), by numpy.unique."""
+    _, cell_counts = np.unique(
+        np.column_stack([classes, values, labels]), axis=0, return_counts=True
+    )
+    _, group_counts = np.unique(
+        np.column_stack([classes, values]), axis=0, return_counts=True
+    )
+    return int((group_counts.astype(np.int64) ** 2).sum()) - int(
+        (cell_counts.astype(np.int64) ** 2).sum()
+    )
+
+
+def sorted_part(rng, n_rows, n_classes, cards, n_labels):
+    classes = np.sort(rng.integers(0, n_classes, n_rows)).astype(np.uint32)
+    # Number the classes that occur 0, 1, ... as the engine does.
+    _, classes = np.unique(classes, return_inverse=True)
+    columns = np.vstack([rng.integers(0, c, n_rows) for c in cards]).astype(np.uint8)
+    labels = rng.integers(0, n_labels, n_rows).astype(np.uint32)
+    part = engine._SearchPart(
+        columns,
+        list(range(len(cards))),
+        labels,
+        classes.astype(np.uint32),
+        int(classes.max()) + 1,
+    )
+    return part
+
+
+# The pieces ------------------------------------------------------------------------
+@pytest.mark.parametrize("block_cells", [8, 64, 1 << 17])
+@pytest.mark.parametrize("paired_rows", [0, 64])
+def test_local_undiscerned_pairs_are_those_of_numpy(
+    monkeypatch, block_cells, paired_rows
+):
+    monkeypatch.setattr(engine, "_BLOCK_CELLS", block_cells)
+    monkeypatch.setattr(engine, "_PAIRED_CLASS_ROWS", paired_rows)
+    rng = np.random.default_rng(block_cells + paired_rows)
+    for n_rows, n_classes, n_labels in [(2000, 3, 2), (2000, 400, 3), (3000, 2500, 2)]:
+        part = sorted_part(rng, n_rows, n_classes, [2, 9, 30], n_labels)
+        bounds = engine._class_bounds(part)
+        pairs = engine._discordant_pairs(part, bounds)
+        if paired_rows == 0:
+            assert pairs is None
+        for a, card in enumerate([2, 9, 30]):
+            got = engine._local_undiscerned(part, a, card, n_labels, bounds, pairs)
+            expected = reference_undiscerned(part.classes, part.columns[a], part.labels)
+            assert got == expected
+
+
+def test_local_refinement_keeps_the_mixed_groups_ranked_by_key():
+    rng = np.random.default_rng(5)
+    part = sorted_part(rng, 3000, 300, [4, 6, 5], 2)
+    refined = engine._local_refined(part, 1, 6)
+    keys = part.classes.astype(np.int64) * 6 + part.columns[1]
+    groups, inverse = np.unique(keys, return_inverse=True)
+    mixed = np.array(
+        [np.unique(part.labels[inverse == g]).shape[0] >= 2 for g in range(len(groups))]
+    )
+    kept = mixed[inverse]
+    rank = np.cumsum(mixed) - 1
+    order = np.lexsort((np.arange(keys.shape[0]), keys))
+    order = order[kept[order]]
+    assert refined.index == [0, 2]
+    assert refined.n_classes == int(mixed.sum())
+    np.testing.assert_array_equal(refined.classes, rank[inverse[order]])
+    np.testing.assert_array_equal(refined.labels, part.labels[order])
+    np.testing.assert_array_equal(refined.columns, part.columns[[0, 2]][:, order])
+
+
+def test_classes_are_dealt_evenly_and_numbered_per_destination():
+    rng = np.random.default_rng(2)
+    sizes = rng.integers(1, 1000, size=5000).astype(np.uint64)
+    destination, local_ids, per_part = engine._balanced_destinations(sizes, 7)
+    assert per_part.sum() == sizes.shape[0]
+    for p in range(7):
+        ids = np.sort(local_ids[destination == p])
+        np.testing.assert_array_equal(ids, np.arange(per_part[p]))
+    loads = np.bincount(destination, weights=sizes.astype(np.float64), minlength=7)
+    assert loads.max() - loads.min() <= sizes.max()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int64])
+def test_partitions_are_kept_in_the_narrowest_dtype(dtype):
+    X, _ = labelled_codes(500, 2, 1)
+    cards = np.array([*CARDS, 300], dtype=np.uint32)
+    X = np.column_stack([X, np.arange(500) % 300]).astype(dtype)
+    expected, _ = as_code_columns(X, "X", cards)
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    for block, first_eight in ((X, X[:, :8]), (frame, frame.iloc[:, :8])):
+        columns = engine._block_columns(block, cards, "X")
+        assert columns.dtype == np.uint16
+        np.testing.assert_array_equal(columns, expected)
+        narrow = engine._block_columns(first_eight, cards[:8], "X")
+        assert narrow.dtype == np.uint8
+        np.testing.assert_array_equal(narrow, expected[:8])
+
+
+def test_a_bad_code_in_a_partition_is_named_as_in_memory():
+    X, _ = labelled_codes(100, 2, 1)
+    X[17, 2] = 12
+    cards = np.array(CARDS, dtype=np.uint32)
+    with pytest.raises(ValueError, match=r"X\[17, 2\] = 12 is >= cardinality 12"):
+        engine._block_columns(pd.DataFrame(X), cards, "X")
+    X[17, 2] = -1
+    with pytest.raises(ValueError, match="codes >= 0"):
+        engine._block_columns(X, cards, "X")
+
+
+# The whole search --------------------------------------------------------------------
+def count_moves(monkeypatch):
+    """Count the rounds in which the search moved its classes into single partitions."""
+    moves = []
+    gather = engine.DaskTable._gather_classes
+
+    def counted(self, *args):
+        moves.append(args[1])
+        return gather(self, *args)
+
+    monkeypatch.setattr(engine.DaskTable, "_gather_classes", counted)
+    return moves
+
+
+def selections(X, y, classes, seeds, to_dask):
+    for seed in seeds:
+        for epsilon in (1.0, None):
+            if epsilon is None:
+                memory = pt.greedy_discernibility(X, y, 6, cardinalities=CARDS)
+                spread = pt.greedy_discernibility(
+                    *to_dask(X, y), 6, cardinalities=CARDS
+                )
+            else:
+                memory = (
+                    pt.PrivateKD(
+                        6,
+                        epsilon,
+                        random_state=seed,
+                        accountant=pt.BudgetAccountant(),
+                        classes=classes,
+                    )
+                    .fit(X, y, cardinalities=CARDS)
+                    .selection_order_
+                )
+                spread = (
+                    pt.PrivateKD(
+                        6,
+                        epsilon,
+                        random_state=seed,
+                        accountant=pt.BudgetAccountant(),
+                        classes=classes,
+                    )
+                    .fit(*to_dask(X, y), cardinalities=CARDS)
+                    .selection_order_
+                )
+            yield memory, spread
+
+
+@pytest.mark.parametrize("local_cells", [0, 1 << 18])
+@pytest.mark.parametrize("n_parts", [1, 3, 5])
+def test_search_on_a_cluster_moves_classes_and_selects_as_in_memory(
+    client, monkeypatch, local_cells, n_parts
+):
+    monkeypatch.setattr(engine, "_LOCAL_CELLS", local_cells)
+    moves = count_moves(monkeypatch)
+    X, y = labelled_codes(12_000, 3, n_parts)
+    chunk = -(-X.shape[0] // n_parts)
+
+    def to_dask(X, y):
+        return da.from_array(X, chunks=(chunk, X.shape[1])), da.from_array(y, chunk)
+
+    for memory, spread in selections(X, y, [0, 1, 2], range(3), to_dask):
+        np.testing.assert_array_equal(spread, memory)
+    # Six runs; with the default limit these small tables never move.
+    assert len(moves) == (6 if local_cells == 0 else 0)
+
+
+@pytest.mark.parametrize("paired_rows", [0, 64])
+def test_search_in_process_with_small_blocks_selects_as_in_memory(
+    monkeypatch, paired_rows
+):
+    monkeypatch.setattr(engine, "_LOCAL_CELLS", 0)
+    monkeypatch.setattr(engine, "_BLOCK_CELLS", 50)
+    monkeypatch.setattr(engine, "_PAIRED_CLASS_ROWS", paired_rows)
+    moves = count_moves(monkeypatch)
+    X, y = labelled_codes(6000, 2, 7)
+
+    def to_dask(X, y):
+        frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+        frame["label"] = y
+        spread = dd.from_pandas(frame, npartitions=4)
+        return spread.drop(columns="label"), spread["label"]
+
+    with dask.config.set(scheduler="synchronous"):
+        for memory, spread in selections(X, y, [0, 1], range(2), to_dask):
+            np.testing.assert_array_equal(spread, memory)
+    assert len(moves) == 4
