@@ -165,6 +165,36 @@ def test_a_bad_code_in_a_partition_is_named_as_in_memory():
         engine._block_columns(X, cards, "X")
 
 
+def test_radix_order_is_numpys_stable_order():
+    rng = np.random.default_rng(3)
+    for bound, dtype in [(1, np.uint32), (300, np.int64), (70_000, np.uint32)]:
+        keys = rng.integers(0, bound, 5000).astype(dtype)
+        np.testing.assert_array_equal(
+            engine._stable_order(keys, bound), np.argsort(keys, kind="stable")
+        )
+    keys = rng.integers(0, 2**40, 5000).astype(np.uint64)
+    np.testing.assert_array_equal(
+        engine._stable_order(keys, 2**40), np.argsort(keys, kind="stable")
+    )
+
+
+def test_partition_counts_dense_or_sorted_are_those_of_numpy():
+    rng = np.random.default_rng(4)
+    cards = np.array([3, 200, 250, 7], dtype=np.uint32)
+    columns = np.vstack([rng.integers(0, c, 400) for c in cards]).astype(np.uint8)
+    labels = rng.integers(0, 3, 400).astype(np.uint32)
+    # Domains of 9, 1400 and 50000 cells (dense) and of 450000 cells (sorted).
+    subsets = [[0, engine.LABEL], [3, 1], [1, 2], [0, 1, 2, engine.LABEL]]
+    counted = engine._block_count(columns, labels, cards, 3, subsets)
+    for subset, (keys, counts) in zip(subsets, counted, strict=True):
+        rows = [labels if j == engine.LABEL else columns[j] for j in subset]
+        sizes = [3 if j == engine.LABEL else int(cards[j]) for j in subset]
+        expected = np.ravel_multi_index(tuple(r.astype(np.int64) for r in rows), sizes)
+        unique, number = np.unique(expected, return_counts=True)
+        np.testing.assert_array_equal(keys, unique)
+        np.testing.assert_array_equal(counts, number)
+
+
 # The whole search --------------------------------------------------------------------
 def count_moves(monkeypatch):
     """Count the rounds in which the search moved its classes into single partitions."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -317,7 +318,40 @@ def _block_count(
     n_labels: int | None,
     subsets: list[list[int]],
 ) -> list[KeyCounts]:
-    """Count the subsets on one partition, widening only the columns they read."""
+    """Count the subsets on one partition.
+
+    A subset whose domain has at most ``max(2**16, 2 n)`` cells is counted densely
+    (``_core.mixed_radix_encode``, then one bincount); larger ones are sorted by
+    ``_core.count_columns``, widening only the columns they read. Both give the
+    sorted keys of the observed cells and their exact counts.
+    """
+    n = columns.shape[1]
+    out: list[KeyCounts] = []
+    for subset in subsets:
+        sizes = [int(n_labels or 1) if j == LABEL else int(cards[j]) for j in subset]
+        cells = math.prod(sizes)
+        if cells > max(1 << 16, 2 * n):
+            out.extend(_sorted_counts(columns, labels, cards, n_labels, [subset]))
+            continue
+        rows = [labels if j == LABEL else columns[j] for j in subset]
+        data = np.vstack(rows) if rows else np.zeros((0, n), dtype=np.uint8)
+        keys = _core.mixed_radix_encode(
+            np.ascontiguousarray(data), np.array(sizes, dtype=np.uint32)
+        )
+        dense = np.bincount(keys.view(np.int64), minlength=cells)
+        observed = np.flatnonzero(dense)
+        out.append((observed.astype(np.uint64), dense[observed].astype(np.uint64)))
+    return out
+
+
+def _sorted_counts(
+    columns: np.ndarray,
+    labels: np.ndarray | None,
+    cards: np.ndarray,
+    n_labels: int | None,
+    subsets: list[list[int]],
+) -> list[KeyCounts]:
+    """Count the subsets by sorting, widening only the columns they read."""
     used = sorted({j for subset in subsets for j in subset if j != LABEL})
     position = {j: p for p, j in enumerate(used)}
     position[LABEL] = LABEL
@@ -491,7 +525,7 @@ def _split_part(
         attribute, card, groups, np.arange(groups.shape[0], dtype=np.uint32)
     )
     target = destination[refined.classes]
-    order = np.argsort(target, kind="stable")
+    order = _stable_order(target, n_parts)
     bounds = np.searchsorted(target[order], np.arange(n_parts + 1))
     kept = [p for p, j in enumerate(refined.index) if j >= 0]
     index = [refined.index[p] for p in kept]
@@ -519,7 +553,7 @@ def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _SearchPart:
     The rows come out ordered by class, as :func:`_local_round` needs them.
     """
     classes = np.concatenate([p.classes for p in pieces])
-    order = np.argsort(classes, kind="stable")
+    order = _stable_order(classes, n_classes)
     columns = np.concatenate([p.columns for p in pieces], axis=1)
     return _SearchPart(
         _take_rows(columns, order),
@@ -528,6 +562,22 @@ def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _SearchPart:
         classes[order],
         n_classes,
     )
+
+
+def _stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
+    """Return the stable sorting permutation of integer ``keys`` below ``bound``.
+
+    A least-significant-digit radix sort on 16-bit digits (numpy sorts ``uint16``
+    stably by counting), a pass per digit that ``bound`` needs.
+    """
+    order: np.ndarray | None = None
+    for shift in range(0, max(int(bound) - 1, 1).bit_length(), 16):
+        current = keys if order is None else keys[order]
+        digits = ((current >> shift) & 0xFFFF).astype(np.uint16)
+        step = np.argsort(digits, kind="stable")
+        order = step if order is None else order[step]
+    assert order is not None
+    return order
 
 
 def _take_rows(columns: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -552,7 +602,7 @@ def _local_refined(part: _SearchPart, attribute: int, card: int) -> _SearchPart:
     """
     keys = part.classes.astype(np.uint64) * np.uint64(card)
     keys += part.column(attribute)
-    order = np.argsort(keys, kind="stable")
+    order = _stable_order(keys, part.n_classes * card)
     keys = keys[order]
     labels = part.labels[order]
     n = keys.shape[0]
