@@ -14,7 +14,6 @@ Core kernels called: those of :mod:`privtab.engine._table` on each block, and
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -105,17 +104,31 @@ def _delayed(function: Callable[..., Any]) -> Callable[..., Any]:
     """``dask.delayed(function)``, with numpy arguments aligned when the task runs."""
     import dask
 
-    return dask.delayed(functools.partial(_call_aligned, function), pure=True)
+    return dask.delayed(_Aligned(function), pure=True)
 
 
-def _call_aligned(function: Callable[..., Any], *args: Any) -> Any:
-    # Arrays that crossed the network may arrive unaligned; the kernels read slices.
-    return function(
-        *(
-            np.require(a, requirements=["A"]) if isinstance(a, np.ndarray) else a
-            for a in args
+class _Aligned:
+    """Call ``function`` with its numpy arguments aligned.
+
+    Arrays that crossed the network may arrive unaligned; the kernels read slices.
+    Tasks are named after ``function`` (``privtab-block_count-<token>``), so that
+    a dashboard or a progress bar shows what runs.
+    """
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+        self.__name__ = "privtab-" + function.__name__.strip("_")
+
+    def __call__(self, *args: Any) -> Any:
+        return self.function(
+            *(
+                np.require(a, requirements=["A"]) if isinstance(a, np.ndarray) else a
+                for a in args
+            )
         )
-    )
+
+    def __dask_tokenize__(self) -> tuple[str, str]:
+        return (self.function.__module__, self.function.__qualname__)
 
 
 def _reduce(parts: list[Any], combine: Callable[..., Any]) -> Any:
@@ -333,7 +346,13 @@ def _block_count(
         if cells > max(1 << 16, 2 * n):
             out.extend(_sorted_counts(columns, labels, cards, n_labels, [subset]))
             continue
-        rows = [labels if j == LABEL else columns[j] for j in subset]
+        rows: list[np.ndarray] = []
+        for j in subset:
+            if j == LABEL:
+                assert labels is not None
+                rows.append(labels)
+            else:
+                rows.append(columns[j])
         data = np.vstack(rows) if rows else np.zeros((0, n), dtype=np.uint8)
         keys = _core.mixed_radix_encode(
             np.ascontiguousarray(data), np.array(sizes, dtype=np.uint32)
@@ -380,7 +399,7 @@ class _SearchPart:
         may be shared with the part this one was refined from.
     index : list of int
         The table's column number of each row of ``columns`` (-1: no longer needed).
-    labels : ndarray of shape (n_kept,), uint32
+    labels : ndarray of shape (n_kept,), unsigned
     classes : ndarray of shape (n_kept,), uint32
         Class of S of every kept row, below ``n_classes``.
     n_classes : int
@@ -393,9 +412,11 @@ class _SearchPart:
     n_classes: int
 
     @classmethod
-    def start(cls, columns: np.ndarray, labels: np.ndarray) -> _SearchPart:
-        """Every row in one class (S = ∅)."""
-        labels = aligned(labels, np.uint32)
+    def start(
+        cls, columns: np.ndarray, labels: np.ndarray, n_labels: int
+    ) -> _SearchPart:
+        """Every row in one class (S = ∅); labels kept in the narrowest dtype."""
+        labels = labels.astype(narrow_dtype(np.array([n_labels])))
         classes = np.zeros(labels.shape[0], dtype=np.uint32)
         return cls(columns, list(range(columns.shape[0])), labels, classes, 1)
 
@@ -500,7 +521,7 @@ def _merged_round(
     if part is None:
         assert columns is not None
         assert labels is not None
-        part = _SearchPart.start(columns, labels)
+        part = _SearchPart.start(columns, labels, n_labels)
     if refinement is not None:
         attribute, groups = refinement
         ranks = np.arange(groups.shape[0], dtype=np.uint32)
