@@ -302,67 +302,74 @@ def main() -> None:
     (RESULTS / f"{args.name}.md").write_text(markdown(report, args))
 
 
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table: the first column left-aligned, the others right-aligned."""
+    align = ["---"] + ["---:"] * (len(header) - 1)
+    return ["| " + " | ".join(line) + " |" for line in [header, align, *rows]] + [""]
+
+
 def markdown(report: dict, args: argparse.Namespace) -> str:
     """The tables of ``scaleout.md``."""
     clusters = report["clusters"]
+    sizes = list(clusters)
     head = report["memory_rows"]
     memory = report["memory"]
     lines = [
         f"# {args.rows:,} rows x {len(CARDS)} columns from "
-        f"{report['generate']['partitions']} Parquet partitions, Dask on 1 and 2 workers",
+        f"{report['generate']['partitions']} Parquet partitions, Dask on "
+        f"{' and '.join(sizes)} worker(s)",
         "",
     ]
     if args.rows > head:
-        sizes = list(clusters)
-        lines += [
-            f"All {args.rows:,} rows (seconds; M rows/s per worker):",
-            "",
-            "| method | "
-            + " | ".join(f"{w} worker(s)" for w in sizes)
-            + " | 1 -> 2 speed-up | equal |",
-            "| --- | " + " | ".join("---:" for _ in sizes) + " | ---: | --- |",
-        ]
+        rows = []
         for method in METHODS:
             runs = [clusters[w]["all_rows"][method] for w in sizes]
-            cells = [
-                f"{r['seconds']:.1f} s; {r['rows_per_second_per_worker'] / 1e6:.2f}"
+            speedup = "-"
+            if {"1", "2"} <= set(sizes):
+                one, two = (clusters[w]["all_rows"][method]["seconds"] for w in "12")
+                speedup = f"{one / two:.2f}"
+            rows.append(
+                [LABELS[method]]
+                + [
+                    f"{r['seconds']:.1f} s; {r['rows_per_second_per_worker'] / 1e6:.2f}"
+                    for r in runs
+                ]
+                + [speedup, str(all(r["equal_to_first_cluster"] for r in runs))]
+            )
+        lines += [f"All {args.rows:,} rows (seconds; M rows/s per worker):", ""]
+        lines += table(
+            ["method", *(f"{w} worker(s)" for w in sizes), "1 -> 2 speed-up", "equal"],
+            rows,
+        )
+    rows = []
+    for method in METHODS:
+        runs = [clusters[w]["same_rows"][method] for w in sizes]
+        rows.append(
+            [LABELS[method], f"{memory[method]['seconds']:.2f}"]
+            + [
+                f"{r['seconds']:.2f} ({r['ratio']:.2f}; {r['ratio_with_read']:.2f})"
                 for r in runs
             ]
-            speedup = (
-                f"{clusters['1']['all_rows'][method]['seconds'] / clusters['2']['all_rows'][method]['seconds']:.2f}"
-                if {"1", "2"} <= set(sizes)
-                else "-"
-            )
-            equal = all(r["equal_to_first_cluster"] for r in runs)
-            lines.append(
-                f"| {LABELS[method]} | "
-                + " | ".join(cells)
-                + f" | {speedup} | {equal} |"
-            )
-        lines.append("")
-    lines += [
-        f"Same {head:,} rows in memory (numpy, this process) and on Dask (from "
-        f"Parquet); reading them into numpy took {memory['read_parquet_seconds']:.1f} s:",
-        "",
-        "| method | memory s | "
-        + " | ".join(f"{w} worker(s) s (ratio; with read)" for w in clusters)
-        + " | equal |",
-        "| --- | ---: | " + " | ".join("---:" for _ in clusters) + " | --- |",
-    ]
-    for method in METHODS:
-        runs = [clusters[w]["same_rows"][method] for w in clusters]
-        cells = [
-            f"{r['seconds']:.2f} ({r['ratio']:.2f}; {r['ratio_with_read']:.2f})"
-            for r in runs
-        ]
-        equal = all(r["equal"] for r in runs)
-        lines.append(
-            f"| {LABELS[method]} | {memory[method]['seconds']:.2f} | "
-            + " | ".join(cells)
-            + f" | {equal} |"
+            + [str(all(r["equal"] for r in runs))]
         )
     lines += [
+        f"Same {head:,} rows in memory (numpy, this process; best of {REPEATS}) and on "
+        f"Dask (from Parquet; best of {REPEATS}). Ratio: Dask over memory seconds; "
+        f"with read: over memory seconds plus the "
+        f"{memory['read_parquet_seconds']:.1f} s of reading those rows from Parquet "
+        "into numpy.",
         "",
+    ]
+    lines += table(
+        [
+            "method",
+            "memory s",
+            *(f"{w} worker(s) s (ratio; with read)" for w in sizes),
+            "equal",
+        ],
+        rows,
+    )
+    lines += [
         "Peak RSS per worker (MiB): "
         + "; ".join(
             f"{w} worker(s): " + ", ".join(f"{m:.0f}" for m in c["peak_rss_mib"])

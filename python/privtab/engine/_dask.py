@@ -344,7 +344,13 @@ def _block_count(
         sizes = [int(n_labels or 1) if j == LABEL else int(cards[j]) for j in subset]
         cells = math.prod(sizes)
         if cells > max(1 << 16, 2 * n):
-            out.extend(_sorted_counts(columns, labels, cards, n_labels, [subset]))
+            used = sorted({j for j in subset if j != LABEL})
+            position = {j: p for p, j in enumerate(used)}
+            position[LABEL] = LABEL
+            table = MemoryTable(
+                aligned(columns[used], np.uint32), cards[used], labels, n_labels
+            )
+            out.extend(table._count([[position[j] for j in subset]]))
             continue
         rows: list[np.ndarray] = []
         for j in subset:
@@ -361,23 +367,6 @@ def _block_count(
         observed = np.flatnonzero(dense)
         out.append((observed.astype(np.uint64), dense[observed].astype(np.uint64)))
     return out
-
-
-def _sorted_counts(
-    columns: np.ndarray,
-    labels: np.ndarray | None,
-    cards: np.ndarray,
-    n_labels: int | None,
-    subsets: list[list[int]],
-) -> list[KeyCounts]:
-    """Count the subsets by sorting, widening only the columns they read."""
-    used = sorted({j for subset in subsets for j in subset if j != LABEL})
-    position = {j: p for p, j in enumerate(used)}
-    position[LABEL] = LABEL
-    table = MemoryTable(
-        aligned(columns[used], np.uint32), cards[used], labels, n_labels
-    )
-    return table._count([[position[j] for j in subset] for subset in subsets])
 
 
 def _block_pairwise(columns: np.ndarray, cards: np.ndarray) -> np.ndarray:
