@@ -45,7 +45,7 @@ Where it does not hold, and why:
   unsigned dtype, one byte a code for cardinalities up to 256) with its label and
   class ids, and later rounds refine those. While the classes of the selected
   columns are few, partitions count (class, value, label) with global class ids
-  and the counts are merged; once a candidate's table would pass 2**18 cells, the
+  and the counts are merged; once a candidate's table would pass 2**16 cells, the
   rows move once so that every class lies in one partition, and from then on each
   partition refines its own classes and returns one undiscerned-pair count per
   candidate (merged counts would be as large as the data). A worker holds its

@@ -807,9 +807,9 @@ class _Search:
 
 
 #: Cells of a candidate's (class, value, label) table from which the search moves
-#: every class into one partition: merged counts that large would cost more to send
-#: than the rows themselves.
-_LOCAL_CELLS = 1 << 18
+#: every class into one partition: beyond it the merged counts of every candidate
+#: (16 bytes a cell, per partition) cost more than moving the rows once.
+_LOCAL_CELLS = 1 << 16
 
 
 def _first(pair: tuple[Any, Any]) -> Any:
