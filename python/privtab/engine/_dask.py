@@ -694,6 +694,8 @@ def _local_undiscerned(
         return 0
     column = part.column(attribute)
     width = card * n_labels
+    if width > np.iinfo(np.uint32).max:
+        return _undiscerned(*part.counts(attribute, card, n_labels), n_labels)
     cells = part.n_classes * width
     if pairs is not None and 3 * pairs[0].shape[0] < n + cells:
         first, second = pairs
