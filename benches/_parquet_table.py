@@ -64,19 +64,19 @@ def partition_paths(directory: Path) -> list[Path]:
 
 
 def read_head(
-    directory: Path, n_rows: int, names: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``n_rows`` rows of the partitions, as numpy codes and labels."""
+    directory: Path, n_rows: int, names: Sequence[str], *, label: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The first ``n_rows`` rows of the columns ``names`` (and the label), as numpy."""
     tables = []
     total = 0
     for path in partition_paths(directory):
-        tables.append(pq.read_table(path, columns=[*names, LABEL]))
+        tables.append(pq.read_table(path, columns=[*names, *[LABEL][: int(label)]]))
         total += tables[-1].num_rows
         if total >= n_rows:
             break
     table = pa.concat_tables(tables).slice(0, n_rows)
     codes = np.column_stack([table[name].to_numpy() for name in names])
-    return codes, table[LABEL].to_numpy()
+    return codes, table[LABEL].to_numpy() if label else None
 
 
 def peak_rss_mib() -> float:
