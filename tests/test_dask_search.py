@@ -69,46 +69,70 @@ def reference_undiscerned(classes, values, labels):
     )
 
 
-def sorted_part(rng, n_rows, n_classes, cards, n_labels):
-    classes = np.sort(rng.integers(0, n_classes, n_rows)).astype(np.uint32)
-    # Number the classes that occur 0, 1, ... as the engine does.
-    _, classes = np.unique(classes, return_inverse=True)
+def sorted_part(rng, class_sizes, cards, n_labels):
+    """A part ordered by class, classes of ``class_sizes`` rows, random codes."""
+    n_rows = int(class_sizes.sum())
+    classes = np.repeat(np.arange(class_sizes.shape[0]), class_sizes)
     columns = np.vstack([rng.integers(0, c, n_rows) for c in cards]).astype(np.uint8)
-    labels = rng.integers(0, n_labels, n_rows).astype(np.uint32)
-    part = engine._SearchPart(
+    labels = rng.integers(0, n_labels, n_rows).astype(np.uint8)
+    return engine._SearchPart(
         columns,
         list(range(len(cards))),
         labels,
         classes.astype(np.uint32),
-        int(classes.max()) + 1,
+        int(class_sizes.shape[0]),
     )
-    return part
 
 
 # The pieces ------------------------------------------------------------------------
 @pytest.mark.parametrize("block_cells", [8, 64, 1 << 17])
-@pytest.mark.parametrize("paired_rows", [0, 64])
-def test_local_undiscerned_pairs_are_those_of_numpy(
-    monkeypatch, block_cells, paired_rows
-):
+def test_undiscerned_pairs_of_a_round_are_those_of_numpy(monkeypatch, block_cells):
     monkeypatch.setattr(engine, "_BLOCK_CELLS", block_cells)
-    monkeypatch.setattr(engine, "_PAIRED_CLASS_ROWS", paired_rows)
-    rng = np.random.default_rng(block_cells + paired_rows)
-    for n_rows, n_classes, n_labels in [(2000, 3, 2), (2000, 400, 3), (3000, 2500, 2)]:
-        part = sorted_part(rng, n_rows, n_classes, [2, 9, 30], n_labels)
-        bounds = engine._class_bounds(part)
-        pairs = engine._discordant_pairs(part, bounds)
-        if paired_rows == 0:
-            assert pairs is None
-        for a, card in enumerate([2, 9, 30]):
-            got = engine._local_undiscerned(part, a, card, n_labels, bounds, pairs)
-            expected = reference_undiscerned(part.classes, part.columns[a], part.labels)
-            assert got == expected
+    rng = np.random.default_rng(block_cells)
+    cards = [2, 9, 30]
+    shapes = {
+        "small classes only": np.full(800, 3),
+        "large classes only": np.array([700, 900, 400]),
+        "both": rng.geometric(0.15, size=400),
+    }
+    for n_labels in (2, 3):
+        for class_sizes in shapes.values():
+            part = sorted_part(rng, class_sizes, cards, n_labels)
+            for widths in ([4], [60, 90]):
+                layout = engine._RoundLayout.of(part, widths)
+                for a, card in enumerate(cards):
+                    got = layout.undiscerned(part, a, card, n_labels)
+                    expected = reference_undiscerned(
+                        part.classes, part.columns[a], part.labels
+                    )
+                    assert got == expected
+    # The small classes of "both" are counted by pairs, the others by tables.
+    layout = engine._RoundLayout.of(part, [60, 90])
+    assert layout.first.shape[0] > 0
+    assert 0 < layout.rows.shape[0] < part.classes.shape[0]
+
+
+def test_pairs_are_the_discordant_pairs_of_each_small_class():
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(1, 6, size=300)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    labels = rng.integers(0, 3, int(sizes.sum())).astype(np.uint8)
+    small = sizes <= 4
+    first, second = engine._discordant_pairs(labels, bounds, sizes, small)
+    expected = {
+        (i, j)
+        for c in np.flatnonzero(small)
+        for i in range(bounds[c], bounds[c + 1])
+        for j in range(i + 1, bounds[c + 1])
+        if labels[i] != labels[j]
+    }
+    assert set(zip(first.tolist(), second.tolist(), strict=True)) == expected
+    assert first.shape[0] == len(expected)
 
 
 def test_local_refinement_keeps_the_mixed_groups_ranked_by_key():
     rng = np.random.default_rng(5)
-    part = sorted_part(rng, 3000, 300, [4, 6, 5], 2)
+    part = sorted_part(rng, rng.integers(1, 20, size=300), [4, 6, 5], 2)
     refined = engine._local_refined(part, 1, 6)
     keys = part.classes.astype(np.int64) * 6 + part.columns[1]
     groups, inverse = np.unique(keys, return_inverse=True)
@@ -248,13 +272,12 @@ def test_search_on_a_cluster_moves_classes_and_selects_as_in_memory(
     assert len(moves) == (4 if local_cells == 0 else 0)
 
 
-@pytest.mark.parametrize("paired_rows", [0, 64])
+@pytest.mark.parametrize("block_cells", [50, 1 << 17])
 def test_search_in_process_with_small_blocks_selects_as_in_memory(
-    monkeypatch, paired_rows
+    monkeypatch, block_cells
 ):
     monkeypatch.setattr(engine, "_LOCAL_CELLS", 0)
-    monkeypatch.setattr(engine, "_BLOCK_CELLS", 50)
-    monkeypatch.setattr(engine, "_PAIRED_CLASS_ROWS", paired_rows)
+    monkeypatch.setattr(engine, "_BLOCK_CELLS", block_cells)
     moves = count_moves(monkeypatch)
     X, y = labelled_codes(6000, 2, 7)
 

@@ -635,84 +635,113 @@ def _local_refined(part: _SearchPart, attribute: int, card: int) -> _SearchPart:
 
 def _class_bounds(part: _SearchPart) -> np.ndarray:
     """Where each class starts in a part ordered by class, and the end (int64)."""
-    wanted = np.arange(part.n_classes + 1, dtype=np.int64)
-    if part.n_classes < np.iinfo(np.uint32).max:
-        wanted = wanted.astype(np.uint32)
-    return np.searchsorted(part.classes, wanted).astype(np.int64)
+    sizes = np.bincount(part.classes, minlength=part.n_classes)
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
-#: Largest class :func:`_discordant_pairs` pairs rows within (one pass per distance).
-_PAIRED_CLASS_ROWS = 64
+@dataclasses.dataclass
+class _RoundLayout:
+    """How a round counts the undiscerned pairs of a part ordered by class.
+
+    A class of ``m`` rows costs about ``m²`` operations through its pairs of rows
+    with different labels, and ``m + width`` through a (class, value, label) table
+    of ``width`` cells a class: small classes are counted by their pairs, listed
+    once a round, the others by tables over blocks of consecutive classes.
+
+    Attributes
+    ----------
+    first, second : ndarray of intp
+        The pairs of rows (``first < second``) of a small class, labels apart.
+    rows : ndarray of intp or None
+        The rows of the large classes, ordered (``None``: every row).
+    classes : ndarray of uint32
+        The large class of each of ``rows``, numbered from 0 in order.
+    bounds : ndarray of int64
+        Where each large class starts in ``rows``, and the end.
+    labels : ndarray
+        The labels of ``rows``.
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    rows: np.ndarray | None
+    classes: np.ndarray
+    bounds: np.ndarray
+    labels: np.ndarray
+
+    @classmethod
+    def of(cls, part: _SearchPart, widths: list[int]) -> _RoundLayout:
+        """Lay out ``part`` for candidates of ``widths`` cells a class."""
+        bounds = _class_bounds(part)
+        sizes = np.diff(bounds)
+        # Pairs win while m² < m + width: up to about sqrt(width) rows.
+        paired = max(2, math.isqrt(sum(widths) // max(len(widths), 1)) + 1)
+        small = sizes <= paired
+        first, second = _discordant_pairs(part.labels, bounds, sizes, small)
+        if not small.any():
+            return cls(first, second, None, part.classes, bounds, part.labels)
+        large = ~small
+        rows = np.flatnonzero(np.repeat(large, sizes))
+        large_sizes = sizes[large]
+        classes = np.repeat(
+            np.arange(large_sizes.shape[0], dtype=np.uint32), large_sizes
+        )
+        large_bounds = np.concatenate([[0], np.cumsum(large_sizes)]).astype(np.int64)
+        return cls(first, second, rows, classes, large_bounds, part.labels[rows])
+
+    def undiscerned(
+        self, part: _SearchPart, attribute: int, card: int, n_labels: int
+    ) -> int:
+        """Σ_c (n_c² − Σ_l n_{c,l}²) over the classes c of S ∪ {attribute} here.
+
+        Twice the pairs of a small class that share the value of ``attribute``,
+        plus the sums of the tables of the large classes.
+        """
+        width = card * n_labels
+        if width > np.iinfo(np.uint32).max:
+            return _undiscerned(*part.counts(attribute, card, n_labels), n_labels)
+        column = part.column(attribute)
+        total = 2 * int(np.count_nonzero(column[self.first] == column[self.second]))
+        if self.rows is not None:
+            column = column[self.rows]
+        n_classes = self.bounds.shape[0] - 1
+        if n_classes == 0:
+            return total
+        values = np.multiply(column, np.uint32(n_labels), dtype=np.uint32)
+        values += self.labels
+        per_block = max(1, _BLOCK_CELLS // width)
+        for start in range(0, n_classes, per_block):
+            block = min(per_block, n_classes - start)
+            lo, hi = int(self.bounds[start]), int(self.bounds[start + block])
+            classes = self.classes[lo:hi] - np.uint32(start)
+            table = _core.contingency_table(classes, block, values[lo:hi], width)
+            total += _pairs_apart(table.reshape(-1, n_labels))
+        return total
 
 
 def _discordant_pairs(
-    part: _SearchPart, bounds: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Return the row pairs ``i < j`` of one class with different labels, if few.
+    labels: np.ndarray, bounds: np.ndarray, sizes: np.ndarray, small: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the row pairs ``i < j`` of one ``small`` class whose labels differ.
 
-    ``None`` when a class has more than :data:`_PAIRED_CLASS_ROWS` rows or the
-    classes hold more than ``2 n`` pairs (counting tables is then cheaper). The part's
-    rows must be ordered by class, classes starting at ``bounds``.
+    Rows of a class are consecutive (from ``bounds``): each row is paired with the
+    one ``d`` rows on, for every ``d`` up to the rows left in its class. Work and
+    memory are proportional to the pairs.
     """
-    n = part.classes.shape[0]
-    sizes = np.diff(bounds)
-    if sizes.shape[0] == 0 or int(sizes.max()) > _PAIRED_CLASS_ROWS:
-        return None
-    if int(np.dot(sizes, sizes - 1)) // 2 > 2 * n:
-        return None
-    # Rows of one class are consecutive: pair each row with the one d rows on.
-    classes, labels = part.classes, part.labels
-    firsts, seconds = [], []
-    for distance in range(1, int(sizes.max())):
-        paired = classes[:-distance] == classes[distance:]
-        paired &= labels[:-distance] != labels[distance:]
-        first = np.flatnonzero(paired)
+    n = labels.shape[0]
+    left_in_class = np.repeat(bounds[1:], sizes) - np.arange(n) - 1
+    left_in_class[~np.repeat(small, sizes)] = 0
+    rows = np.flatnonzero(left_in_class)
+    firsts, seconds = [np.zeros(0, dtype=np.intp)], [np.zeros(0, dtype=np.intp)]
+    distance = 1
+    while rows.shape[0]:
+        apart = labels[rows] != labels[rows + distance]
+        first = rows[apart]
         firsts.append(first)
         seconds.append(first + distance)
-    if not firsts:
-        empty = np.zeros(0, dtype=np.intp)
-        return empty, empty.copy()
+        distance += 1
+        rows = rows[left_in_class[rows] >= distance]
     return np.concatenate(firsts), np.concatenate(seconds)
-
-
-def _local_undiscerned(
-    part: _SearchPart,
-    attribute: int,
-    card: int,
-    n_labels: int,
-    bounds: np.ndarray,
-    pairs: tuple[np.ndarray, np.ndarray] | None,
-) -> int:
-    """Σ_c (n_c² − Σ_l n_{c,l}²) over the classes c of S ∪ {attribute} of this part.
-
-    Either twice the discordant pairs of a class of S (``pairs``) that share the
-    value of ``attribute``, or the (class, value, label) tables of blocks of
-    consecutive classes (rows ordered by class), whichever reads less.
-    """
-    n = part.classes.shape[0]
-    if n == 0:
-        return 0
-    column = part.column(attribute)
-    width = card * n_labels
-    if width > np.iinfo(np.uint32).max:
-        return _undiscerned(*part.counts(attribute, card, n_labels), n_labels)
-    cells = part.n_classes * width
-    if pairs is not None and 3 * pairs[0].shape[0] < n + cells:
-        first, second = pairs
-        return 2 * int(np.count_nonzero(column[first] == column[second]))
-    values = np.multiply(column, np.uint32(n_labels), dtype=np.uint32)
-    values += part.labels
-    per_block = max(1, _BLOCK_CELLS // width)
-    total = 0
-    for first_class in range(0, part.n_classes, per_block):
-        n_classes = min(per_block, part.n_classes - first_class)
-        lo, hi = int(bounds[first_class]), int(bounds[first_class + n_classes])
-        if lo == hi:
-            continue
-        classes = part.classes[lo:hi] - np.uint32(first_class)
-        table = _core.contingency_table(classes, n_classes, values[lo:hi], width)
-        total += _pairs_apart(table.reshape(-1, n_labels))
-    return total
 
 
 def _pairs_apart(table: np.ndarray) -> int:
@@ -739,12 +768,8 @@ def _local_round(
     """
     if refine_by is not None:
         part = _local_refined(part, refine_by, int(cards[refine_by]))
-    bounds = _class_bounds(part)
-    pairs = _discordant_pairs(part, bounds)
-    left = [
-        _local_undiscerned(part, a, int(cards[a]), n_labels, bounds, pairs)
-        for a in candidates
-    ]
+    layout = _RoundLayout.of(part, [int(cards[a]) * n_labels for a in candidates])
+    left = [layout.undiscerned(part, a, int(cards[a]), n_labels) for a in candidates]
     return left, part.label_counts(n_labels), part
 
 
