@@ -412,6 +412,12 @@ class _SearchPart:
     def column(self, attribute: int) -> np.ndarray:
         return self.columns[self.index.index(attribute)]
 
+    def __sizeof__(self) -> int:
+        # What Dask's scheduler weighs when it places tasks and counts a worker's
+        # memory (its default for an unknown object would be a few bytes).
+        arrays = (self.columns, self.labels, self.classes)
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays)
+
     def refined(
         self, attribute: int, card: int, groups: np.ndarray, new_ids: np.ndarray
     ) -> _SearchPart:
