@@ -293,6 +293,7 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "load_average_at_start": os.getloadavg(),
         "privtab": pt.__version__,
+        "command": " ".join(["python benches/bench_scaleout.py", *sys.argv[1:]]),
     }
     directory = args.data or Path(tempfile.mkdtemp(prefix="privtab-scaleout-"))
     directory.mkdir(parents=True, exist_ok=True)
@@ -321,7 +322,7 @@ def main() -> None:
 
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / f"{args.name}.md").write_text(markdown(report, args))
+    (RESULTS / f"{args.name}.md").write_text(markdown(report))
 
 
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -330,19 +331,19 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(line) + " |" for line in [header, align, *rows]] + [""]
 
 
-def markdown(report: dict, args: argparse.Namespace) -> str:
+def markdown(report: dict) -> str:
     """The tables of ``scaleout.md``."""
     clusters = report["clusters"]
     sizes = list(clusters)
     head = report["memory_rows"]
     memory = report["memory"]
     lines = [
-        f"# {args.rows:,} rows x {len(CARDS)} columns from "
+        f"# {report['rows']:,} rows x {len(CARDS)} columns from "
         f"{report['generate']['partitions']} Parquet partitions, Dask on "
         f"{' and '.join(sizes)} worker(s)",
         "",
     ]
-    if args.rows > head:
+    if report["rows"] > head:
         rows = []
         for method in METHODS:
             runs = [clusters[w]["all_rows"][method] for w in sizes]
@@ -358,7 +359,7 @@ def markdown(report: dict, args: argparse.Namespace) -> str:
                 ]
                 + [speedup, str(all(r["equal_to_first_cluster"] for r in runs))]
             )
-        lines += [f"All {args.rows:,} rows (seconds; M rows/s per worker):", ""]
+        lines += [f"All {report['rows']:,} rows (seconds; M rows/s per worker):", ""]
         lines += table(
             ["method", *(f"{w} worker(s)" for w in sizes), "1 -> 2 speed-up", "equal"],
             rows,
@@ -404,6 +405,8 @@ def markdown(report: dict, args: argparse.Namespace) -> str:
         + f"; client {report['client_peak_rss_mib']:.0f} (includes the in-memory runs).",
         f"Load average at start {report['load_average_at_start'][0]:.1f}, at end "
         f"{report['load_average_at_end'][0]:.1f} ({report['cpus']} cores).",
+        "",
+        f"Command: `{report['command']}`.",
     ]
     return "\n".join(lines) + "\n"
 
