@@ -30,67 +30,30 @@ import argparse
 import json
 import os
 import platform
-import resource
 import sys
 import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 import privtab as pt
 
+from _parquet_table import (
+    column_names,
+    partition_paths,
+    peak_rss_mib,
+    read_head,
+    write_partitions,
+)
 from _timing import Stopwatch
 
 CARDS = [2, 5, 10, 20, 35, 50]
-NAMES = [f"c{j}" for j in range(len(CARDS))]
+NAMES = column_names(len(CARDS))
 HIST_COLUMNS = ["c1", "c2", "c3", "c5"]
 EPSILON = 1.0
 SEED = 2012
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def write_partitions(directory: Path, n_rows: int, partition_rows: int) -> int:
-    """Write the table as Parquet partitions; return how many."""
-    rng = np.random.default_rng(SEED)
-    n_parts = 0
-    for start in range(0, n_rows, partition_rows):
-        n = min(partition_rows, n_rows - start)
-        label = rng.integers(0, 2, n, dtype=np.uint8)
-        columns = {}
-        for j, card in enumerate(CARDS):
-            noise = rng.integers(0, card, n, dtype=np.uint16)
-            shift = np.uint16(j + 1)
-            # A third of the rows follow the label, the rest are uniform.
-            follow = rng.random(n) < 1 / 3
-            columns[NAMES[j]] = np.where(follow, (label * shift) % card, noise).astype(
-                np.uint8
-            )
-        columns["label"] = label
-        pq.write_table(pa.table(columns), directory / f"part-{n_parts:05d}.parquet")
-        n_parts += 1
-    return n_parts
-
-
-def peak_rss_mib() -> float:
-    """Peak resident memory of this process in MiB (``ru_maxrss`` is in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def read_head(directory: Path, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``n_rows`` rows of the partitions, as numpy codes and labels."""
-    tables = []
-    total = 0
-    for path in sorted(directory.glob("*.parquet")):
-        tables.append(pq.read_table(path))
-        total += tables[-1].num_rows
-        if total >= n_rows:
-            break
-    table = pa.concat_tables(tables).slice(0, n_rows)
-    codes = np.column_stack([table[name].to_numpy() for name in NAMES])
-    return codes, table["label"].to_numpy()
 
 
 def main() -> None:
@@ -122,7 +85,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="privtab-bench-") as tmp:
         directory = Path(tmp)
         with Stopwatch() as watch:
-            n_parts = write_partitions(directory, args.rows, args.partition_rows)
+            n_parts = write_partitions(
+                directory, args.rows, args.partition_rows, CARDS, SEED
+            )
         size = sum(p.stat().st_size for p in directory.glob("*.parquet"))
         report["generate"] = {
             "seconds": watch.seconds,
@@ -178,9 +143,9 @@ def main() -> None:
 
         # The same rows and seed in memory and on the cluster.
         head = min(args.memory_rows, args.rows)
-        codes, labels = read_head(directory, head)
+        codes, labels = read_head(directory, head, NAMES)
         head_parts = -(-head // args.partition_rows)
-        small = dd.read_parquet(sorted(directory.glob("*.parquet"))[:head_parts])
+        small = dd.read_parquet(partition_paths(directory)[:head_parts])
         small_X = small[NAMES]
         if head_parts * args.partition_rows != head:
             raise SystemExit("--memory-rows must be a multiple of --partition-rows")

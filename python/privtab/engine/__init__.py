@@ -40,9 +40,18 @@ Where it does not hold, and why:
   ids per row) does not; it then raises ``DomainError``. Distributed containment
   anonymity counts patterns of at most 64 features, and a Dask DataFrame given to
   ``TableEncoder`` needs every domain declared (inferring one would read the table).
-- The cost differs: the distributed PrivateKD reads the table once per round, and
-  DP-DILCA's MaxDependency counts every candidate subset separately, where the
-  in-memory kernels refine one partition in place.
+- The cost differs. The distributed PrivateKD reads the source once: the first
+  round keeps every partition's validated codes on its worker (in the narrowest
+  unsigned dtype, one byte a code for cardinalities up to 256) with its label and
+  class ids, and later rounds refine those. While the classes of the selected
+  columns are few, partitions count (class, value, label) with global class ids
+  and the counts are merged; once a candidate's table would pass 2**16 cells, the
+  rows move once so that every class lies in one partition, and from then on each
+  partition refines its own classes and returns one undiscerned-pair count per
+  candidate (merged counts would be as large as the data). A worker holds its
+  partitions' kept rows, about ``n_columns + 8`` bytes a row, up to twice during a
+  round. DP-DILCA's MaxDependency counts every candidate subset separately, where
+  the in-memory kernels refine one partition in place.
 
 Running on a cluster
 --------------------
@@ -50,7 +59,11 @@ Computations run on Dask's current scheduler: the ``distributed.Client`` the cal
 opened (``Client("tcp://host:8786")`` for an existing cluster, or
 ``Client(LocalCluster(n_workers=N))``), else Dask's local default. A caller such as a
 command line passes ``dask.dataframe.read_parquet(path)`` (a file or a directory of
-partitions, read one partition at a time) to the same functions.
+partitions, read one partition at a time) to the same functions. A task's kernels use
+every core of its machine (rayon's default) unless ``RAYON_NUM_THREADS`` says
+otherwise; Dask sets ``OMP_NUM_THREADS=1`` for its workers but not that, so several
+single-threaded workers on one machine should be started with
+``RAYON_NUM_THREADS=1`` (``LocalCluster(env={"RAYON_NUM_THREADS": "1"})``).
 
 Core kernels called: see :mod:`privtab.engine._table` and
 :mod:`privtab.engine._dask`.

@@ -13,7 +13,8 @@ Core kernels called: those of :mod:`privtab.engine._table` on each block, and
 
 from __future__ import annotations
 
-import functools
+import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,7 +30,17 @@ from privtab._validation import (
     is_encoded,
     label_array,
 )
-from privtab.engine._table import LABEL, CodeTable, KeyCounts, MemoryTable, aligned
+from privtab.engine._table import (
+    LABEL,
+    CodeTable,
+    KeyCounts,
+    MemoryTable,
+    _group_starts,
+    _mixed_groups,
+    _undiscerned,
+    aligned,
+)
+from privtab.exceptions import DomainError
 
 __all__ = [
     "DaskTable",
@@ -93,17 +104,31 @@ def _delayed(function: Callable[..., Any]) -> Callable[..., Any]:
     """``dask.delayed(function)``, with numpy arguments aligned when the task runs."""
     import dask
 
-    return dask.delayed(functools.partial(_call_aligned, function), pure=True)
+    return dask.delayed(_Aligned(function), pure=True)
 
 
-def _call_aligned(function: Callable[..., Any], *args: Any) -> Any:
-    # Arrays that crossed the network may arrive unaligned; the kernels read slices.
-    return function(
-        *(
-            np.require(a, requirements=["A"]) if isinstance(a, np.ndarray) else a
-            for a in args
+class _Aligned:
+    """Call ``function`` with its numpy arguments aligned.
+
+    Arrays that crossed the network may arrive unaligned; the kernels read slices.
+    Tasks are named after ``function`` (``privtab-block_count-<token>``), so that
+    a dashboard or a progress bar shows what runs.
+    """
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+        self.__name__ = "privtab-" + function.__name__.strip("_")
+
+    def __call__(self, *args: Any) -> Any:
+        return self.function(
+            *(
+                np.require(a, requirements=["A"]) if isinstance(a, np.ndarray) else a
+                for a in args
+            )
         )
-    )
+
+    def __dask_tokenize__(self) -> tuple[str, str]:
+        return (self.function.__module__, self.function.__qualname__)
 
 
 def _reduce(parts: list[Any], combine: Callable[..., Any]) -> Any:
@@ -207,17 +232,65 @@ def _n_rows(raw: Any) -> int:
     return len(raw)
 
 
+def narrow_dtype(cardinalities: np.ndarray) -> np.dtype:
+    """Return the narrowest unsigned dtype holding every code below ``cardinalities``."""
+    largest = int(np.max(cardinalities, initial=1)) - 1
+    for dtype in (np.uint8, np.uint16):
+        if largest <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.uint32)
+
+
 def _block_columns(raw: Any, cards: np.ndarray, name: str) -> np.ndarray:
-    """Validate one partition and return its codes column-major (may be empty)."""
+    """Validate one partition; return its codes column-major, in the narrowest dtype.
+
+    Codes stay in the dtype of :func:`narrow_dtype` (one byte a code for cardinalities
+    up to 256), so a partition kept on a worker costs a quarter of ``uint32``; counting
+    widens only the columns it reads. Integer columns are checked and copied one at a
+    time; anything else (and any invalid code, for the error message) goes through
+    :func:`privtab._validation.as_code_columns`.
+    """
+    dtype = narrow_dtype(cards)
     if len(raw) == 0:
-        return np.zeros((cards.shape[0], 0), dtype=np.uint32)
+        return np.zeros((cards.shape[0], 0), dtype=dtype)
+    columns = _integer_columns(raw, cards, dtype)
+    if columns is not None:
+        return columns
     columns, _ = as_code_columns(raw, name, cards)
     if columns.shape[0] != cards.shape[0]:
         raise ValueError(
             f"{name} has a partition of {columns.shape[0]} columns, expected "
             f"{cards.shape[0]}"
         )
-    return columns
+    return columns.astype(dtype)
+
+
+def _integer_columns(raw: Any, cards: np.ndarray, dtype: np.dtype) -> np.ndarray | None:
+    """Codes of a block of plain integer columns, all in range, column-major; else None.
+
+    ``None`` sends the block through the general validation (which names the problem).
+    """
+    if hasattr(raw, "columns") and hasattr(raw, "dtypes"):
+        if len(raw.columns) != cards.shape[0]:
+            return None
+        sources = [raw.iloc[:, j] for j in range(cards.shape[0])]
+        arrays = [
+            s.to_numpy() if isinstance(s.dtype, np.dtype) else None for s in sources
+        ]
+    elif isinstance(raw, np.ndarray) and raw.ndim == 2:
+        if raw.shape[1] != cards.shape[0]:
+            return None
+        arrays = [raw[:, j] for j in range(cards.shape[0])]
+    else:
+        return None
+    out = np.empty((cards.shape[0], len(raw)), dtype=dtype)
+    for j, array in enumerate(arrays):
+        if array is None or array.dtype.kind not in "iu" or array.ndim != 1:
+            return None
+        if array.min() < 0 or int(array.max()) >= int(cards[j]):
+            return None
+        out[j] = array
+    return out
 
 
 def _block_cardinalities(raw: Any, name: str) -> np.ndarray | None:
@@ -258,7 +331,42 @@ def _block_count(
     n_labels: int | None,
     subsets: list[list[int]],
 ) -> list[KeyCounts]:
-    return MemoryTable(columns, cards, labels, n_labels)._count(subsets)
+    """Count the subsets on one partition.
+
+    A subset whose domain has at most ``max(2**16, 2 n)`` cells is counted densely
+    (``_core.mixed_radix_encode``, then one bincount); larger ones are sorted by
+    ``_core.count_columns``, widening only the columns they read. Both give the
+    sorted keys of the observed cells and their exact counts.
+    """
+    n = columns.shape[1]
+    out: list[KeyCounts] = []
+    for subset in subsets:
+        sizes = [int(n_labels or 1) if j == LABEL else int(cards[j]) for j in subset]
+        cells = math.prod(sizes)
+        if cells > max(1 << 16, 2 * n):
+            used = sorted({j for j in subset if j != LABEL})
+            position = {j: p for p, j in enumerate(used)}
+            position[LABEL] = LABEL
+            table = MemoryTable(
+                aligned(columns[used], np.uint32), cards[used], labels, n_labels
+            )
+            out.extend(table._count([[position[j] for j in subset]]))
+            continue
+        rows: list[np.ndarray] = []
+        for j in subset:
+            if j == LABEL:
+                assert labels is not None
+                rows.append(labels)
+            else:
+                rows.append(columns[j])
+        data = np.vstack(rows) if rows else np.zeros((0, n), dtype=np.uint8)
+        keys = _core.mixed_radix_encode(
+            np.ascontiguousarray(data), np.array(sizes, dtype=np.uint32)
+        )
+        dense = np.bincount(keys.view(np.int64), minlength=cells)
+        observed = np.flatnonzero(dense)
+        out.append((observed.astype(np.uint64), dense[observed].astype(np.uint64)))
+    return out
 
 
 def _block_pairwise(columns: np.ndarray, cards: np.ndarray) -> np.ndarray:
@@ -268,67 +376,473 @@ def _block_pairwise(columns: np.ndarray, cards: np.ndarray) -> np.ndarray:
     return flat
 
 
-def _block_search_step(
-    columns: np.ndarray,
-    labels: np.ndarray,
-    classes: np.ndarray | None,
-    refine_column: int,
-    groups: np.ndarray | None,
-    n_classes: int,
-    n_labels: int,
-    cards: np.ndarray,
-    candidates: list[int],
-) -> tuple[list[KeyCounts], np.ndarray | None]:
-    """One round of a discernibility search on one partition.
+# The discernibility search ----------------------------------------------------------
+@dataclasses.dataclass
+class _SearchPart:
+    """The rows of one partition that a discernibility search still needs.
 
-    Refine the rows' classes by ``refine_column`` (new id: the rank of (class, value)
-    among ``groups``; rows of other groups are dropped), then count (class, value,
-    label) over the kept rows for every candidate. Returns the counts and the classes.
+    Attributes
+    ----------
+    columns : ndarray of shape (len(index), n_kept)
+        Codes of the remaining candidates (narrow dtype), one row per ``index`` entry;
+        may be shared with the part this one was refined from.
+    index : list of int
+        The table's column number of each row of ``columns`` (-1: no longer needed).
+    labels : ndarray of shape (n_kept,), unsigned
+    classes : ndarray of shape (n_kept,), uint32
+        Class of S of every kept row, below ``n_classes``.
+    n_classes : int
     """
-    columns, labels = aligned(columns, np.uint32), aligned(labels, np.uint32)
-    if groups is not None:
-        classes = _refined(columns, classes, refine_column, cards, groups)
-    # One (class, value, label) table of the kept rows, its value row filled per
-    # candidate.
-    if classes is None:
-        stacked = np.zeros((3, columns.shape[1]), dtype=np.uint32)
-        stacked[2] = labels
-        kept = None
-    else:
-        kept = np.flatnonzero(classes != _DROPPED)
-        stacked = np.empty((3, kept.shape[0]), dtype=np.uint32)
-        np.take(classes, kept, out=stacked[0])
-        np.take(labels, kept, out=stacked[2])
-    out = []
-    for a in candidates:
-        if kept is None:
-            stacked[1] = columns[a]
+
+    columns: np.ndarray
+    index: list[int]
+    labels: np.ndarray
+    classes: np.ndarray
+    n_classes: int
+
+    @classmethod
+    def start(
+        cls, columns: np.ndarray, labels: np.ndarray, n_labels: int
+    ) -> _SearchPart:
+        """Every row in one class (S = ∅); labels kept in the narrowest dtype."""
+        labels = labels.astype(narrow_dtype(np.array([n_labels])))
+        classes = np.zeros(labels.shape[0], dtype=np.uint32)
+        return cls(columns, list(range(columns.shape[0])), labels, classes, 1)
+
+    def column(self, attribute: int) -> np.ndarray:
+        return self.columns[self.index.index(attribute)]
+
+    def __sizeof__(self) -> int:
+        # What Dask's scheduler weighs when it places tasks and counts a worker's
+        # memory (its default for an unknown object would be a few bytes).
+        arrays = (self.columns, self.labels, self.classes)
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays)
+
+    def refined(
+        self, attribute: int, card: int, groups: np.ndarray, new_ids: np.ndarray
+    ) -> _SearchPart:
+        """Rows of the (class, value) groups ``groups`` (sorted keys), in new classes.
+
+        Row ``r`` goes to class ``new_ids[rank]``, ``rank`` the position of its key
+        ``class · card + value`` in ``groups``; rows of other groups are dropped, and
+        so is the column of ``attribute``.
+        """
+        keys = self.classes.astype(np.uint64) * np.uint64(card)
+        keys += self.column(attribute)
+        if groups.shape[0] == 0:
+            classes = np.full(keys.shape[0], _DROPPED, dtype=np.uint32)
+        elif self.n_classes * card <= max(1 << 20, 2 * keys.shape[0]):
+            lookup = np.full(self.n_classes * card, _DROPPED, dtype=np.uint32)
+            lookup[groups.astype(np.int64)] = new_ids
+            classes = lookup[keys.astype(np.int64)]
         else:
-            np.take(columns[a], kept, out=stacked[1])
-        table_cards = np.array([max(n_classes, 1), cards[a], n_labels], dtype=np.uint32)
-        out.append(_core.count_columns(stacked, table_cards, [0, 1, 2]))
-    return out, classes
+            rank = np.minimum(np.searchsorted(groups, keys), groups.shape[0] - 1)
+            classes = np.where(groups[rank] == keys, new_ids[rank], _DROPPED)
+            classes = classes.astype(np.uint32)
+        index = [-1 if j == attribute else j for j in self.index]
+        n_classes = int(new_ids.max()) + 1 if new_ids.shape[0] else 0
+        kept = classes != _DROPPED
+        if kept.all():
+            # The rows stay: share the codes, only the class ids are new.
+            return _SearchPart(self.columns, index, self.labels, classes, n_classes)
+        where = np.flatnonzero(kept)
+        rows = [p for p, j in enumerate(index) if j >= 0]
+        columns = np.empty((len(rows), where.shape[0]), dtype=self.columns.dtype)
+        for out, p in zip(columns, rows, strict=True):
+            np.take(self.columns[p], where, out=out)
+        index = [index[p] for p in rows]
+        return _SearchPart(
+            columns, index, self.labels[where], classes[where], n_classes
+        )
+
+    def counts(self, attribute: int, card: int, n_labels: int) -> KeyCounts:
+        """Count (class, value of ``attribute``, label), keyed as the merge keys them.
+
+        The key ``(class · card + value) · n_labels + label`` is that of the pair
+        ``(class, value · n_labels + label)`` in a contingency table; small tables are
+        counted densely (``_core.contingency_table``), others sparsely.
+        """
+        n = self.labels.shape[0]
+        cells = max(self.n_classes, 1) * card * n_labels
+        if cells >= 1 << 64:
+            raise DomainError(
+                f"the distributed discernibility search keys {max(self.n_classes, 1)} "
+                f"classes x {card} values x {n_labels} labels, more than 2**64"
+            )
+        if n == 0:
+            empty = np.zeros(0, dtype=np.uint64)
+            return empty, empty.copy()
+        if card * n_labels > np.iinfo(np.uint32).max:
+            keys = self.classes.astype(np.uint64) * np.uint64(card)
+            keys += self.column(attribute)
+            keys *= np.uint64(n_labels)
+            keys += self.labels
+            return _core.count_keys(keys)
+        values = np.multiply(
+            self.column(attribute), np.uint32(n_labels), dtype=np.uint32
+        )
+        values += self.labels
+        classes = max(self.n_classes, 1)
+        if cells <= max(1 << 16, 2 * n):
+            table = _core.contingency_table(
+                aligned(self.classes, np.uint32), classes, values, card * n_labels
+            ).ravel()
+            keys = np.flatnonzero(table).astype(np.uint64)
+            return keys, table[keys]
+        return _core.contingency_sparse(
+            aligned(self.classes, np.uint32), classes, values, card * n_labels
+        )
+
+    def label_counts(self, n_labels: int) -> np.ndarray:
+        return np.bincount(self.labels, minlength=n_labels).astype(np.uint64)
 
 
-def _refined(
-    columns: np.ndarray,
-    classes: np.ndarray | None,
-    column: int,
+def _merged_round(
+    part: _SearchPart | None,
+    columns: np.ndarray | None,
+    labels: np.ndarray | None,
+    refinement: tuple[int, np.ndarray] | None,
+    candidates: list[int],
     cards: np.ndarray,
-    groups: np.ndarray,
-) -> np.ndarray:
-    """Return new class ids: the rank of (class, value) among the mixed groups."""
-    n = columns.shape[1]
-    if classes is None:
-        classes = np.zeros(n, dtype=np.uint32)
-    kept = classes != _DROPPED
-    keys = classes.astype(np.uint64) * np.uint64(cards[column]) + columns[
-        column
-    ].astype(np.uint64)
-    rank = np.searchsorted(groups, keys)
-    found = kept & (rank < groups.shape[0])
-    found[found] = groups[rank[found]] == keys[found]
-    return np.where(found, rank, _DROPPED).astype(np.uint32)
+    n_labels: int,
+) -> tuple[list[KeyCounts], _SearchPart]:
+    """Run a round whose classes span partitions: counts to merge, refined rows.
+
+    The first round starts from the partition's ``columns`` and ``labels``; later
+    rounds refine ``part`` by the column chosen last and the (class, value) groups
+    that mix labels over the whole table (``refinement``): their ranks are the new
+    class ids, the same in every partition.
+    """
+    if part is None:
+        assert columns is not None
+        assert labels is not None
+        part = _SearchPart.start(columns, labels, n_labels)
+    if refinement is not None:
+        attribute, groups = refinement
+        ranks = np.arange(groups.shape[0], dtype=np.uint32)
+        part = part.refined(attribute, int(cards[attribute]), groups, ranks)
+    return [part.counts(a, int(cards[a]), n_labels) for a in candidates], part
+
+
+def _split_part(
+    part: _SearchPart,
+    attribute: int,
+    card: int,
+    routing: tuple[np.ndarray, np.ndarray, np.ndarray],
+    n_parts: int,
+) -> list[_SearchPart]:
+    """Refine ``part`` by the merged groups, then split its rows by destination.
+
+    ``routing`` holds the groups (sorted (class, value) keys, the new classes), the
+    partition each goes to, and its class id there.
+    """
+    groups, destination, local_ids = routing
+    refined = part.refined(
+        attribute, card, groups, np.arange(groups.shape[0], dtype=np.uint32)
+    )
+    target = destination[refined.classes]
+    order = _stable_order(target, n_parts)
+    bounds = np.searchsorted(target[order], np.arange(n_parts + 1))
+    kept = [p for p, j in enumerate(refined.index) if j >= 0]
+    index = [refined.index[p] for p in kept]
+    pieces = []
+    for p in range(n_parts):
+        rows = order[bounds[p] : bounds[p + 1]]
+        columns = np.empty((len(kept), rows.shape[0]), dtype=refined.columns.dtype)
+        for out, q in zip(columns, kept, strict=True):
+            np.take(refined.columns[q], rows, out=out)
+        pieces.append(
+            _SearchPart(
+                columns,
+                index,
+                refined.labels[rows],
+                local_ids[refined.classes[rows]],
+                0,
+            )
+        )
+    return pieces
+
+
+def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _SearchPart:
+    """Join the rows several partitions sent here (classes numbered locally).
+
+    The rows come out ordered by class, as :func:`_local_round` needs them.
+    """
+    classes = np.concatenate([p.classes for p in pieces])
+    order = _stable_order(classes, n_classes)
+    columns = np.concatenate([p.columns for p in pieces], axis=1)
+    return _SearchPart(
+        _take_rows(columns, order),
+        pieces[0].index,
+        np.concatenate([p.labels for p in pieces])[order],
+        classes[order],
+        n_classes,
+    )
+
+
+def _stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
+    """Return the stable sorting permutation of integer ``keys`` below ``bound``.
+
+    A least-significant-digit radix sort on 16-bit digits (numpy sorts ``uint16``
+    stably by counting), a pass per digit that ``bound`` needs.
+    """
+    order: np.ndarray | None = None
+    for shift in range(0, max(int(bound) - 1, 1).bit_length(), 16):
+        current = keys if order is None else keys[order]
+        digits = ((current >> shift) & 0xFFFF).astype(np.uint16)
+        step = np.argsort(digits, kind="stable")
+        order = step if order is None else order[step]
+    assert order is not None
+    return order
+
+
+def _take_rows(columns: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Return the codes of ``rows`` (one gather per column, the columns' dtype)."""
+    out = np.empty((columns.shape[0], rows.shape[0]), dtype=columns.dtype)
+    for source, target in zip(columns, out, strict=True):
+        np.take(source, rows, out=target)
+    return out
+
+
+#: Cells of one dense (class, value, label) table counted at a time by
+#: :func:`_local_undiscerned` (a block of classes whose table stays in cache).
+_BLOCK_CELLS = 1 << 17
+
+
+def _local_refined(part: _SearchPart, attribute: int, card: int) -> _SearchPart:
+    """Refine a part whose classes are all here by ``attribute``, rows kept in order.
+
+    The rows are sorted by (class, value); runs of one key are the new classes,
+    numbered in key order (as :func:`_mixed_groups` ranks them), and only runs that
+    mix labels are kept. The column of ``attribute`` is dropped.
+    """
+    keys = part.classes.astype(np.uint64) * np.uint64(card)
+    keys += part.column(attribute)
+    order = _stable_order(keys, part.n_classes * card)
+    keys = keys[order]
+    labels = part.labels[order]
+    n = keys.shape[0]
+    index = [j for j in part.index if j != attribute]
+    if n == 0:
+        empty = np.zeros((len(index), 0), dtype=part.columns.dtype)
+        return _SearchPart(empty, index, labels, part.classes[:0], 0)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    mixed = np.minimum.reduceat(labels, starts) != np.maximum.reduceat(labels, starts)
+    kept = np.repeat(mixed, sizes)
+    classes = np.repeat((np.cumsum(mixed) - 1).astype(np.uint32), sizes)[kept]
+    rows = order[kept]
+    positions = [p for p, j in enumerate(part.index) if j != attribute]
+    columns = _take_rows(part.columns[positions], rows)
+    return _SearchPart(
+        columns, index, labels[kept], classes, int(np.count_nonzero(mixed))
+    )
+
+
+def _class_bounds(part: _SearchPart) -> np.ndarray:
+    """Where each class starts in a part ordered by class, and the end (int64)."""
+    sizes = np.bincount(part.classes, minlength=part.n_classes)
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+@dataclasses.dataclass
+class _RoundLayout:
+    """How a round counts the undiscerned pairs of a part ordered by class.
+
+    A class of ``m`` rows costs about ``m²`` operations through its pairs of rows
+    with different labels, and ``m + width`` through a (class, value, label) table
+    of ``width`` cells a class: small classes are counted by their pairs, listed
+    once a round, the others by tables over blocks of consecutive classes.
+
+    Attributes
+    ----------
+    first, second : ndarray of intp
+        The pairs of rows (``first < second``) of a small class, labels apart.
+    rows : ndarray of intp or None
+        The rows of the large classes, ordered (``None``: every row).
+    classes : ndarray of uint32
+        The large class of each of ``rows``, numbered from 0 in order.
+    bounds : ndarray of int64
+        Where each large class starts in ``rows``, and the end.
+    labels : ndarray
+        The labels of ``rows``.
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    rows: np.ndarray | None
+    classes: np.ndarray
+    bounds: np.ndarray
+    labels: np.ndarray
+
+    @classmethod
+    def of(cls, part: _SearchPart, widths: list[int]) -> _RoundLayout:
+        """Lay out ``part`` for candidates of ``widths`` cells a class."""
+        bounds = _class_bounds(part)
+        sizes = np.diff(bounds)
+        # Pairs win while m² < m + width: up to about sqrt(width) rows.
+        paired = max(2, math.isqrt(sum(widths) // max(len(widths), 1)) + 1)
+        small = sizes <= paired
+        first, second = _discordant_pairs(part.labels, bounds, sizes, small)
+        if not small.any():
+            return cls(first, second, None, part.classes, bounds, part.labels)
+        large = ~small
+        rows = np.flatnonzero(np.repeat(large, sizes))
+        large_sizes = sizes[large]
+        classes = np.repeat(
+            np.arange(large_sizes.shape[0], dtype=np.uint32), large_sizes
+        )
+        large_bounds = np.concatenate([[0], np.cumsum(large_sizes)]).astype(np.int64)
+        return cls(first, second, rows, classes, large_bounds, part.labels[rows])
+
+    def undiscerned(
+        self, part: _SearchPart, attribute: int, card: int, n_labels: int
+    ) -> int:
+        """Σ_c (n_c² − Σ_l n_{c,l}²) over the classes c of S ∪ {attribute} here.
+
+        Twice the pairs of a small class that share the value of ``attribute``,
+        plus the sums of the tables of the large classes.
+        """
+        width = card * n_labels
+        if width > np.iinfo(np.uint32).max:
+            return _undiscerned(*part.counts(attribute, card, n_labels), n_labels)
+        column = part.column(attribute)
+        total = 2 * int(np.count_nonzero(column[self.first] == column[self.second]))
+        if self.rows is not None:
+            column = column[self.rows]
+        n_classes = self.bounds.shape[0] - 1
+        if n_classes == 0:
+            return total
+        values = np.multiply(column, np.uint32(n_labels), dtype=np.uint32)
+        values += self.labels
+        per_block = max(1, _BLOCK_CELLS // width)
+        for start in range(0, n_classes, per_block):
+            block = min(per_block, n_classes - start)
+            lo, hi = int(self.bounds[start]), int(self.bounds[start + block])
+            classes = self.classes[lo:hi] - np.uint32(start)
+            table = _core.contingency_table(classes, block, values[lo:hi], width)
+            total += _pairs_apart(table.reshape(-1, n_labels))
+        return total
+
+
+def _discordant_pairs(
+    labels: np.ndarray, bounds: np.ndarray, sizes: np.ndarray, small: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the row pairs ``i < j`` of one ``small`` class whose labels differ.
+
+    Rows of a class are consecutive (from ``bounds``): each row is paired with the
+    one ``d`` rows on, for every ``d`` up to the rows left in its class. Work and
+    memory are proportional to the pairs.
+    """
+    n = labels.shape[0]
+    left_in_class = np.repeat(bounds[1:], sizes) - np.arange(n) - 1
+    left_in_class[~np.repeat(small, sizes)] = 0
+    rows = np.flatnonzero(left_in_class)
+    firsts, seconds = [np.zeros(0, dtype=np.intp)], [np.zeros(0, dtype=np.intp)]
+    distance = 1
+    while rows.shape[0]:
+        apart = labels[rows] != labels[rows + distance]
+        first = rows[apart]
+        firsts.append(first)
+        seconds.append(first + distance)
+        distance += 1
+        rows = rows[left_in_class[rows] >= distance]
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def _pairs_apart(table: np.ndarray) -> int:
+    """Σ_g ((Σ_l t_gl)² − Σ_l t_gl²) of a (groups, labels) table of counts (exact)."""
+    sizes = table[:, 0].copy()
+    for label in range(1, table.shape[1]):
+        sizes += table[:, label]
+    flat = table.ravel()
+    return int(np.dot(sizes, sizes)) - int(np.dot(flat, flat))
+
+
+def _local_round(
+    part: _SearchPart,
+    refine_by: int | None,
+    candidates: list[int],
+    cards: np.ndarray,
+    n_labels: int,
+) -> tuple[list[int], np.ndarray, _SearchPart]:
+    """Run a round whose classes each lie in one partition: summable pair counts.
+
+    Refining by the column chosen last needs only this partition's rows, since a
+    class and all its rows are here; so do the undiscerned pairs of every candidate,
+    whose sums over the partitions are the table's. Rows stay ordered by class.
+    """
+    if refine_by is not None:
+        part = _local_refined(part, refine_by, int(cards[refine_by]))
+    layout = _RoundLayout.of(part, [int(cards[a]) * n_labels for a in candidates])
+    left = [layout.undiscerned(part, a, int(cards[a]), n_labels) for a in candidates]
+    return left, part.label_counts(n_labels), part
+
+
+def _sum_rounds(
+    *parts: tuple[list[int], np.ndarray],
+) -> tuple[list[int], np.ndarray]:
+    left = [sum(values) for values in zip(*(p[0] for p in parts), strict=True)]
+    return left, sum_arrays(*(p[1] for p in parts))
+
+
+def _local_part(round_: tuple[list[int], np.ndarray, _SearchPart]) -> _SearchPart:
+    return round_[2]
+
+
+def _local_sums(
+    round_: tuple[list[int], np.ndarray, _SearchPart],
+) -> tuple[list[int], np.ndarray]:
+    return round_[0], round_[1]
+
+
+def _piece(pieces: list[_SearchPart], p: int) -> _SearchPart:
+    return pieces[p]
+
+
+def _balanced_destinations(
+    sizes: np.ndarray, n_parts: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Spread classes of ``sizes`` rows over ``n_parts`` partitions, about evenly.
+
+    Classes are dealt largest first, back and forth over the partitions. Returns the
+    destination of every class, its id within its destination, and the number of
+    classes per destination.
+    """
+    order = np.argsort(-sizes.astype(np.int64), kind="stable")
+    turn = np.arange(order.shape[0]) % (2 * n_parts)
+    dealt = np.where(turn < n_parts, turn, 2 * n_parts - 1 - turn)
+    destination = np.empty(order.shape[0], dtype=np.int64)
+    destination[order] = dealt
+    by_destination = np.argsort(destination, kind="stable")
+    per_part = np.bincount(destination, minlength=n_parts)
+    starts = np.concatenate([[0], np.cumsum(per_part)[:-1]])
+    local_ids = np.empty(order.shape[0], dtype=np.uint32)
+    local_ids[by_destination] = (
+        np.arange(order.shape[0]) - np.repeat(starts, per_part)
+    ).astype(np.uint32)
+    return destination, local_ids, per_part
+
+
+class _Search:
+    """Where a distributed discernibility search stands (kept by the client).
+
+    ``parts`` are the partitions' kept rows (Dask futures or delayed values).
+    While classes span partitions (``local`` false), ``counted`` holds the merged
+    counts of the last round's ``candidates``.
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[Any] | None = None
+        self.local = False
+        self.candidates: list[int] = []
+        self.counted: list[KeyCounts] = []
+
+
+#: Cells of a candidate's (class, value, label) table from which the search moves
+#: every class into one partition: beyond it the merged counts of every candidate
+#: (16 bytes a cell, per partition) cost more than moving the rows once.
+_LOCAL_CELLS = 1 << 16
 
 
 def _first(pair: tuple[Any, Any]) -> Any:
@@ -372,7 +886,14 @@ class DaskTable(CodeTable):
 
     @property
     def n_rows(self) -> int:
-        """Number of rows (the lengths of the partitions are computed once)."""
+        """Number of rows (computed once).
+
+        A DataFrame is asked its length, which Dask answers from the Parquet footers
+        when it reads Parquet (no pass over the data); otherwise the partitions are
+        counted.
+        """
+        if self._rows is None and hasattr(self._source, "columns"):
+            self._rows = len(self._source)
         if self._rows is None:
             lengths = _compute(*[_delayed(_n_rows)(raw) for raw in self._raw])
             self._lengths = [int(n) for n in lengths]
@@ -508,41 +1029,136 @@ class DaskTable(CodeTable):
         task = _delayed(_block_pairwise)
         return _reduce([task(b, self.cardinalities) for b in self._blocks], sum_arrays)
 
-    def _search_start(self) -> list[Any]:
-        return [None] * len(self._blocks)
+    def _search_start(self) -> _Search:
+        return _Search()
 
     def _search_step(
-        self,
-        state: list[Any],
-        refinement: Any,
-        n_classes: int,
-        candidates: Sequence[int],
-    ) -> tuple[list[KeyCounts], list[Any]]:
+        self, state: _Search, refine_by: int | None, candidates: Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray, _Search]:
+        """One round of the search; the partitions keep their rows for the next one.
+
+        The first round reads the partitions (validated, narrowed) and keeps them on
+        the workers; no later round reads the source again. While the classes of S
+        are few, class ids are global and the (class, value, label) counts of the
+        partitions are merged. Once a candidate's table would exceed
+        :data:`_LOCAL_CELLS` cells, the rows are moved once so that every class lies
+        in one partition (classes dealt by size); from then on each partition
+        refines its own classes and returns one undiscerned-pair count per candidate,
+        and the counts add up.
+        """
         import dask
 
-        column, groups = (0, None) if refinement is None else refinement
-        shared = dask.delayed(groups, pure=True)
-        task = _delayed(_block_search_step)
-        steps = [
-            task(
-                block,
-                labels,
-                classes,
-                column,
+        assert self.n_labels is not None
+        n_labels = self.n_labels
+        cards = self.cardinalities
+        candidates = list(candidates)
+        n_parts = len(self._blocks)
+        parts = state.parts
+        # The client lets go of the previous round's rows as soon as the tasks of
+        # this one hold them, so that the workers can free each when it is used.
+        state.parts = None
+        if parts is not None and not state.local:
+            assert refine_by is not None
+            keys, counts = state.counted[state.candidates.index(refine_by)]
+            state.counted = []
+            groups = _mixed_groups(keys, n_labels)
+            cells = groups.shape[0] * int(cards[candidates].max()) * n_labels
+            if cells > _LOCAL_CELLS and (
+                n_parts == 1 or groups.shape[0] >= 4 * n_parts
+            ):
+                parts = self._gather_classes(
+                    parts, refine_by, keys, counts, groups, n_parts
+                )
+                state.local = True
+                refine_by = None
+        if state.local:
+            assert parts is not None
+            task = _delayed(_local_round)
+            rounds = [
+                task(part, refine_by, candidates, cards, n_labels) for part in parts
+            ]
+            kept = dask.persist(
+                *[_delayed(_local_part)(r) for r in rounds],
+                *[_delayed(_local_sums)(r) for r in rounds],
+            )
+            del rounds, parts
+            state.parts = list(kept[:n_parts])
+            sums = list(kept[n_parts:])
+            del kept
+            left, label_counts = _reduce(sums, _sum_rounds)
+            return np.array(left, dtype=np.uint64), label_counts, state
+        task = _delayed(_merged_round)
+        if parts is None:
+            steps = [
+                task(None, block, labels, None, candidates, cards, n_labels)
+                for block, labels in zip(self._blocks, self.label_blocks(), strict=True)
+            ]
+        else:
+            shared = dask.delayed((refine_by, groups), pure=True)
+            steps = [
+                task(part, None, None, shared, candidates, cards, n_labels)
+                for part in parts
+            ]
+        kept = dask.persist(
+            *[_delayed(_second)(step) for step in steps],
+            *[_delayed(_first)(step) for step in steps],
+        )
+        del steps, parts
+        state.parts = list(kept[:n_parts])
+        partial = list(kept[n_parts:])
+        del kept
+        counted = _reduce(partial, merge_count_lists)
+        state.candidates, state.counted = candidates, counted
+        left = np.array(
+            [_undiscerned(keys, counts, n_labels) for keys, counts in counted],
+            dtype=np.uint64,
+        )
+        keys, counts = counted[0]
+        label_counts = np.zeros(n_labels, dtype=np.uint64)
+        np.add.at(label_counts, (keys % np.uint64(n_labels)).astype(np.int64), counts)
+        return left, label_counts, state
+
+    def _gather_classes(
+        self,
+        parts: list[Any],
+        refine_by: int,
+        keys: np.ndarray,
+        counts: np.ndarray,
+        groups: np.ndarray,
+        n_parts: int,
+    ) -> list[Any]:
+        """Refine by ``refine_by`` and move the rows so that each class is in one part.
+
+        ``keys``/``counts`` are the merged counts of ``refine_by``; ``groups`` its
+        (class, value) groups that mix labels, the new classes.
+        """
+        import dask
+
+        starts = _group_starts(keys, self.n_labels)
+        ends = np.r_[starts[1:], keys.shape[0]]
+        # The groups of _mixed_groups, in the same order: two labels or more.
+        sizes = np.add.reduceat(counts, starts)[(ends - starts) >= 2]
+        destination, local_ids, per_part = _balanced_destinations(sizes, n_parts)
+        split = _delayed(_split_part)
+        shared = dask.delayed(
+            (groups, destination.astype(np.uint32), local_ids), pure=True
+        )
+        pieces = [
+            split(
+                part,
+                refine_by,
+                int(self.cardinalities[refine_by]),
                 shared,
-                n_classes,
-                self.n_labels,
-                self.cardinalities,
-                list(candidates),
+                n_parts,
             )
-            for block, labels, classes in zip(
-                self._blocks, self.label_blocks(), state, strict=True
-            )
+            for part in parts
         ]
-        # Kept on the workers: the next round refines these classes in place.
-        steps = list(dask.persist(*steps))
-        counted = _reduce([_delayed(_first)(p) for p in steps], merge_count_lists)
-        return counted, [_delayed(_second)(p) for p in steps]
+        piece = _delayed(_piece)
+        join = _delayed(_joined_parts)
+        return [
+            join(int(per_part[p]), *[piece(s, p) for s in pieces])
+            for p in range(n_parts)
+        ]
 
 
 #: The column that carries the labels of a Dask Series joined to a DataFrame of codes.

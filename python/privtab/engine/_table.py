@@ -11,10 +11,12 @@ operations that an engine provides:
     the sparse counts of the mixed-radix keys of some columns, merged over all rows;
 ``_pairwise_counts()``
     every pairwise contingency table, summed over all rows;
-``_search_step(state, refinement, n_classes, candidates)``
+``_search_step(state, refine_by, candidates)``
     one round of a discernibility search, in one pass: refine the partition of the
     selected columns by the column chosen last (the rows' class ids stay where the
-    rows are), then count (class, value, label) for every candidate column.
+    rows are), then, for every candidate column ``a``, the label-differing row pairs
+    that the partition of S ∪ {a} leaves undiscerned (exact integers), and the rows
+    per label.
 
 :class:`MemoryTable` (numpy arrays in this process) overrides the composite steps with
 the fused Rust kernels, which give the same results; the Dask engine
@@ -47,9 +49,6 @@ LABEL = -1
 MAX_SUBSETS = 50_000_000
 
 KeyCounts = tuple[np.ndarray, np.ndarray]
-#: The column chosen last and the sorted (class, value) keys that become the new
-#: classes (``None`` before the first round).
-Refinement = tuple[int, np.ndarray] | None
 
 
 class CodeTable:
@@ -88,12 +87,8 @@ class CodeTable:
         raise NotImplementedError
 
     def _search_step(
-        self,
-        state: Any,
-        refinement: Refinement,
-        n_classes: int,
-        candidates: Sequence[int],
-    ) -> tuple[list[KeyCounts], Any]:
+        self, state: Any, refine_by: int | None, candidates: Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray, Any]:
         raise NotImplementedError
 
     # Counting --------------------------------------------------------------------
@@ -223,39 +218,29 @@ class CodeTable:
     ) -> np.ndarray:
         """PrivateKD (``epsilon_step`` given) or NonPrivateKD: ``k`` attributes in order.
 
-        Each round merges, for every remaining candidate ``a``, the counts of
-        (class of S, value of a, label) over all rows, computes the undiscerned pairs
-        Σ_c (n_c² − Σ_l n_{c,l}²) exactly, and picks by the rule of the core's
-        selection (``privtab._core.private_kd_round`` draws what ``private_kd``
-        draws in that round). Only rows of classes that still mix labels are kept,
-        as the core's search keeps them.
+        Each round gets from the engine, for every remaining candidate ``a``, the
+        label-differing row pairs Σ_c (n_c² − Σ_l n_{c,l}²) left undiscerned by the
+        classes c of S ∪ {a}, exactly, and picks by the rule of the core's selection
+        (``privtab._core.private_kd_round`` draws what ``private_kd`` draws in that
+        round). The first round's rows per label give n and the differing pairs of
+        S = ∅.
         """
         state = self._search_start()
-        refinement: Refinement = None
-        n_classes = 1
         n = 0
         undiscerned: int | None = None
+        refine_by: int | None = None
         remaining = list(range(self.n_columns))
         order: list[int] = []
         for round_index in range(k):
-            counted: list[KeyCounts] = []
             if undiscerned != 0:
-                counted, state = self._search_step(
-                    state, refinement, n_classes, remaining
+                left, label_counts, state = self._search_step(
+                    state, refine_by, remaining
                 )
             if undiscerned is None:
-                # The first round's counts hold the label counts and n.
-                n, undiscerned = _differing_pairs(*counted[0], self.n_labels)
+                n, undiscerned = _differing_pairs(label_counts)
             if undiscerned == 0:
                 gains = np.zeros(len(remaining), dtype=np.uint64)
             else:
-                left = np.array(
-                    [
-                        _undiscerned(keys, counts, self.n_labels)
-                        for keys, counts in counted
-                    ],
-                    dtype=np.uint64,
-                )
                 gains = np.uint64(undiscerned) - np.minimum(
                     left, np.uint64(undiscerned)
                 )
@@ -266,11 +251,8 @@ class CodeTable:
             attribute = remaining.pop(pick)
             order.append(attribute)
             if undiscerned:
-                keys, counts = counted[pick]
-                undiscerned = _undiscerned(keys, counts, self.n_labels)
-                groups = _mixed_groups(keys, self.n_labels)
-                n_classes = int(groups.shape[0])
-                refinement = (attribute, groups)
+                undiscerned = int(left[pick])
+                refine_by = attribute
         return np.asarray(order, dtype=np.int64)
 
 
@@ -450,15 +432,11 @@ def _binomial(n: int, k: int) -> int:
     return math.comb(n, k) if 0 <= k <= n else 0
 
 
-def _differing_pairs(
-    keys: np.ndarray, counts: np.ndarray, n_labels: int | None
-) -> tuple[int, int]:
-    """Return n and n² − Σ_l n_l² from counts keyed ``(class · |a| + value) · L + l``."""
-    labels = (keys % np.uint64(n_labels or 1)).astype(np.int64)
-    per_label = np.zeros(n_labels or 1, dtype=np.uint64)
-    np.add.at(per_label, labels, counts.astype(np.uint64))
-    n = int(per_label.sum())
-    return n, n * n - sum(int(c) * int(c) for c in per_label.tolist())
+def _differing_pairs(label_counts: np.ndarray) -> tuple[int, int]:
+    """Return n and n² − Σ_l n_l² from the rows per label."""
+    per_label = [int(c) for c in label_counts.tolist()]
+    n = sum(per_label)
+    return n, n * n - sum(c * c for c in per_label)
 
 
 def _group_starts(keys: np.ndarray, n_labels: int | None) -> np.ndarray:

@@ -1,0 +1,293 @@
+"""The distributed discernibility search and the narrow partitions of the Dask engine.
+
+Its pieces are checked against independent NumPy references (counts of unique row
+tuples), and the whole search against the in-memory kernels: on a 2-worker
+``distributed.LocalCluster`` with the classes moved into single partitions at once,
+and in this process with blocks and pair lists small enough that every way of
+counting a round is taken.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from _dask import local_cluster
+
+import privtab as pt
+from privtab._validation import as_code_columns
+from privtab.engine import _dask as engine
+
+dask = pytest.importorskip(
+    "dask", reason='the Dask engine needs the dask extra: pip install "privtab[dask]"'
+)
+distributed = pytest.importorskip(
+    "distributed",
+    reason='the Dask engine needs the dask extra: pip install "privtab[dask]"',
+)
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+CARDS = [3, 7, 12, 5, 9, 11, 4, 8]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster() as cluster:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client = distributed.Client(cluster)
+        yield client
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client.close()
+
+
+def labelled_codes(n_rows, n_labels, seed):
+    """Codes of CARDS, each following the label on a third of the rows."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_labels, size=n_rows)
+    columns = []
+    for j, card in enumerate(CARDS):
+        follow = rng.random(n_rows) < 1 / 3
+        columns.append(
+            np.where(follow, (y * (j + 1)) % card, rng.integers(0, card, n_rows))
+        )
+    return np.column_stack(columns).astype(np.int64), y
+
+
+def reference_undiscerned(classes, values, labels):
+    """Σ_g (n_g² − Σ_l n_gl²) over the groups g = (class, value), by numpy.unique."""
+    _, cell_counts = np.unique(
+        np.column_stack([classes, values, labels]), axis=0, return_counts=True
+    )
+    _, group_counts = np.unique(
+        np.column_stack([classes, values]), axis=0, return_counts=True
+    )
+    return int((group_counts.astype(np.int64) ** 2).sum()) - int(
+        (cell_counts.astype(np.int64) ** 2).sum()
+    )
+
+
+def sorted_part(rng, class_sizes, cards, n_labels):
+    """A part ordered by class, classes of ``class_sizes`` rows, random codes."""
+    n_rows = int(class_sizes.sum())
+    classes = np.repeat(np.arange(class_sizes.shape[0]), class_sizes)
+    columns = np.vstack([rng.integers(0, c, n_rows) for c in cards]).astype(np.uint8)
+    labels = rng.integers(0, n_labels, n_rows).astype(np.uint8)
+    return engine._SearchPart(
+        columns,
+        list(range(len(cards))),
+        labels,
+        classes.astype(np.uint32),
+        int(class_sizes.shape[0]),
+    )
+
+
+# The pieces ------------------------------------------------------------------------
+@pytest.mark.parametrize("block_cells", [8, 64, 1 << 17])
+def test_undiscerned_pairs_of_a_round_are_those_of_numpy(monkeypatch, block_cells):
+    monkeypatch.setattr(engine, "_BLOCK_CELLS", block_cells)
+    rng = np.random.default_rng(block_cells)
+    cards = [2, 9, 30]
+    shapes = {
+        "small classes only": np.full(800, 3),
+        "large classes only": np.array([700, 900, 400]),
+        "both": rng.geometric(0.15, size=400),
+    }
+    for n_labels in (2, 3):
+        for class_sizes in shapes.values():
+            part = sorted_part(rng, class_sizes, cards, n_labels)
+            for widths in ([4], [60, 90]):
+                layout = engine._RoundLayout.of(part, widths)
+                for a, card in enumerate(cards):
+                    got = layout.undiscerned(part, a, card, n_labels)
+                    expected = reference_undiscerned(
+                        part.classes, part.columns[a], part.labels
+                    )
+                    assert got == expected
+    # The small classes of "both" are counted by pairs, the others by tables.
+    layout = engine._RoundLayout.of(part, [60, 90])
+    assert layout.first.shape[0] > 0
+    assert 0 < layout.rows.shape[0] < part.classes.shape[0]
+
+
+def test_pairs_are_the_discordant_pairs_of_each_small_class():
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(1, 6, size=300)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    labels = rng.integers(0, 3, int(sizes.sum())).astype(np.uint8)
+    small = sizes <= 4
+    first, second = engine._discordant_pairs(labels, bounds, sizes, small)
+    expected = {
+        (i, j)
+        for c in np.flatnonzero(small)
+        for i in range(bounds[c], bounds[c + 1])
+        for j in range(i + 1, bounds[c + 1])
+        if labels[i] != labels[j]
+    }
+    assert set(zip(first.tolist(), second.tolist(), strict=True)) == expected
+    assert first.shape[0] == len(expected)
+
+
+def test_local_refinement_keeps_the_mixed_groups_ranked_by_key():
+    rng = np.random.default_rng(5)
+    part = sorted_part(rng, rng.integers(1, 20, size=300), [4, 6, 5], 2)
+    refined = engine._local_refined(part, 1, 6)
+    keys = part.classes.astype(np.int64) * 6 + part.columns[1]
+    groups, inverse = np.unique(keys, return_inverse=True)
+    mixed = np.array(
+        [np.unique(part.labels[inverse == g]).shape[0] >= 2 for g in range(len(groups))]
+    )
+    kept = mixed[inverse]
+    rank = np.cumsum(mixed) - 1
+    order = np.lexsort((np.arange(keys.shape[0]), keys))
+    order = order[kept[order]]
+    assert refined.index == [0, 2]
+    assert refined.n_classes == int(mixed.sum())
+    np.testing.assert_array_equal(refined.classes, rank[inverse[order]])
+    np.testing.assert_array_equal(refined.labels, part.labels[order])
+    np.testing.assert_array_equal(refined.columns, part.columns[[0, 2]][:, order])
+
+
+def test_classes_are_dealt_evenly_and_numbered_per_destination():
+    rng = np.random.default_rng(2)
+    sizes = rng.integers(1, 1000, size=5000).astype(np.uint64)
+    destination, local_ids, per_part = engine._balanced_destinations(sizes, 7)
+    assert per_part.sum() == sizes.shape[0]
+    for p in range(7):
+        ids = np.sort(local_ids[destination == p])
+        np.testing.assert_array_equal(ids, np.arange(per_part[p]))
+    loads = np.bincount(destination, weights=sizes.astype(np.float64), minlength=7)
+    assert loads.max() - loads.min() <= sizes.max()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int64])
+def test_partitions_are_kept_in_the_narrowest_dtype(dtype):
+    X, _ = labelled_codes(500, 2, 1)
+    cards = np.array([*CARDS, 300], dtype=np.uint32)
+    X = np.column_stack([X, np.arange(500) % 300]).astype(dtype)
+    expected, _ = as_code_columns(X, "X", cards)
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    for block, first_eight in ((X, X[:, :8]), (frame, frame.iloc[:, :8])):
+        columns = engine._block_columns(block, cards, "X")
+        assert columns.dtype == np.uint16
+        np.testing.assert_array_equal(columns, expected)
+        narrow = engine._block_columns(first_eight, cards[:8], "X")
+        assert narrow.dtype == np.uint8
+        np.testing.assert_array_equal(narrow, expected[:8])
+
+
+def test_a_bad_code_in_a_partition_is_named_as_in_memory():
+    X, _ = labelled_codes(100, 2, 1)
+    X[17, 2] = 12
+    cards = np.array(CARDS, dtype=np.uint32)
+    with pytest.raises(ValueError, match=r"X\[17, 2\] = 12 is >= cardinality 12"):
+        engine._block_columns(pd.DataFrame(X), cards, "X")
+    X[17, 2] = -1
+    with pytest.raises(ValueError, match="codes >= 0"):
+        engine._block_columns(X, cards, "X")
+
+
+def test_radix_order_is_numpys_stable_order():
+    rng = np.random.default_rng(3)
+    for bound, dtype in [(1, np.uint32), (300, np.int64), (70_000, np.uint32)]:
+        keys = rng.integers(0, bound, 5000).astype(dtype)
+        np.testing.assert_array_equal(
+            engine._stable_order(keys, bound), np.argsort(keys, kind="stable")
+        )
+    keys = rng.integers(0, 2**40, 5000).astype(np.uint64)
+    np.testing.assert_array_equal(
+        engine._stable_order(keys, 2**40), np.argsort(keys, kind="stable")
+    )
+
+
+def test_partition_counts_dense_or_sorted_are_those_of_numpy():
+    rng = np.random.default_rng(4)
+    cards = np.array([3, 200, 250, 7], dtype=np.uint32)
+    columns = np.vstack([rng.integers(0, c, 400) for c in cards]).astype(np.uint8)
+    labels = rng.integers(0, 3, 400).astype(np.uint32)
+    # Domains of 9, 1400 and 50000 cells (dense) and of 450000 cells (sorted).
+    subsets = [[0, engine.LABEL], [3, 1], [1, 2], [0, 1, 2, engine.LABEL]]
+    counted = engine._block_count(columns, labels, cards, 3, subsets)
+    for subset, (keys, counts) in zip(subsets, counted, strict=True):
+        rows = [labels if j == engine.LABEL else columns[j] for j in subset]
+        sizes = [3 if j == engine.LABEL else int(cards[j]) for j in subset]
+        expected = np.ravel_multi_index(tuple(r.astype(np.int64) for r in rows), sizes)
+        unique, number = np.unique(expected, return_counts=True)
+        np.testing.assert_array_equal(keys, unique)
+        np.testing.assert_array_equal(counts, number)
+
+
+# The whole search --------------------------------------------------------------------
+def count_moves(monkeypatch):
+    """Count the rounds in which the search moved its classes into single partitions."""
+    moves = []
+    gather = engine.DaskTable._gather_classes
+
+    def counted(self, *args):
+        moves.append(args[1])
+        return gather(self, *args)
+
+    monkeypatch.setattr(engine.DaskTable, "_gather_classes", counted)
+    return moves
+
+
+def private_kd_order(X, y, seed, classes):
+    selector = pt.PrivateKD(
+        6, 1.0, random_state=seed, accountant=pt.BudgetAccountant(), classes=classes
+    )
+    return selector.fit(X, y, cardinalities=CARDS).selection_order_
+
+
+def selections(X, y, classes, seeds, to_dask):
+    """Pairs of (in memory, on Dask) orders: greedy, then PrivateKD for each seed."""
+    yield (
+        pt.greedy_discernibility(X, y, 6, cardinalities=CARDS),
+        pt.greedy_discernibility(*to_dask(X, y), 6, cardinalities=CARDS),
+    )
+    for seed in seeds:
+        yield (
+            private_kd_order(X, y, seed, classes),
+            private_kd_order(*to_dask(X, y), seed, classes),
+        )
+
+
+@pytest.mark.parametrize("local_cells", [0, 1 << 62])
+@pytest.mark.parametrize("n_parts", [1, 3, 5])
+def test_search_on_a_cluster_moves_classes_and_selects_as_in_memory(
+    client, monkeypatch, local_cells, n_parts
+):
+    monkeypatch.setattr(engine, "_LOCAL_CELLS", local_cells)
+    moves = count_moves(monkeypatch)
+    X, y = labelled_codes(12_000, 3, n_parts)
+    chunk = -(-X.shape[0] // n_parts)
+
+    def to_dask(X, y):
+        return da.from_array(X, chunks=(chunk, X.shape[1])), da.from_array(y, chunk)
+
+    for memory, spread in selections(X, y, [0, 1, 2], range(3), to_dask):
+        np.testing.assert_array_equal(spread, memory)
+    # Four runs, which move their classes once each, or never.
+    assert len(moves) == (4 if local_cells == 0 else 0)
+
+
+@pytest.mark.parametrize("block_cells", [50, 1 << 17])
+def test_search_in_process_with_small_blocks_selects_as_in_memory(
+    monkeypatch, block_cells
+):
+    monkeypatch.setattr(engine, "_LOCAL_CELLS", 0)
+    monkeypatch.setattr(engine, "_BLOCK_CELLS", block_cells)
+    moves = count_moves(monkeypatch)
+    X, y = labelled_codes(6000, 2, 7)
+
+    def to_dask(X, y):
+        frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+        frame["label"] = y
+        spread = dd.from_pandas(frame, npartitions=4)
+        return spread.drop(columns="label"), spread["label"]
+
+    with dask.config.set(scheduler="synchronous"):
+        for memory, spread in selections(X, y, [0, 1], range(2), to_dask):
+            np.testing.assert_array_equal(spread, memory)
+    assert len(moves) == 3
