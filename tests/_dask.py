@@ -32,3 +32,20 @@ def local_cluster() -> Iterator[Any]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             cluster.close()
+
+
+@contextlib.contextmanager
+def local_client() -> Iterator[Any]:
+    """A ``distributed.Client`` of a :func:`local_cluster`, closed on exit."""
+    import distributed
+
+    with local_cluster() as cluster:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client = distributed.Client(cluster)
+        try:
+            yield client
+        finally:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                client.close()

@@ -5,12 +5,10 @@ runs a method on numpy data and on the same rows as Dask partitions with the sam
 seed, and compares the results exactly.
 """
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
-from _dask import local_cluster
+from _dask import local_client
 
 import privtab as pt
 from privtab.dilca import max_dependency_context, max_relevance_context
@@ -32,14 +30,8 @@ CARDS = [4, 5, 3, 5, 6, 7]
 
 @pytest.fixture(scope="module")
 def client():
-    with local_cluster() as cluster:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            client = distributed.Client(cluster)
+    with local_client() as client:
         yield client
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            client.close()
 
 
 @pytest.fixture(scope="module")

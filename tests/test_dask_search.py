@@ -7,12 +7,10 @@ and in this process with blocks and pair lists small enough that every way of
 counting a round is taken.
 """
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
-from _dask import local_cluster
+from _dask import local_client
 
 import privtab as pt
 from privtab._validation import as_code_columns
@@ -33,14 +31,8 @@ CARDS = [3, 7, 12, 5, 9, 11, 4, 8]
 
 @pytest.fixture(scope="module")
 def client():
-    with local_cluster() as cluster:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            client = distributed.Client(cluster)
+    with local_client() as client:
         yield client
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            client.close()
 
 
 def labelled_codes(n_rows, n_labels, seed):
