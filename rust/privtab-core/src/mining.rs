@@ -62,8 +62,10 @@ pub trait Oracle: Sync {
     fn scratch(&self) -> Self::Scratch;
     /// Number of items; item ids are below it.
     fn n_items(&self) -> usize;
-    /// The node of the empty set, or `None` when the empty set is infeasible.
-    fn root(&self) -> Option<Self::Node>;
+    /// The node of the empty set, or `None` when the empty set is infeasible. `split` says
+    /// whether its children are top-level branches searched apart, each keeping its earlier
+    /// siblings as excluded items; otherwise they are searched in order like any node's.
+    fn root(&self, split: bool) -> Option<Self::Node>;
     /// The measure reported with a maximal set (support, or AC of the projection).
     fn measure(&self, node: &Self::Node, scratch: &mut Self::Scratch) -> u64;
     /// Evaluates `S ∪ {c}` for every candidate `c`, into `out` (cleared first).
@@ -83,8 +85,19 @@ pub trait Oracle: Sync {
         n_tail: usize,
         scratch: &mut Self::Scratch,
     );
-    /// The node of `S ∪ {item}`, for a feasible, non-perfect `item` kept by [`Oracle::reduce`].
-    fn child(&self, node: &Self::Node, item: u32, scratch: &mut Self::Scratch) -> Self::Node;
+    /// The node of `S ∪ {item}`, for a feasible, non-perfect `item` kept by [`Oracle::reduce`]:
+    /// `item` is `keep[index]` of that call, `index < n_tail`.
+    fn child(
+        &self,
+        node: &Self::Node,
+        item: u32,
+        index: usize,
+        scratch: &mut Self::Scratch,
+    ) -> Self::Node;
+    /// Takes back a node the search is done with, so its memory can serve later nodes.
+    fn release(&self, node: Self::Node, scratch: &mut Self::Scratch) {
+        let _ = (node, scratch);
+    }
     /// Look-ahead: if `S ∪ tail` is feasible, `Some((measure, maximal))` where `maximal` says
     /// that no item of `excluded` extends it feasibly.
     fn look_ahead(
@@ -203,6 +216,9 @@ struct Found {
 struct Cover {
     words: usize,
     bits: Vec<u64>,
+    /// For each item, the found sets containing it: a child of the root starts from its
+    /// item's list instead of filtering every found set.
+    by_item: Vec<Vec<u32>>,
     /// For each node of the current path: the found sets containing `set[..verified]`, and
     /// `verified`.
     focus: Vec<(Vec<u32>, usize)>,
@@ -226,6 +242,11 @@ impl Cover {
                 0
             },
             bits: Vec::new(),
+            by_item: if cover_active(n_items) {
+                vec![Vec::new(); n_items]
+            } else {
+                Vec::new()
+            },
             focus: vec![(Vec::new(), 0)],
         }
     }
@@ -239,6 +260,7 @@ impl Cover {
         self.bits.resize(start + self.words, 0);
         for &i in set {
             self.bits[start + i as usize / 64] |= 1 << (i % 64);
+            self.by_item[i as usize].push(index);
         }
         for (list, _) in &mut self.focus {
             list.push(index);
@@ -261,7 +283,14 @@ impl Cover {
     /// The found sets of the current node's list that contain `set`.
     fn focused(&self, set: &[u32]) -> (Vec<u32>, usize) {
         let (list, verified) = self.focus.last().expect("the root's list is never left");
-        let new = &set[(*verified).min(set.len())..];
+        let mut new = &set[(*verified).min(set.len())..];
+        let mut list = list.as_slice();
+        if *verified == 0
+            && let Some((&first, rest)) = new.split_first()
+        {
+            list = &self.by_item[first as usize];
+            new = rest;
+        }
         let list = list
             .iter()
             .copied()
@@ -392,6 +421,7 @@ fn prepare<O: Oracle>(
             full.extend_from_slice(&next_tail);
             found.push(full, measure);
         }
+        oracle.release(node, scratch);
         return Prepared::Done;
     }
     Prepared::Branch {
@@ -435,7 +465,7 @@ fn explore<O: Oracle>(
                 }
                 continue;
             }
-            let child = oracle.child(&node, item, scratch);
+            let child = oracle.child(&node, item, index, scratch);
             explore(
                 oracle,
                 child,
@@ -451,6 +481,7 @@ fn explore<O: Oracle>(
                 child_excluded.push(item);
             }
         }
+        oracle.release(node, scratch);
     }
     set.truncate(depth);
 }
@@ -482,11 +513,18 @@ pub fn maximal_sets<O: Oracle>(
     };
     let mut found = new_found();
     let mut branches: Vec<Found> = Vec::new();
-    if let Some(root) = oracle.root() {
+    // On one thread with no cap, one search keeps every found set, so no node carries the
+    // earlier top-level branches' items; the sets are the same and sorted at the end.
+    let split = limits.max_sets.is_some()
+        || rayon::current_num_threads() > 1
+        || !cover_active(oracle.n_items());
+    if let Some(root) = oracle.root(split) {
         let mut scratch = oracle.scratch();
         let all: Vec<u32> = (0..oracle.n_items() as u32).collect();
         let mut set = Vec::new();
-        if let Prepared::Branch {
+        if !split {
+            explore(oracle, root, &mut set, &all, &[], &mut scratch, &mut found);
+        } else if let Prepared::Branch {
             node,
             tail,
             excluded,
@@ -503,7 +541,7 @@ pub fn maximal_sets<O: Oracle>(
                         let item = tail[index];
                         let mut child_excluded = excluded.clone();
                         child_excluded.extend_from_slice(&tail[..index]);
-                        let child = oracle.child(node, item, scratch);
+                        let child = oracle.child(node, item, index, scratch);
                         let mut branch_set = set.clone();
                         branch_set.push(item);
                         explore(

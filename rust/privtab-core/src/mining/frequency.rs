@@ -17,6 +17,8 @@ pub struct Frequency {
     original: Vec<u32>,
     root: Option<Db>,
     layout: Layout,
+    /// Whether the search keeps found sets, so a child's candidates are the later items.
+    suffix: bool,
 }
 
 /// When a node's database is held as bitsets (MINING.md, technique 6).
@@ -55,22 +57,33 @@ impl Layout {
 }
 
 /// Transactions containing `S`, restricted to the node's candidate items, duplicates merged.
+///
+/// After [`Oracle::reduce`] the candidates are `keep` (the tail first, in exploration
+/// order), every transaction lists its items in that order, and the occurrences of each
+/// tail item are delivered: for `keep[r]`, `r < n_tail`, the transactions
+/// `occ_rows[occ_offsets[r]..occ_offsets[r + 1]]`, with the item at `items[occ_at[..]]`.
+/// A child then reads the transactions of its item where they stand, and only what
+/// follows the item when its candidates are the later items (MINING.md, techniques 3
+/// and 4).
 #[derive(Debug, Default)]
 pub struct Db {
     items: Vec<u32>,
     offsets: Vec<u32>,
     weights: Vec<u64>,
     support: u64,
-    /// Occurrence lists after [`Oracle::reduce`]: for `occ_items[j]`, the transactions
-    /// `occ[occ_offsets[j]..occ_offsets[j + 1]]`.
-    occ_items: Vec<u32>,
-    occ_offsets: Vec<u32>,
-    occ: Vec<u32>,
-    /// The items kept by [`Oracle::reduce`], tail first in exploration order.
     keep: Vec<u32>,
-    /// Whether this is the root node, whose children are the top-level branches: they run
-    /// in parallel, so their earlier siblings stay as excluded items.
+    n_tail: usize,
+    occ_offsets: Vec<u32>,
+    occ_rows: Vec<u32>,
+    occ_at: Vec<u32>,
+    reduced: bool,
+    /// Whether this is the root node of a split search, whose children are top-level
+    /// branches searched apart (in parallel), so their earlier siblings stay as excluded
+    /// items.
     is_root: bool,
+    /// Whether a child's candidates are the items after its own in `keep` (see
+    /// [`super::cover_active`]); otherwise they are all of `keep` but the child's item.
+    suffix: bool,
 }
 
 impl Db {
@@ -81,14 +94,39 @@ impl Db {
     fn len(&self) -> usize {
         self.weights.len()
     }
+
+    /// Empties the database, keeping its buffers.
+    fn recycle(mut self) -> Self {
+        self.items.clear();
+        self.offsets.clear();
+        self.weights.clear();
+        self.keep.clear();
+        self.occ_offsets.clear();
+        self.occ_rows.clear();
+        self.occ_at.clear();
+        self.support = 0;
+        self.n_tail = 0;
+        self.reduced = false;
+        self
+    }
 }
 
-/// A node of the search: the transactions containing `S`, as lists of items (horizontal)
-/// or as bitsets (vertical), as [`Layout`] decides.
+/// A node of the search: the transactions containing `S`, as lists of items (horizontal,
+/// own or read in the parent's database) or as bitsets (vertical), as [`Layout`] decides.
 #[derive(Debug)]
 pub enum Node {
-    Horizontal(Db),
+    Horizontal(Arc<Db>),
+    Projected(Projection),
     Vertical(Bits),
+}
+
+/// The node of `S ∪ {keep[rank]}` before its reduction: the transactions of `parent` that
+/// contain `keep[rank]`, read in place.
+#[derive(Debug)]
+pub struct Projection {
+    parent: Arc<Db>,
+    rank: usize,
+    support: u64,
 }
 
 /// A vertical node: the transactions of `db` that contain `S`, and their total weight.
@@ -99,7 +137,7 @@ pub struct Bits {
     support: u64,
 }
 
-/// Per-thread counters and item marks.
+/// Per-thread counters, item marks and spare buffers.
 #[derive(Debug)]
 pub struct Scratch {
     counts: Vec<u64>,
@@ -107,6 +145,59 @@ pub struct Scratch {
     table: Vec<u32>,
     /// One entry per item, `u32::MAX` between uses.
     position: Vec<u32>,
+    /// One transaction's ranks while it is reordered.
+    row: Vec<u32>,
+    /// Databases of finished nodes, reused by new ones (MINING.md, technique 3).
+    spare: Vec<Db>,
+}
+
+/// The transactions of a horizontal node with their weights: all of a database, or those
+/// of a projection (then only the part after the projected item when the child's
+/// candidates are the later items; otherwise whole, the item included).
+#[derive(Clone, Copy)]
+enum NodeRows<'a> {
+    All(&'a Db),
+    Containing(&'a Db, usize),
+}
+
+impl<'a> NodeRows<'a> {
+    fn of(node: &'a Node) -> Option<Self> {
+        match node {
+            Node::Horizontal(db) => Some(NodeRows::All(db)),
+            Node::Projected(p) => Some(NodeRows::Containing(&p.parent, p.rank)),
+            Node::Vertical(_) => None,
+        }
+    }
+
+    fn len(self) -> usize {
+        match self {
+            NodeRows::All(db) => db.len(),
+            NodeRows::Containing(db, r) => (db.occ_offsets[r + 1] - db.occ_offsets[r]) as usize,
+        }
+    }
+
+    fn for_each(self, mut f: impl FnMut(&'a [u32], u64)) {
+        match self {
+            NodeRows::All(db) => {
+                for t in 0..db.len() {
+                    f(db.transaction(t), db.weights[t]);
+                }
+            }
+            NodeRows::Containing(db, r) => {
+                let range = db.occ_offsets[r] as usize..db.occ_offsets[r + 1] as usize;
+                for (&t, &at) in db.occ_rows[range.clone()].iter().zip(&db.occ_at[range]) {
+                    let t = t as usize;
+                    let end = db.offsets[t + 1] as usize;
+                    let start = if db.suffix {
+                        at as usize + 1
+                    } else {
+                        db.offsets[t] as usize
+                    };
+                    f(&db.items[start..end], db.weights[t]);
+                }
+            }
+        }
+    }
 }
 
 fn hash(items: &[u32]) -> u64 {
@@ -184,37 +275,14 @@ impl Frequency {
             .filter(|&i| support[i as usize] >= min_support)
             .collect();
         frequent.sort_by_key(|&i| (std::cmp::Reverse(support[i as usize]), i));
-        let mut rank: Vec<u32> = alloc_output(rows.n_features(), "item ranks")?;
-        rank.fill(u32::MAX);
-        for (r, &i) in frequent.iter().enumerate() {
-            rank[i as usize] = r as u32;
-        }
-        let root = (n >= min_support).then(|| {
-            let mut db = Db {
-                support: n,
-                offsets: vec![0],
-                ..Db::default()
-            };
-            let mut table = Vec::new();
-            table_for(&mut table, rows.n_rows());
-            for u in 0..rows.n_rows() {
-                let start = db.items.len();
-                db.items.extend(
-                    rows.row(u)
-                        .iter()
-                        .map(|&i| rank[i as usize])
-                        .filter(|&r| r != u32::MAX),
-                );
-                if db.items.len() == start {
-                    continue;
-                }
-                db.items[start..].sort_unstable();
-                push_merged(&mut db, &mut table, start, 1);
-            }
-            db
-        });
+        let root = if n >= min_support {
+            Some(root_db(rows, &frequent, &support)?)
+        } else {
+            None
+        };
         Ok(Frequency {
             min_support,
+            suffix: super::cover_active(frequent.len()),
             original: frequent,
             root,
             layout,
@@ -225,28 +293,6 @@ impl Frequency {
     pub fn original(&self) -> &[u32] {
         &self.original
     }
-}
-
-impl Frequency {
-    fn count_horizontal(
-        &self,
-        node: &Db,
-        candidates: &[u32],
-        s: &mut Scratch,
-        out: &mut Vec<Eval>,
-    ) {
-        for t in 0..node.len() {
-            let w = node.weights[t];
-            for &i in node.transaction(t) {
-                s.counts[i as usize] += w;
-            }
-        }
-        out.clear();
-        out.extend(candidates.iter().map(|&c| {
-            let count = std::mem::take(&mut s.counts[c as usize]);
-            self.eval(count, node.support)
-        }));
-    }
 
     fn eval(&self, count: u64, support: u64) -> Eval {
         Eval {
@@ -256,97 +302,125 @@ impl Frequency {
         }
     }
 
-    /// A merged database as a node: vertical when [`Layout`] says so, else horizontal
-    /// with the occurrence lists of the first `n_tail` items of `keep`.
-    fn settle(&self, mut out: Db, keep: &[u32], n_tail: usize, s: &mut Scratch) -> Node {
+    /// Counts every item of `rows` in one pass and evaluates the candidates.
+    fn count(
+        &self,
+        rows: NodeRows<'_>,
+        support: u64,
+        candidates: &[u32],
+        s: &mut Scratch,
+        out: &mut Vec<Eval>,
+    ) {
+        let counts = &mut s.counts;
+        rows.for_each(|row, w| {
+            for &i in row {
+                counts[i as usize] += w;
+            }
+        });
+        out.clear();
+        out.extend(candidates.iter().map(|&c| {
+            let count = std::mem::take(&mut counts[c as usize]);
+            self.eval(count, support)
+        }));
+        if let NodeRows::Containing(db, r) = rows {
+            counts[db.keep[r] as usize] = 0;
+        }
+    }
+
+    /// Database reduction: the transactions of `rows` restricted to `keep`, each listing its
+    /// items in `keep`'s order, identical ones merged; then bitsets when [`Layout`] says so,
+    /// else a horizontal node whose tail items (the first `n_tail` of `keep`) have their
+    /// occurrences delivered in one pass. Buffers come from the scratch's spare databases.
+    fn build(
+        &self,
+        rows: NodeRows<'_>,
+        support: u64,
+        is_root: bool,
+        keep: &[u32],
+        n_tail: usize,
+        s: &mut Scratch,
+    ) -> Node {
+        let mut out = s.spare.pop().unwrap_or_default();
+        out.support = support;
+        out.is_root = is_root;
+        out.suffix = self.suffix && !is_root;
+        out.reduced = true;
+        out.n_tail = n_tail;
+        out.keep.extend_from_slice(keep);
+        out.offsets.push(0);
+        for (r, &i) in keep.iter().enumerate() {
+            s.position[i as usize] = r as u32;
+        }
+        table_for(&mut s.table, rows.len());
+        let (position, row, table) = (&s.position, &mut s.row, &mut s.table);
+        rows.for_each(|items, weight| {
+            row.clear();
+            row.extend(
+                items
+                    .iter()
+                    .map(|&i| position[i as usize])
+                    .filter(|&r| r != u32::MAX),
+            );
+            if row.is_empty() {
+                return;
+            }
+            row.sort_unstable();
+            let start = out.items.len();
+            out.items.extend(row.iter().map(|&r| keep[r as usize]));
+            push_merged(&mut out, table, start, weight);
+        });
         let max_weight = out.weights.iter().copied().max().unwrap_or(1);
         let cost = VerticalDb::cost(out.len(), max_weight, keep.len());
         if self.layout.vertical(out.len(), cost, out.items.len()) {
-            return vertical(&out, keep, s);
-        }
-        // Occurrence deliver: one pass fills the transaction list of every tail item.
-        // Counts hold position + 1 of tail items, 0 for the others.
-        let mut sorted_keep = keep[..n_tail].to_vec();
-        sorted_keep.sort_unstable();
-        for (j, &i) in sorted_keep.iter().enumerate() {
-            s.counts[i as usize] = j as u64 + 1;
-        }
-        let mut sizes = vec![0u32; sorted_keep.len() + 1];
-        for &i in &out.items {
-            let j = s.counts[i as usize] as usize;
-            if j > 0 {
-                sizes[j] += 1;
+            for &i in keep {
+                s.position[i as usize] = u32::MAX;
             }
+            let node = vertical(&out, keep, s);
+            s.spare.push(out.recycle());
+            return node;
         }
-        for j in 1..sizes.len() {
-            sizes[j] += sizes[j - 1];
-        }
-        let mut fill = sizes.clone();
-        let mut occ = vec![0; sizes[sorted_keep.len()] as usize];
+        // Tail items lead every transaction, so each scan stops at the first other item.
+        out.occ_offsets.resize(n_tail + 1, 0);
         for t in 0..out.len() {
-            for &i in out.transaction(t) {
-                let j = s.counts[i as usize] as usize;
-                if j > 0 {
-                    occ[fill[j - 1] as usize] = t as u32;
-                    fill[j - 1] += 1;
+            let row = &out.items[out.offsets[t] as usize..out.offsets[t + 1] as usize];
+            for &i in row {
+                let r = s.position[i as usize] as usize;
+                if r >= n_tail {
+                    break;
                 }
+                out.occ_offsets[r + 1] += 1;
             }
         }
-        out.occ = occ;
-        for &i in &sorted_keep {
-            s.counts[i as usize] = 0;
+        for r in 1..=n_tail {
+            out.occ_offsets[r] += out.occ_offsets[r - 1];
         }
-        out.occ_items = sorted_keep;
-        out.occ_offsets = sizes;
-        out.keep = keep.to_vec();
-        Node::Horizontal(out)
-    }
-
-    fn child_horizontal(&self, node: &Db, item: u32, s: &mut Scratch) -> Db {
-        let j = node.occ_items.binary_search(&item).unwrap_or(0);
-        let occ = &node.occ[node.occ_offsets[j] as usize..node.occ_offsets[j + 1] as usize];
-        let mut child = Db {
-            offsets: Vec::with_capacity(occ.len() + 1),
-            weights: Vec::with_capacity(occ.len()),
-            ..Db::default()
-        };
-        child.offsets.push(0);
-        // With found sets kept, the child's candidates are the items after `item` in the
-        // node's order; otherwise the earlier siblings stay as excluded items.
-        let first = if !node.is_root && super::cover_active(self.original.len()) {
-            node.keep
-                .iter()
-                .position(|&i| i == item)
-                .map_or(0, |p| p + 1)
-        } else {
-            0
-        };
-        let allowed = &node.keep[first..];
-        for &i in allowed {
-            s.mark[i as usize] = 1;
+        let total = out.occ_offsets[n_tail] as usize;
+        out.occ_rows.resize(total, 0);
+        out.occ_at.resize(total, 0);
+        let fill = &mut s.row;
+        fill.clear();
+        fill.extend_from_slice(&out.occ_offsets[..n_tail]);
+        for t in 0..out.len() {
+            for at in out.offsets[t]..out.offsets[t + 1] {
+                let r = s.position[out.items[at as usize] as usize] as usize;
+                if r >= n_tail {
+                    break;
+                }
+                let k = fill[r] as usize;
+                out.occ_rows[k] = t as u32;
+                out.occ_at[k] = at;
+                fill[r] += 1;
+            }
         }
-        s.mark[item as usize] = 0;
-        for &t in occ {
-            let t = t as usize;
-            child.items.extend(
-                node.transaction(t)
-                    .iter()
-                    .copied()
-                    .filter(|&i| s.mark[i as usize] != 0),
-            );
-            child.offsets.push(child.items.len() as u32);
-            child.weights.push(node.weights[t]);
-            child.support += node.weights[t];
+        for &i in keep {
+            s.position[i as usize] = u32::MAX;
         }
-        for &i in allowed {
-            s.mark[i as usize] = 0;
-        }
-        child
+        Node::Horizontal(Arc::new(out))
     }
 
     fn look_ahead_horizontal(
         &self,
-        node: &Db,
+        rows: NodeRows<'_>,
         tail: &[u32],
         excluded: &[u32],
         s: &mut Scratch,
@@ -355,19 +429,19 @@ impl Frequency {
             s.mark[i as usize] = 1;
         }
         let mut support = 0;
-        for t in 0..node.len() {
-            let row = node.transaction(t);
+        let (mark, counts) = (&s.mark, &mut s.counts);
+        rows.for_each(|row, weight| {
             if row.len() < tail.len() {
-                continue;
+                return;
             }
-            let hits = row.iter().filter(|&&i| s.mark[i as usize] != 0).count();
+            let hits = row.iter().filter(|&&i| mark[i as usize] != 0).count();
             if hits == tail.len() {
-                support += node.weights[t];
+                support += weight;
                 for &i in row {
-                    s.counts[i as usize] += node.weights[t];
+                    counts[i as usize] += weight;
                 }
             }
-        }
+        });
         for &i in tail {
             s.mark[i as usize] = 0;
             s.counts[i as usize] = 0;
@@ -380,35 +454,64 @@ impl Frequency {
     }
 }
 
-/// The transactions of `node` restricted to `keep`, duplicates merged.
-fn restrict(node: &Db, keep: &[u32], s: &mut Scratch) -> Db {
-    for &i in keep {
-        s.mark[i as usize] = 1;
+/// The root database: the transactions over the frequent items (renumbered by rank),
+/// identical ones merged. Each transaction comes out sorted by a counting-sort
+/// transposition (the rows of each item are listed, then read back in rank order) instead
+/// of a sort per row.
+fn root_db(rows: Rows<'_>, frequent: &[u32], support: &[u64]) -> Result<Db> {
+    let n = rows.n_rows();
+    let mut rank: Vec<u32> = alloc_output(rows.n_features(), "item ranks")?;
+    rank.fill(u32::MAX);
+    let mut column_start = Vec::with_capacity(frequent.len() + 1);
+    column_start.push(0usize);
+    for (r, &i) in frequent.iter().enumerate() {
+        rank[i as usize] = r as u32;
+        column_start.push(column_start[r] + support[i as usize] as usize);
     }
-    let mut out = Db {
-        support: node.support,
-        is_root: node.is_root,
+    let total = column_start[frequent.len()];
+    let mut column_fill = column_start.clone();
+    let mut columns: Vec<u32> = alloc_output(total, "item occurrences")?;
+    let mut row_start = vec![0usize; n + 1];
+    for u in 0..n {
+        for &i in rows.row(u) {
+            let r = rank[i as usize];
+            if r != u32::MAX {
+                columns[column_fill[r as usize]] = u as u32;
+                column_fill[r as usize] += 1;
+                row_start[u + 1] += 1;
+            }
+        }
+    }
+    for u in 1..=n {
+        row_start[u] += row_start[u - 1];
+    }
+    let mut row_fill = row_start.clone();
+    let mut sorted: Vec<u32> = alloc_output(total, "item occurrences")?;
+    for r in 0..frequent.len() {
+        for &u in &columns[column_start[r]..column_start[r + 1]] {
+            sorted[row_fill[u as usize]] = r as u32;
+            row_fill[u as usize] += 1;
+        }
+    }
+    drop(columns);
+    let mut db = Db {
+        support: n as u64,
         offsets: vec![0],
         ..Db::default()
     };
-    out.items.reserve(node.items.len());
-    table_for(&mut s.table, node.len());
-    for t in 0..node.len() {
-        let start = out.items.len();
-        out.items.extend(
-            node.transaction(t)
-                .iter()
-                .copied()
-                .filter(|&i| s.mark[i as usize] != 0),
-        );
-        if out.items.len() > start {
-            push_merged(&mut out, &mut s.table, start, node.weights[t]);
+    db.items.reserve(total);
+    let mut table = Vec::new();
+    table_for(&mut table, n);
+    for u in 0..n {
+        let row = &sorted[row_start[u]..row_start[u + 1]];
+        if row.is_empty() {
+            continue;
         }
+        let start = db.items.len();
+        db.items.extend_from_slice(row);
+        push_merged(&mut db, &mut table, start, 1);
     }
-    for &i in keep {
-        s.mark[i as usize] = 0;
-    }
-    out
+    Ok(db)
 }
 
 /// The vertical node of the (merged, reduced) transactions of `db`.
@@ -424,9 +527,9 @@ fn vertical(db: &Db, keep: &[u32], s: &mut Scratch) -> Node {
 }
 
 /// The `n` transactions of a compressed vertical database (every bit a transaction), as a
-/// horizontal database with duplicates merged: the item bitsets are read once, transposed
-/// into rows.
-fn horizontal(db: &VerticalDb, n: usize, support: u64, s: &mut Scratch) -> Db {
+/// horizontal database (duplicates not merged): the item bitsets are read once,
+/// transposed into rows.
+fn horizontal(db: &VerticalDb, n: usize) -> Db {
     let mut offsets = vec![0u32; n + 1];
     for &i in db.items() {
         for t in ones(db.item(i)) {
@@ -444,20 +547,12 @@ fn horizontal(db: &VerticalDb, n: usize, support: u64, s: &mut Scratch) -> Db {
             fill[t] += 1;
         }
     }
-    let mut out = Db {
-        support,
-        offsets: vec![0],
+    Db {
+        items,
+        offsets,
+        weights: (0..n).map(|t| db.transaction_weight(t)).collect(),
         ..Db::default()
-    };
-    out.items.reserve(items.len());
-    table_for(&mut s.table, n);
-    for t in 0..n {
-        let start = out.items.len();
-        out.items
-            .extend_from_slice(&items[offsets[t] as usize..offsets[t + 1] as usize]);
-        push_merged(&mut out, &mut s.table, start, db.transaction_weight(t));
     }
-    out
 }
 
 impl Oracle for Frequency {
@@ -470,6 +565,8 @@ impl Oracle for Frequency {
             mark: vec![0; self.original.len()],
             table: Vec::new(),
             position: vec![u32::MAX; self.original.len()],
+            row: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -477,30 +574,32 @@ impl Oracle for Frequency {
         self.original.len()
     }
 
-    fn root(&self) -> Option<Node> {
+    fn root(&self, split: bool) -> Option<Node> {
         self.root.as_ref().map(|db| {
-            Node::Horizontal(Db {
+            Node::Horizontal(Arc::new(Db {
                 items: db.items.clone(),
                 offsets: db.offsets.clone(),
                 weights: db.weights.clone(),
                 support: db.support,
-                is_root: true,
+                is_root: split,
                 ..Db::default()
-            })
+            }))
         })
     }
 
     fn measure(&self, node: &Node, _: &mut Scratch) -> u64 {
         match node {
             Node::Horizontal(db) => db.support,
+            Node::Projected(p) => p.support,
             Node::Vertical(bits) => bits.support,
         }
     }
 
     fn evaluate(&self, node: &Node, candidates: &[u32], s: &mut Scratch, out: &mut Vec<Eval>) {
-        match node {
-            Node::Horizontal(db) => self.count_horizontal(db, candidates, s, out),
-            Node::Vertical(bits) => {
+        match NodeRows::of(node) {
+            Some(rows) => self.count(rows, self.measure(node, s), candidates, s, out),
+            None => {
+                let Node::Vertical(bits) = node else { return };
                 out.clear();
                 out.extend(
                     candidates
@@ -512,31 +611,57 @@ impl Oracle for Frequency {
     }
 
     fn reduce(&self, node: &mut Node, keep: &[u32], n_tail: usize, s: &mut Scratch) {
-        match node {
-            Node::Horizontal(db) => *node = self.settle(restrict(db, keep, s), keep, n_tail, s),
+        let reduced = match &*node {
+            Node::Horizontal(db) => {
+                self.build(NodeRows::All(db), db.support, db.is_root, keep, n_tail, s)
+            }
+            Node::Projected(p) => self.build(
+                NodeRows::Containing(&p.parent, p.rank),
+                p.support,
+                false,
+                keep,
+                n_tail,
+                s,
+            ),
             Node::Vertical(bits) => {
                 let n = count(&bits.tids) as usize;
                 let width = bits.db.words() * 64;
-                if n.saturating_mul(self.layout.compress_factor) <= width && width > 64 {
-                    let (db, tids) = bits.db.compress(&bits.tids, keep);
-                    *node = if self.layout.vertical(0, db.cost_of_self(), db.occurrences()) {
-                        Node::Vertical(Bits {
-                            db: Arc::new(db),
-                            tids,
-                            support: bits.support,
-                        })
-                    } else {
-                        let rows = horizontal(&db, n, bits.support, s);
-                        self.settle(rows, keep, n_tail, s)
-                    };
+                if n.saturating_mul(self.layout.compress_factor) > width || width <= 64 {
+                    return;
+                }
+                let (db, tids) = bits.db.compress(&bits.tids, keep);
+                if self.layout.vertical(0, db.cost_of_self(), db.occurrences()) {
+                    Node::Vertical(Bits {
+                        db: Arc::new(db),
+                        tids,
+                        support: bits.support,
+                    })
+                } else {
+                    let rows = horizontal(&db, n);
+                    self.build(NodeRows::All(&rows), bits.support, false, keep, n_tail, s)
                 }
             }
-        }
+        };
+        let old = std::mem::replace(node, reduced);
+        self.release(old, s);
     }
 
-    fn child(&self, node: &Node, item: u32, s: &mut Scratch) -> Node {
+    fn child(&self, node: &Node, item: u32, index: usize, _: &mut Scratch) -> Node {
         match node {
-            Node::Horizontal(db) => Node::Horizontal(self.child_horizontal(db, item, s)),
+            Node::Horizontal(db) => {
+                debug_assert!(db.reduced && db.keep.get(index) == Some(&item));
+                let range = db.occ_offsets[index] as usize..db.occ_offsets[index + 1] as usize;
+                let support = db.occ_rows[range]
+                    .iter()
+                    .map(|&t| db.weights[t as usize])
+                    .sum();
+                Node::Projected(Projection {
+                    parent: Arc::clone(db),
+                    rank: index,
+                    support,
+                })
+            }
+            Node::Projected(_) => unreachable!("children come from reduced nodes"),
             Node::Vertical(bits) => {
                 let tids = bits.db.and(&bits.tids, item);
                 let support = bits.db.weight(&tids);
@@ -549,6 +674,14 @@ impl Oracle for Frequency {
         }
     }
 
+    fn release(&self, node: Node, s: &mut Scratch) {
+        if let Node::Horizontal(db) = node
+            && let Ok(db) = Arc::try_unwrap(db)
+        {
+            s.spare.push(db.recycle());
+        }
+    }
+
     fn look_ahead(
         &self,
         node: &Node,
@@ -556,28 +689,29 @@ impl Oracle for Frequency {
         excluded: &[u32],
         s: &mut Scratch,
     ) -> Option<(u64, bool)> {
-        match node {
-            Node::Horizontal(db) => self.look_ahead_horizontal(db, tail, excluded, s),
-            Node::Vertical(bits) => {
-                let mut tids = bits.tids.clone();
-                for &i in tail {
-                    let item = bits.db.item(i);
-                    if item.is_empty() {
-                        return None;
-                    }
-                    for (x, y) in tids.iter_mut().zip(item) {
-                        *x &= y;
-                    }
-                }
-                let support = bits.db.weight(&tids);
-                if support < self.min_support {
-                    return None;
-                }
-                let maximal = excluded
-                    .iter()
-                    .all(|&i| bits.db.and_weight(&tids, i) < self.min_support);
-                Some((support, maximal))
+        if let Some(rows) = NodeRows::of(node) {
+            return self.look_ahead_horizontal(rows, tail, excluded, s);
+        }
+        let Node::Vertical(bits) = node else {
+            return None;
+        };
+        let mut tids = bits.tids.clone();
+        for &i in tail {
+            let item = bits.db.item(i);
+            if item.is_empty() {
+                return None;
+            }
+            for (x, y) in tids.iter_mut().zip(item) {
+                *x &= y;
             }
         }
+        let support = bits.db.weight(&tids);
+        if support < self.min_support {
+            return None;
+        }
+        let maximal = excluded
+            .iter()
+            .all(|&i| bits.db.and_weight(&tids, i) < self.min_support);
+        Some((support, maximal))
     }
 }

@@ -154,6 +154,79 @@ fn layouts_agree_on_larger_tables_with_duplicates() {
     }
 }
 
+/// On one thread with no cap the search is one sequence from the root (no top-level
+/// split, found sets kept throughout): the same sets as brute force, for every layout and
+/// both predicates, on sparse and dense tables.
+#[test]
+fn one_thread_search_matches_brute_force() {
+    for seed in 0..80u64 {
+        let n = 1 + (seed as usize * 37) % 200;
+        let m = 1 + (seed as u32) % 10;
+        let rows = random_rows(seed + 3000, n, m, 5 + seed % 80);
+        let (indptr, indices) = csr(&rows);
+        let view = Rows::new(&indptr, &indices, m as usize).unwrap();
+        for threshold in [1, 2, 4] {
+            let expected = brute(m, |s| support(&rows, s), threshold);
+            for layout in layouts() {
+                let got = with_pool(1, || mine_with(view, threshold, layout));
+                assert_eq!(sets(&got), expected, "seed {seed} {layout:?}");
+            }
+            let got = with_pool(1, || {
+                maximal_kac_sets(view, threshold, Limits::default()).unwrap()
+            });
+            assert_eq!(
+                sets(&got),
+                brute(m, |s| anonymity(&rows, s), threshold),
+                "seed {seed} kac"
+            );
+        }
+    }
+}
+
+/// More frequent items than found sets are kept for (so every node carries its earlier
+/// siblings as excluded items, and children read whole transactions): a few core items on
+/// random rows, plus thousands of items that each sit in `threshold` identical rows with a
+/// random part of the core. The answer is built by hand: the core's maximal sets not
+/// inside any part, and each part with its own item.
+#[test]
+fn many_frequent_items_match_a_constructed_answer() {
+    let core = 8u32;
+    let n_extra = COVER_MAX_ITEMS + 10;
+    let mask = |items: &[u32]| items.iter().fold(0u32, |m, &i| m | 1 << i);
+    for (seed, threshold) in [(1u64, 2u64), (2, 3)] {
+        let mut rows = random_rows(seed + 4000, 60, core, 40);
+        let parts = random_rows(seed + 5000, n_extra, core, 30);
+        for (f, part) in parts.iter().enumerate() {
+            let mut row = part.clone();
+            row.push(core + f as u32);
+            rows.extend(std::iter::repeat_n(row, threshold as usize));
+        }
+        let core_rows: Vec<Vec<u32>> = rows
+            .iter()
+            .map(|r| r.iter().copied().filter(|&i| i < core).collect())
+            .collect();
+        let part_masks: Vec<u32> = parts.iter().map(|p| mask(p)).collect();
+        let mut expected: Vec<(Vec<u32>, u64)> = brute(core, |s| support(&core_rows, s), threshold)
+            .into_iter()
+            .filter(|(set, _)| part_masks.iter().all(|&p| mask(set) & !p != 0))
+            .collect();
+        for (f, part) in parts.iter().enumerate() {
+            let mut set = part.clone();
+            set.push(core + f as u32);
+            expected.push((set, threshold));
+        }
+        expected.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        let (indptr, indices) = csr(&rows);
+        let view = Rows::new(&indptr, &indices, core as usize + n_extra).unwrap();
+        for threads in [1, 2] {
+            let got = with_pool(threads, || {
+                maximal_itemsets(view, threshold, Limits::default()).unwrap()
+            });
+            assert_eq!(sets(&got), expected, "seed {seed} threads {threads}");
+        }
+    }
+}
+
 /// Few distinct rows repeated many times: the k-AC oracle merges them, and weights up to
 /// dozens need several weight planes.
 #[test]
