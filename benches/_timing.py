@@ -72,3 +72,21 @@ class Stopwatch:
         """CPU seconds of the process since the block started (until it ended)."""
         end = time.process_time() if self._cpu_stop is None else self._cpu_stop
         return end - self._cpu_start
+
+
+def median_wall_and_cpu(repeats: int, fn: Callable[[], T]) -> tuple[float, float, T]:
+    """Median wall-clock and median process CPU seconds of ``repeats`` calls of ``fn``.
+
+    For one-thread calls on a loaded machine the CPU time is the steadier figure: waiting
+    for a core counts in the wall-clock time only.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    walls, cpus = [], []
+    result: T
+    for _ in range(repeats):
+        with Stopwatch() as watch:
+            result = fn()
+        walls.append(watch.seconds)
+        cpus.append(watch.cpu_seconds)
+    return statistics.median(walls), statistics.median(cpus), result

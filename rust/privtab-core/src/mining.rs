@@ -203,19 +203,26 @@ struct Found {
     cover: Cover,
 }
 
-/// The maximal sets found so far by one sequential search, as bitsets. A node whose set
-/// plus tail is a subset of a found maximal set `M` has no maximal set in its subtree
-/// (every set there is a subset of `M`, and depth-first search without duplicates cannot
-/// reach `M` twice), so the subtree is skipped; this changes neither the sets found nor
-/// their order.
+/// The maximal sets found so far by one sequential search, as bitsets (or sorted item
+/// lists when there are many items). A node whose set plus tail is a subset of a found
+/// maximal set `M` has no maximal set in its subtree (every set there is a subset of `M`,
+/// and depth-first search without duplicates cannot reach `M` twice), so the subtree is
+/// skipped. The found sets also decide maximality against the items ordered before a node
+/// (its earlier siblings and theirs), which are therefore not candidates of the node: any
+/// maximal superset using one of them was found in that sibling's subtree.
 ///
 /// Only found sets containing the node's set can cover it, so the search keeps, for every
 /// node on the current path, the list of found sets that contain its set (MAFIA's
 /// progressive focusing): a child filters its parent's list by its new items, and a set
 /// found below a node joins the lists of the whole path.
 struct Cover {
+    /// Words per found set as a bitset; 0 when found sets are sorted item lists.
     words: usize,
     bits: Vec<u64>,
+    /// Found set `m` is `members[starts[m]..starts[m + 1]]` when `words` is 0.
+    members: Vec<u32>,
+    starts: Vec<u32>,
+    n_sets: u32,
     /// For each item, the found sets containing it: a child of the root starts from its
     /// item's list instead of filtering every found set.
     by_item: Vec<Vec<u32>>,
@@ -224,42 +231,42 @@ struct Cover {
     focus: Vec<(Vec<u32>, usize)>,
 }
 
-/// Bitsets cost `n_items / 64` words per found set; above this the pruning is off.
+/// Bitsets cost `n_items / 64` words per found set; above this found sets are item lists.
 const COVER_MAX_ITEMS: usize = 4096;
-
-/// Whether searches over `n_items` items keep found sets: the earlier siblings of a node
-/// inside a top-level branch are then not candidates of the node (see [`Cover::active`]).
-pub(crate) fn cover_active(n_items: usize) -> bool {
-    n_items <= COVER_MAX_ITEMS
-}
 
 impl Cover {
     fn new(n_items: usize) -> Self {
         Cover {
-            words: if cover_active(n_items) {
+            words: if n_items <= COVER_MAX_ITEMS {
                 n_items.div_ceil(64).max(1)
             } else {
                 0
             },
             bits: Vec::new(),
-            by_item: if cover_active(n_items) {
-                vec![Vec::new(); n_items]
-            } else {
-                Vec::new()
-            },
+            members: Vec::new(),
+            starts: vec![0],
+            n_sets: 0,
+            by_item: vec![Vec::new(); n_items],
             focus: vec![(Vec::new(), 0)],
         }
     }
 
     fn insert(&mut self, set: &[u32]) {
-        if self.words == 0 {
-            return;
+        let index = self.n_sets;
+        self.n_sets += 1;
+        if self.words > 0 {
+            let start = self.bits.len();
+            self.bits.resize(start + self.words, 0);
+            for &i in set {
+                self.bits[start + i as usize / 64] |= 1 << (i % 64);
+            }
+        } else {
+            let start = self.members.len();
+            self.members.extend_from_slice(set);
+            self.members[start..].sort_unstable();
+            self.starts.push(self.members.len() as u32);
         }
-        let index = (self.bits.len() / self.words) as u32;
-        let start = self.bits.len();
-        self.bits.resize(start + self.words, 0);
         for &i in set {
-            self.bits[start + i as usize / 64] |= 1 << (i % 64);
             self.by_item[i as usize].push(index);
         }
         for (list, _) in &mut self.focus {
@@ -267,17 +274,17 @@ impl Cover {
         }
     }
 
-    /// Whether the search keeps found sets (it then tests maximality against them for the
-    /// items ordered before a node inside the branch, instead of carrying those items).
-    fn active(&self) -> bool {
-        self.words > 0
-    }
-
     fn contains(&self, m: u32, items: &[u32]) -> bool {
-        let m = &self.bits[m as usize * self.words..(m as usize + 1) * self.words];
-        items
-            .iter()
-            .all(|&i| m[i as usize / 64] >> (i % 64) & 1 != 0)
+        let m = m as usize;
+        if self.words > 0 {
+            let m = &self.bits[m * self.words..(m + 1) * self.words];
+            items
+                .iter()
+                .all(|&i| m[i as usize / 64] >> (i % 64) & 1 != 0)
+        } else {
+            let m = &self.members[self.starts[m] as usize..self.starts[m + 1] as usize];
+            items.len() <= m.len() && items.iter().all(|i| m.binary_search(i).is_ok())
+        }
     }
 
     /// The found sets of the current node's list that contain `set`.
@@ -301,16 +308,14 @@ impl Cover {
 
     /// Opens the list of a child node whose set is `set`.
     fn enter(&mut self, set: &[u32]) {
-        if self.active() {
-            let focused = self.focused(set);
-            self.focus.push(focused);
-        }
+        let focused = self.focused(set);
+        self.focus.push(focused);
     }
 
     /// Narrows the current node's list to the sets containing `set` (after its perfect
     /// extensions joined it).
     fn refine(&mut self, set: &[u32]) {
-        if self.active() && self.focus.last().is_some_and(|(_, v)| *v < set.len()) {
+        if self.focus.last().is_some_and(|(_, v)| *v < set.len()) {
             let focused = self.focused(set);
             *self.focus.last_mut().expect("checked above") = focused;
         }
@@ -318,16 +323,11 @@ impl Cover {
 
     /// Closes the list opened by [`Cover::enter`].
     fn leave(&mut self) {
-        if self.active() {
-            self.focus.pop();
-        }
+        self.focus.pop();
     }
 
     /// Whether `set ∪ tail` is a subset of a found set, `set` being the current node's set.
     fn covers(&self, set: &[u32], tail: &[u32]) -> bool {
-        if !self.active() {
-            return false;
-        }
         let (list, verified) = self.focus.last().expect("the root's list is never left");
         let new = &set[(*verified).min(set.len())..];
         list.iter()
@@ -450,7 +450,6 @@ fn explore<O: Oracle>(
         excluded,
     } = prepare(oracle, node, set, tail, excluded, scratch, found)
     {
-        let mut child_excluded = excluded.clone();
         for (index, &item) in tail.iter().enumerate() {
             if found.full() {
                 break;
@@ -460,9 +459,6 @@ fn explore<O: Oracle>(
             if found.cover.covers(set, &tail[index + 1..]) {
                 found.cover.leave();
                 set.pop();
-                if !found.cover.active() {
-                    child_excluded.push(item);
-                }
                 continue;
             }
             let child = oracle.child(&node, item, index, scratch);
@@ -471,15 +467,12 @@ fn explore<O: Oracle>(
                 child,
                 set,
                 &tail[index + 1..],
-                &child_excluded,
+                &excluded,
                 scratch,
                 found,
             );
             found.cover.leave();
             set.pop();
-            if !found.cover.active() {
-                child_excluded.push(item);
-            }
         }
         oracle.release(node, scratch);
     }
@@ -515,9 +508,7 @@ pub fn maximal_sets<O: Oracle>(
     let mut branches: Vec<Found> = Vec::new();
     // On one thread with no cap, one search keeps every found set, so no node carries the
     // earlier top-level branches' items; the sets are the same and sorted at the end.
-    let split = limits.max_sets.is_some()
-        || rayon::current_num_threads() > 1
-        || !cover_active(oracle.n_items());
+    let split = limits.max_sets.is_some() || rayon::current_num_threads() > 1;
     if let Some(root) = oracle.root(split) {
         let mut scratch = oracle.scratch();
         let all: Vec<u32> = (0..oracle.n_items() as u32).collect();

@@ -17,8 +17,6 @@ pub struct Frequency {
     original: Vec<u32>,
     root: Option<Db>,
     layout: Layout,
-    /// Whether the search keeps found sets, so a child's candidates are the later items.
-    suffix: bool,
 }
 
 /// When a node's database is held as bitsets (MINING.md, technique 6).
@@ -79,11 +77,9 @@ pub struct Db {
     reduced: bool,
     /// Whether this is the root node of a split search, whose children are top-level
     /// branches searched apart (in parallel), so their earlier siblings stay as excluded
-    /// items.
+    /// items; a child of any other node has the items after its own in `keep` as
+    /// candidates.
     is_root: bool,
-    /// Whether a child's candidates are the items after its own in `keep` (see
-    /// [`super::cover_active`]); otherwise they are all of `keep` but the child's item.
-    suffix: bool,
 }
 
 impl Db {
@@ -188,7 +184,7 @@ impl<'a> NodeRows<'a> {
                 for (&t, &at) in db.occ_rows[range.clone()].iter().zip(&db.occ_at[range]) {
                     let t = t as usize;
                     let end = db.offsets[t + 1] as usize;
-                    let start = if db.suffix {
+                    let start = if !db.is_root {
                         at as usize + 1
                     } else {
                         db.offsets[t] as usize
@@ -282,7 +278,6 @@ impl Frequency {
         };
         Ok(Frequency {
             min_support,
-            suffix: super::cover_active(frequent.len()),
             original: frequent,
             root,
             layout,
@@ -343,7 +338,6 @@ impl Frequency {
         let mut out = s.spare.pop().unwrap_or_default();
         out.support = support;
         out.is_root = is_root;
-        out.suffix = self.suffix && !is_root;
         out.reduced = true;
         out.n_tail = n_tail;
         out.keep.extend_from_slice(keep);

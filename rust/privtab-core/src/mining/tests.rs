@@ -183,10 +183,9 @@ fn one_thread_search_matches_brute_force() {
     }
 }
 
-/// More frequent items than found sets are kept for (so every node carries its earlier
-/// siblings as excluded items, and children read whole transactions): a few core items on
-/// random rows, plus thousands of items that each sit in `threshold` identical rows with a
-/// random part of the core. The answer is built by hand: the core's maximal sets not
+/// More frequent items than found sets are kept as bitsets for (they are then sorted item
+/// lists): a few core items on random rows, plus thousands of items that each sit in
+/// `threshold` identical rows with a random part of the core. The answer is built by hand: the core's maximal sets not
 /// inside any part, and each part with its own item.
 #[test]
 fn many_frequent_items_match_a_constructed_answer() {
