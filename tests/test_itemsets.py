@@ -130,17 +130,71 @@ def test_public_n_threads_gives_the_same_sets_and_is_checked(function):
         function(B, 20, n_threads=1.5)
 
 
+sparse_matrices = st.tuples(
+    st.integers(1, 10), st.integers(1, 60), st.integers(0, 2**32 - 1)
+).map(
+    lambda a: (np.random.default_rng(a[2]).random((a[1], a[0])) < 0.2).astype(np.uint8)
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sparse_matrices, st.integers(1, 5), st.sampled_from([1, 2]))
+def test_sparse_tables_equal_brute_force_on_one_and_two_threads(B, threshold, threads):
+    # One thread searches in one sequence from the root, two split the top-level branches.
+    sets = maximal_itemsets(B, threshold, n_threads=threads)
+    assert sets.complete
+    assert_canonical_order(sets)
+    assert as_dict(sets) == brute_force(B, reference_support, threshold)
+    kac = maximal_kac_sets(B, threshold, n_threads=threads)
+    assert as_dict(kac) == brute_force(B, reference_anonymity, threshold)
+
+
+def pyfim_maximal(B, min_support):
+    transactions = [t.tolist() for t in np.split(B.indices, B.indptr[1:-1])]
+    expected = fim.fpgrowth(transactions, target="m", supp=-min_support, report="a")
+    return {frozenset(s): int(c) for s, c in expected}
+
+
 @pytest.mark.parametrize(("name", "min_support"), FIMI_CASES)
 def test_fimi_benchmarks_equal_pyfim(shared_data, name, min_support):
     B = privtab.read_transactions(shared_data / "fimi" / f"{name}.dat")
     sets = maximal_itemsets(B, min_support)
     assert sets.complete
     assert_canonical_order(sets)
-    transactions = np.split(B.indices, B.indptr[1:-1])
-    expected = fim.fpgrowth(
-        [t.tolist() for t in transactions], target="m", supp=-min_support, report="a"
+    assert as_dict(sets) == pyfim_maximal(B, min_support)
+
+
+@pytest.mark.parametrize(
+    ("name", "min_support"),
+    [("retail", 20), ("T10I4D100K", 20), ("mushroom", 20), ("chess", 1500)],
+)
+def test_fimi_benchmarks_on_one_thread_equal_pyfim(shared_data, name, min_support):
+    B = privtab.read_transactions(shared_data / "fimi" / f"{name}.dat")
+    sets = maximal_itemsets(B, min_support, n_threads=1)
+    assert sets.complete
+    assert_canonical_order(sets)
+    assert as_dict(sets) == pyfim_maximal(B, min_support)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_more_items_than_the_bitset_cover_equal_pyfim(threads):
+    # 6,000 frequent items: found sets are kept as item lists instead of bitsets.
+    rng = np.random.default_rng(11)
+    n_rows, n_items = 6000, 6000
+    rows = [
+        np.unique(rng.integers(0, n_items, size=rng.integers(1, 12)))
+        for _ in range(n_rows)
+    ]
+    rows += [np.array([i]) for i in range(n_items)]
+    indptr = np.cumsum([0] + [len(r) for r in rows])
+    B = scipy.sparse.csr_array(
+        (np.ones(indptr[-1], dtype=bool), np.concatenate(rows), indptr),
+        shape=(len(rows), n_items),
     )
-    assert as_dict(sets) == {frozenset(s): int(c) for s, c in expected}
+    assert (B.sum(axis=0) >= 2).sum() > 4096
+    sets = maximal_itemsets(B, 2, n_threads=threads)
+    assert sets.complete
+    assert as_dict(sets) == pyfim_maximal(B, 2)
 
 
 # --- inputs --------------------------------------------------------------------------

@@ -60,6 +60,13 @@ pub trait Oracle: Sync {
 
     /// Fresh working memory.
     fn scratch(&self) -> Self::Scratch;
+    /// Whether a search on one thread should run as one sequence from the root, deciding
+    /// maximality by found sets at every level, rather than as separate top-level branches
+    /// that each carry their earlier siblings: better when carrying items costs more than
+    /// looking up found sets (sparse data).
+    fn sequential(&self) -> bool {
+        false
+    }
     /// Number of items; item ids are below it.
     fn n_items(&self) -> usize;
     /// The node of the empty set, or `None` when the empty set is infeasible. `split` says
@@ -506,9 +513,10 @@ pub fn maximal_sets<O: Oracle>(
     };
     let mut found = new_found();
     let mut branches: Vec<Found> = Vec::new();
-    // On one thread with no cap, one search keeps every found set, so no node carries the
-    // earlier top-level branches' items; the sets are the same and sorted at the end.
-    let split = limits.max_sets.is_some() || rayon::current_num_threads() > 1;
+    // On one thread with no cap, one search may keep every found set, so no node carries
+    // the earlier top-level branches' items; the sets are the same and sorted at the end.
+    let split =
+        limits.max_sets.is_some() || rayon::current_num_threads() > 1 || !oracle.sequential();
     if let Some(root) = oracle.root(split) {
         let mut scratch = oracle.scratch();
         let all: Vec<u32> = (0..oracle.n_items() as u32).collect();

@@ -568,6 +568,16 @@ impl Oracle for Frequency {
         self.original.len()
     }
 
+    /// When the root's transactions stay horizontal ([`Layout`]): sparse data, where the
+    /// top-level branches' carried items cost more than found-set look-ups.
+    fn sequential(&self) -> bool {
+        self.root.as_ref().is_some_and(|db| {
+            let max_weight = db.weights.iter().copied().max().unwrap_or(1);
+            let cost = VerticalDb::cost(db.len(), max_weight, self.original.len());
+            !self.layout.vertical(db.len(), cost, db.items.len())
+        })
+    }
+
     fn root(&self, split: bool) -> Option<Node> {
         self.root.as_ref().map(|db| {
             Node::Horizontal(Arc::new(Db {
