@@ -13,12 +13,16 @@
 //! - look-ahead: when `S` plus its whole tail is feasible, only that set can be maximal in
 //!   the subtree;
 //! - the tail is re-sorted by increasing conditional support at every node;
+//! - inside a sequential search the excluded items ordered before a node are decided by
+//!   the maximal sets already found ([`Cover`]), so only the top-level branches carry them;
 //! - the top-level branches run on rayon; each branch is sequential and the results are
-//!   sorted at the end, so the output does not depend on the thread count.
+//!   sorted at the end, so the output does not depend on the thread count. On one thread
+//!   with no cap, an oracle that asks for it ([`Oracle::sequential`]) is searched as one
+//!   sequence from the root instead.
 //!
 //! [`Frequency`] works on weighted transactions (duplicates merged) reduced to the
 //! candidate items at every node, with occurrence lists built in one pass for all
-//! children. [`ContainmentAnonymity`] keeps the partition of the rows by their pattern on
+//! children, which read their transactions in place in the parent's database. [`ContainmentAnonymity`] keeps the partition of the rows by their pattern on
 //! `S` and the bitset of rows containing each pattern.
 
 mod containment;
