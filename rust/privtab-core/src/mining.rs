@@ -234,8 +234,9 @@ struct Cover {
     members: Vec<u32>,
     starts: Vec<u32>,
     n_sets: u32,
-    /// For each item, the found sets containing it: a child of the root starts from its
-    /// item's list instead of filtering every found set.
+    /// For each item, the found sets containing it, in a search from the root (empty in a
+    /// top-level branch, whose found sets all hold its item): a child of the root starts
+    /// from its item's list instead of filtering every found set.
     by_item: Vec<Vec<u32>>,
     /// For each node of the current path: the found sets containing `set[..verified]`, and
     /// `verified`.
@@ -246,7 +247,7 @@ struct Cover {
 const COVER_MAX_ITEMS: usize = 4096;
 
 impl Cover {
-    fn new(n_items: usize) -> Self {
+    fn new(n_items: usize, from_root: bool) -> Self {
         Cover {
             words: if n_items <= COVER_MAX_ITEMS {
                 n_items.div_ceil(64).max(1)
@@ -257,7 +258,11 @@ impl Cover {
             members: Vec::new(),
             starts: vec![0],
             n_sets: 0,
-            by_item: vec![Vec::new(); n_items],
+            by_item: if from_root {
+                vec![Vec::new(); n_items]
+            } else {
+                Vec::new()
+            },
             focus: vec![(Vec::new(), 0)],
         }
     }
@@ -277,8 +282,10 @@ impl Cover {
             self.members[start..].sort_unstable();
             self.starts.push(self.members.len() as u32);
         }
-        for &i in set {
-            self.by_item[i as usize].push(index);
+        if !self.by_item.is_empty() {
+            for &i in set {
+                self.by_item[i as usize].push(index);
+            }
         }
         for (list, _) in &mut self.focus {
             list.push(index);
@@ -304,6 +311,7 @@ impl Cover {
         let mut new = &set[(*verified).min(set.len())..];
         let mut list = list.as_slice();
         if *verified == 0
+            && !self.by_item.is_empty()
             && let Some((&first, rest)) = new.split_first()
         {
             list = &self.by_item[first as usize];
@@ -508,19 +516,19 @@ pub fn maximal_sets<O: Oracle>(
     }
     let cap = limits.max_sets.unwrap_or(usize::MAX);
     let deadline = limits.time_limit.map(|d| Instant::now() + d);
-    let new_found = || Found {
-        sets: Vec::new(),
-        cap,
-        deadline,
-        stopped: false,
-        cover: Cover::new(oracle.n_items()),
-    };
-    let mut found = new_found();
-    let mut branches: Vec<Found> = Vec::new();
     // On one thread with no cap, one search may keep every found set, so no node carries
     // the earlier top-level branches' items; the sets are the same and sorted at the end.
     let split =
         limits.max_sets.is_some() || rayon::current_num_threads() > 1 || !oracle.sequential();
+    let new_found = |from_root| Found {
+        sets: Vec::new(),
+        cap,
+        deadline,
+        stopped: false,
+        cover: Cover::new(oracle.n_items(), from_root),
+    };
+    let mut found = new_found(true);
+    let mut branches: Vec<Found> = Vec::new();
     if let Some(root) = oracle.root(split) {
         let mut scratch = oracle.scratch();
         let all: Vec<u32> = (0..oracle.n_items() as u32).collect();
@@ -540,7 +548,7 @@ pub fn maximal_sets<O: Oracle>(
                 .map_init(
                     || oracle.scratch(),
                     |scratch, index| {
-                        let mut found = new_found();
+                        let mut found = new_found(false);
                         let item = tail[index];
                         let mut child_excluded = excluded.clone();
                         child_excluded.extend_from_slice(&tail[..index]);
