@@ -40,6 +40,10 @@ const TAG_BINOMIAL: u64 = 2;
 const TAG_EMPTY_KEYS: u64 = 3;
 const TAG_EMPTY_VALUES: u64 = 4;
 
+/// The noisy value recorded for an observed cell that is not kept: below every threshold
+/// in grid units (those are within ±2^120).
+const NOT_KEPT: i128 = i128::MIN;
+
 /// Thresholds at or beyond this magnitude are rejected: released values must stay exact
 /// integers in a `f64` under discrete noise, and `floor(τ)` must fit an `i64`.
 pub const MAX_THRESHOLD: f64 = 9_007_199_254_740_992.0; // 2^53
@@ -187,10 +191,14 @@ impl Sampler {
         }
     }
 
-    /// The noisy value of a cell with true count `count`, in grid units.
+    /// The noisy value of a cell with true count `count`, in grid units, or [`NOT_KEPT`]
+    /// when it does not exceed τ (then the exact value is never needed, and mostly never
+    /// drawn: [`DiscreteLaplace::sample_above`]).
     #[inline]
     fn noisy(&self, rng: &mut Rng, count: u64) -> Result<i128> {
-        Ok(self.units(count)? + i128::from(self.dist.sample(rng)?))
+        let units = self.units(count)?;
+        let noise = self.dist.sample_above(rng, self.floor - units)?;
+        Ok(noise.map_or(NOT_KEPT, |z| units + z))
     }
 
     /// Whether a noisy value in grid units is kept (strictly above τ).
