@@ -19,11 +19,10 @@
 //! on `[0, num)` with `P(L = l) ∝ exp(-l/(32·num))` (a uniform draw accepted with the exact
 //! Bernoulli of Algorithm 1, with probability above `exp(-1/32)`). The sign is the spare
 //! bit of the block index's word. About two random words per variate replace the ten or
-//! so, and as many unpredictable branches, of the all-Bernoulli construction. The offset
-//! is drawn only when it can change the result (for `t < 32`, most blocks lie inside one
-//! integer), and a thresholded release ([`DiscreteLaplace::sample_above`]) skips it
-//! whenever the block alone settles the comparison; bits that are never looked at do not
-//! change the law of what is.
+//! so, and as many unpredictable branches, of the all-Bernoulli construction. A thresholded
+//! release ([`DiscreteLaplace::sample_above`]) draws the offset only when the block alone
+//! does not settle the comparison; bits that are never looked at do not change the law of
+//! what is.
 
 use super::blocks::{BLOCKS, block_index};
 use super::{alloc_output, below_u64, below_u128};
@@ -250,11 +249,12 @@ fn geometric<W: Word>(rng: &mut Rng, t: W, s: W) -> Option<u128> {
 
 /// The block construction of the geometric magnitude for a scale `num / den` with both
 /// parts below 2^64 (module documentation): `⌊(num·J + L) / D⌋`, `D = 32·den`, computed as
-/// `q·J + ⌊(r·J + L) / D⌋` with `num = q·D + r`.
+/// `q·J + ⌊(r·J + L) / D⌋` with `num = q·D + r`, so that the division is by a power of two
+/// or of 64-bit integers in all but the rarest draws.
 ///
-/// The offset `L` is drawn only when it matters: with `r·J = a·D + b`, the magnitude is
-/// `q·J + a` for every `L < num` when `b + num ≤ D`, and `L` (independent of `J`) is then
-/// never looked at. Skipping the draw leaves the law of the output unchanged.
+/// With `r·J = a·D + b`, the magnitudes of block `J` run from `q·J + a` (offset 0) to
+/// `q·J + ⌊(b + num − 1) / D⌋ + a`: a comparison that this range settles needs no offset,
+/// and `L` (independent of `J`) is then never drawn ([`DiscreteLaplace::sample_above`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Blocked {
     num: u64,
@@ -265,9 +265,6 @@ struct Blocked {
     narrow: Option<u64>,
     /// `log2 D` when `D` is a power of two (divisions by a shift).
     shift: Option<u32>,
-    /// Whether an offset can move a magnitude across a multiple of `D` in some blocks but
-    /// not all (`num < D`): only then is the block looked at before the offset is drawn.
-    lazy: bool,
 }
 
 /// Block `block` before its offset is drawn: its magnitude with the offset 0 is `low`, and
@@ -291,7 +288,6 @@ impl Blocked {
             remainder: u128::from(num) % divisor,
             narrow: u64::try_from(divisor).ok(),
             shift: divisor.is_power_of_two().then(|| divisor.trailing_zeros()),
-            lazy: num > 1 && u128::from(num) < divisor,
         }
     }
 
@@ -348,20 +344,18 @@ impl Blocked {
     /// uniform `top`; `None` on 128-bit overflow.
     #[inline]
     fn magnitude(&self, rng: &mut Rng, top: u64) -> Option<u128> {
-        let block = block_index(rng, top);
-        if self.lazy {
-            let range = self.range(block)?;
-            return self.resolve(rng, range);
-        }
-        let block = u128::from(block);
+        let block = u128::from(block_index(rng, top));
         let offset = if self.num == 1 { 0 } else { self.offset(rng) };
         let low = self
             .remainder
             .checked_mul(block)?
             .checked_add(u128::from(offset))?;
-        self.quotient
-            .checked_mul(block)?
-            .checked_add(self.div_rem(low).0)
+        let low = match (self.shift, u64::try_from(low), u64::try_from(self.divisor)) {
+            (Some(shift), _, _) => low >> shift,
+            (None, Ok(low), Ok(divisor)) => u128::from(low / divisor),
+            _ => low / self.divisor,
+        };
+        self.quotient.checked_mul(block)?.checked_add(low)
     }
 
     /// Fills `out` with `DLap(num/den)` variates (a fair sign and the magnitude, a negative
