@@ -13,7 +13,8 @@ pub struct Columns<'a> {
 }
 
 impl<'a> Columns<'a> {
-    /// Wraps `data` (length `n_rows * cardinalities.len()`, column-major).
+    /// Wraps `data` (length `n_rows * cardinalities.len()`, column-major), checking the
+    /// codes in parallel.
     ///
     /// # Errors
     /// [`Error::InvalidData`] when the length does not match, a cardinality is 0, or a code
@@ -37,7 +38,10 @@ impl<'a> Columns<'a> {
                     "cardinalities[{j}] must be >= 1, got 0"
                 )));
             }
-            check_codes(view.column(j), card, &format!("codes column {j}"))?;
+            let column = view.column(j);
+            if !all_below(column, card) {
+                check_codes(column, card, &format!("codes column {j}"))?;
+            }
         }
         Ok(view)
     }
@@ -136,6 +140,18 @@ pub fn invalid_code<C: Code>(what: &str, at: &str, code: C, bound: &str) -> Erro
     } else {
         Error::InvalidData(format!("{at} = {code} is >= {bound}"))
     }
+}
+
+/// Codes per task of [`all_below`].
+const CHECK_BLOCK: usize = 1 << 16;
+
+/// Whether every code is below `cardinality`: the maximum of each block (a vectorised
+/// reduction), blocks in parallel.
+fn all_below(codes: &[u32], cardinality: u32) -> bool {
+    use rayon::prelude::*;
+    codes
+        .par_chunks(CHECK_BLOCK)
+        .all(|block| block.iter().fold(0, |high, &code| high.max(code)) < cardinality)
 }
 
 /// Checks that every code in `codes` is in `0..cardinality`.

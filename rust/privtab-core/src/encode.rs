@@ -59,6 +59,45 @@ pub fn mixed_radix_encode(cols: Columns<'_>) -> Result<Vec<u64>> {
     encode_valid(&columns, cols.cardinalities(), cols.n_rows())
 }
 
+/// The mixed-radix encoder of a validated table, for kernels that encode rows block by
+/// block (e.g. into a cache-resident buffer) instead of into one array of all keys.
+pub(crate) struct RowEncoder<'a> {
+    columns: Vec<&'a [u32]>,
+    radices: Vec<u64>,
+    weights: Vec<u64>,
+}
+
+impl<'a> RowEncoder<'a> {
+    /// The encoder of every column of `cols` (first column most significant).
+    ///
+    /// # Errors
+    /// [`Error::Domain`] when the product of the cardinalities exceeds 2^64.
+    pub(crate) fn new(cols: Columns<'a>) -> Result<Self> {
+        let cards = cols.cardinalities();
+        check_domain(cards)?;
+        Ok(RowEncoder {
+            columns: (0..cols.n_cols()).map(|j| cols.column(j)).collect(),
+            radices: cards.iter().map(|&k| u64::from(k)).collect(),
+            weights: place_values(cards),
+        })
+    }
+
+    /// Writes the keys of rows `start..start + out.len()` into `out`.
+    pub(crate) fn encode(&self, start: usize, out: &mut [u64]) {
+        out.fill(0);
+        for (block, keys) in out.chunks_mut(COLUMN_BLOCK).enumerate() {
+            // The columns were validated, so every code is below its radix.
+            fold_columns(
+                &self.columns,
+                &self.radices,
+                &self.weights,
+                start + block * COLUMN_BLOCK,
+                keys,
+            );
+        }
+    }
+}
+
 /// Encodes the attributes `subset` of `cols`, in the order given (the first listed is the
 /// most significant digit).
 ///

@@ -5,9 +5,10 @@
 //! scale) to the count of *every* cell of the declared domain and keeps the cells whose
 //! noisy value exceeds a threshold τ. The domain is never enumerated:
 //!
-//! 1. rows become mixed-radix keys ([`mixed_radix_encode`]) and are counted
-//!    ([`count_keys`]: keys split into buckets by their leading bits, each bucket radix
-//!    sorted on its own, all in parallel): the `n'` observed cells;
+//! 1. rows become mixed-radix keys, a cache-sized block at a time, and are counted
+//!    ([`count_rows`]: each block's keys split into buckets by their leading bits, each
+//!    bucket counted on its own in a small hash table, all in parallel): the `n'`
+//!    observed cells;
 //! 2. each observed cell gets its own noise and is kept if its noisy value exceeds τ;
 //! 3. every empty cell has the same chance `p = P(L > τ)` of being kept, so the number of
 //!    kept empty cells is `q ~ Binomial(m − n', p)`; `q` ranks are drawn uniformly without
@@ -25,7 +26,7 @@
 
 use crate::columns::Columns;
 use crate::counts::{SparseCounts, radix_sort, run_lengths};
-use crate::encode::{check_domain, mixed_radix_encode};
+use crate::encode::{RowEncoder, check_domain};
 use crate::error::check_positive_finite;
 use crate::noise::{Binomial, DiscreteLaplace, GridLaplace, sample_distinct};
 use crate::resources::alloc_output;
@@ -38,6 +39,10 @@ const TAG_OBSERVED: u64 = 1;
 const TAG_BINOMIAL: u64 = 2;
 const TAG_EMPTY_KEYS: u64 = 3;
 const TAG_EMPTY_VALUES: u64 = 4;
+
+/// The noisy value recorded for an observed cell that is not kept: below every threshold
+/// in grid units (those are within ±2^120).
+const NOT_KEPT: i128 = i128::MIN;
 
 /// Thresholds at or beyond this magnitude are rejected: released values must stay exact
 /// integers in a `f64` under discrete noise, and `floor(τ)` must fit an `i64`.
@@ -186,10 +191,14 @@ impl Sampler {
         }
     }
 
-    /// The noisy value of a cell with true count `count`, in grid units.
+    /// The noisy value of a cell with true count `count`, in grid units, or [`NOT_KEPT`]
+    /// when it does not exceed τ (then the exact value is never needed, and mostly never
+    /// drawn: [`DiscreteLaplace::sample_above`]).
     #[inline]
     fn noisy(&self, rng: &mut Rng, count: u64) -> Result<i128> {
-        Ok(self.units(count)? + i128::from(self.dist.sample(rng)?))
+        let units = self.units(count)?;
+        let noise = self.dist.sample_above(rng, self.floor - units)?;
+        Ok(noise.map_or(NOT_KEPT, |z| units + z))
     }
 
     /// Whether a noisy value in grid units is kept (strictly above τ).
@@ -268,9 +277,7 @@ pub fn thresholded_histogram(
 ) -> Result<Histogram> {
     let plan = Plan::new(cols.cardinalities(), epsilon, threshold, noise, max_cells)?;
     plan.sampler.check_counts(cols.n_rows(), epsilon)?;
-    let keys = mixed_radix_encode(cols)?;
-    let counts = count_keys(&keys, plan.domain)?;
-    drop(keys);
+    let counts = count_rows(cols, plan.domain)?;
     plan.release(&counts, seed)
 }
 
@@ -394,45 +401,78 @@ impl Plan {
     }
 }
 
-/// Keys per block of the bucket pass of [`count_keys`] (fixed, so that nothing depends on
-/// the number of threads).
-const BUCKET_BLOCK: usize = 1 << 18;
+/// Rows per block of the bucket pass of [`count_rows`] (fixed, so that nothing depends on
+/// the number of threads): a block's keys stay in the L2 cache between their encoding and
+/// their split into buckets.
+const BUCKET_BLOCK: usize = 1 << 17;
 
-/// Average keys per bucket aimed at by [`count_keys`]: a bucket and its sort buffer stay in
-/// the L2 cache.
+/// Average keys per bucket aimed at by [`count_rows`]: a bucket's table of distinct keys
+/// stays in the L1 or L2 cache.
 const BUCKET_KEYS: usize = 1 << 13;
 
-/// The distinct values of `keys` (all below `domain`) and their counts, sorted.
-///
-/// Blocks of keys are split in parallel into buckets by their leading bits (a counting
-/// sort on one digit of up to 12 bits); then each bucket gathers its pieces from every
-/// block, is radix sorted and run-length encoded on its own, in parallel. Buckets are
-/// ranges of keys, so their results concatenate into the sorted counts. Two passes over
-/// the keys plus cache-resident sorting, against the merge tree of sorted blocks it
-/// replaces.
+/// Buckets of more keys than this are sorted rather than hashed, so that a table of
+/// distinct keys never outgrows the L2 cache (one hot leading digit puts most rows in one
+/// bucket).
+const HASHED_BUCKET: usize = 1 << 16;
+
+/// The distinct keys of the rows of `cols` and their counts, sorted by key.
 ///
 /// # Errors
-/// [`Error::OutputTooLarge`] when the bucket copies cannot be allocated.
+/// As [`count_blocks`]; [`Error::Domain`] when the product of the cardinalities exceeds
+/// 2^64.
+fn count_rows(cols: Columns<'_>, domain: u128) -> Result<SparseCounts> {
+    let encoder = RowEncoder::new(cols)?;
+    count_blocks(cols.n_rows(), domain, |start, out| {
+        encoder.encode(start, out)
+    })
+}
+
+/// The distinct values of `keys` (all below `domain`) and their counts, sorted.
+#[cfg(test)]
 fn count_keys(keys: &[u64], domain: u128) -> Result<SparseCounts> {
+    count_blocks(keys.len(), domain, |start, out| {
+        out.copy_from_slice(&keys[start..start + out.len()]);
+    })
+}
+
+/// The distinct values of `n` keys below `domain` and their counts, sorted; `encode(start,
+/// out)` writes keys `start..start + out.len()`.
+///
+/// Blocks of keys are encoded into a cache-resident buffer and split in parallel into
+/// buckets by their leading bits (a counting sort on one digit of up to 12 bits); then
+/// each bucket counts its keys from the pieces of every block, in parallel: in a small
+/// hash table, whose distinct keys are then sorted, or by radix sort when the bucket is
+/// large. Buckets are ranges of keys, so their results concatenate into the sorted counts.
+/// The codes are read once and the keys written once, with no array of all keys.
+///
+/// # Errors
+/// [`Error::OutputTooLarge`] when the counts cannot be allocated.
+fn count_blocks<F>(n: usize, domain: u128, encode: F) -> Result<SparseCounts>
+where
+    F: Fn(usize, &mut [u64]) + Sync,
+{
     let bits = 128 - (domain.max(1) - 1).leading_zeros();
-    let wanted = (keys.len() / BUCKET_KEYS).max(1).ilog2().clamp(1, 12);
+    let wanted = (n / BUCKET_KEYS).max(1).ilog2().clamp(1, 12);
     let bucket_bits = wanted.min(bits);
     let shift = bits - bucket_bits;
     let n_buckets = 1usize << bucket_bits;
     let bucket = |key: u64| (key >> shift) as usize;
-    let blocks: Vec<(Vec<u64>, Vec<usize>)> = keys
-        .par_chunks(BUCKET_BLOCK)
-        .map(|block| {
+    let blocks: Vec<(Vec<u64>, Vec<usize>)> = (0..n.div_ceil(BUCKET_BLOCK))
+        .into_par_iter()
+        .map_init(Vec::new, |keys: &mut Vec<u64>, b| {
+            let start = b * BUCKET_BLOCK;
+            keys.resize(BUCKET_BLOCK.min(n - start), 0);
+            encode(start, keys);
             let mut starts = vec![0usize; n_buckets + 1];
-            for &key in block {
+            for &key in keys.iter() {
                 starts[bucket(key) + 1] += 1;
             }
-            for b in 0..n_buckets {
-                starts[b + 1] += starts[b];
+            for i in 0..n_buckets {
+                starts[i + 1] += starts[i];
             }
             let mut next = starts.clone();
-            let mut split = vec![0u64; block.len()];
-            for &key in block {
+            let mut split = vec![0u64; keys.len()];
+            for &key in keys.iter() {
                 let slot = &mut next[bucket(key)];
                 split[*slot] = key;
                 *slot += 1;
@@ -440,16 +480,24 @@ fn count_keys(keys: &[u64], domain: u128) -> Result<SparseCounts> {
             (split, starts)
         })
         .collect();
+    let pieces = |b: usize| {
+        blocks
+            .iter()
+            .map(move |(split, starts)| &split[starts[b]..starts[b + 1]])
+    };
     let parts: Vec<(Vec<u64>, Vec<u64>)> = (0..n_buckets)
         .into_par_iter()
-        .map(|b| {
-            let size = blocks.iter().map(|(_, s)| s[b + 1] - s[b]).sum();
-            let mut gathered = Vec::with_capacity(size);
-            for (split, starts) in &blocks {
-                gathered.extend_from_slice(&split[starts[b]..starts[b + 1]]);
+        .map_init(KeyTable::default, |table, b| {
+            let size: usize = pieces(b).map(<[u64]>::len).sum();
+            if size > HASHED_BUCKET {
+                let mut gathered = Vec::with_capacity(size);
+                pieces(b).for_each(|piece| gathered.extend_from_slice(piece));
+                radix_sort(&mut gathered);
+                return run_lengths(&gathered).into_parts();
             }
-            radix_sort(&mut gathered);
-            run_lengths(&gathered).into_parts()
+            table.clear(size);
+            pieces(b).flatten().for_each(|&key| table.add(key));
+            table.sorted_parts()
         })
         .collect();
     drop(blocks);
@@ -463,6 +511,86 @@ fn count_keys(keys: &[u64], domain: u128) -> Result<SparseCounts> {
         at += part_keys.len();
     }
     SparseCounts::from_parts(distinct, counts)
+}
+
+/// An open-addressing table counting the distinct keys of one bucket (linear probing; a
+/// slot with count 0 is empty), grown by doubling at half load.
+#[derive(Default)]
+struct KeyTable {
+    slots: Vec<(u64, u64)>,
+    len: usize,
+    shift: u32,
+}
+
+impl KeyTable {
+    /// Slots of a fresh table: enough for a bucket of few distinct keys.
+    const INITIAL: usize = 1 << 9;
+
+    /// Empties the table for a bucket of `size` keys.
+    fn clear(&mut self, size: usize) {
+        let capacity = (2 * size).next_power_of_two().clamp(2, Self::INITIAL);
+        self.slots.clear();
+        self.slots.resize(capacity, (0, 0));
+        self.shift = 64 - capacity.trailing_zeros();
+        self.len = 0;
+    }
+
+    /// The first slot to probe for `key` (Fibonacci hashing: the leading bits of a
+    /// product, so keys that differ only in their low bits spread out).
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// Counts one occurrence of `key`.
+    #[inline]
+    fn add(&mut self, key: u64) {
+        let mask = self.slots.len() - 1;
+        let mut at = self.home(key);
+        loop {
+            let slot = &mut self.slots[at];
+            if slot.1 == 0 {
+                *slot = (key, 1);
+                self.len += 1;
+                if 2 * self.len > self.slots.len() {
+                    self.grow();
+                }
+                return;
+            }
+            if slot.0 == key {
+                slot.1 += 1;
+                return;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Doubles the number of slots and reinserts the counted keys.
+    fn grow(&mut self) {
+        let doubled = vec![(0, 0); 2 * self.slots.len()];
+        let old = std::mem::replace(&mut self.slots, doubled);
+        self.shift -= 1;
+        let mask = self.slots.len() - 1;
+        for (key, count) in old.into_iter().filter(|&(_, count)| count > 0) {
+            let mut at = self.home(key);
+            while self.slots[at].1 != 0 {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = (key, count);
+        }
+    }
+
+    /// The counted keys in increasing order and their counts.
+    fn sorted_parts(&self) -> (Vec<u64>, Vec<u64>) {
+        let mut cells: Vec<(u64, u64)> = self
+            .slots
+            .iter()
+            .copied()
+            .filter(|&(_, count)| count > 0)
+            .collect();
+        cells.sort_unstable_by_key(|&(key, _)| key);
+        cells.into_iter().unzip()
+    }
 }
 
 /// A `Binomial(trials, p)` variate for `trials ≤ 2^64` (the binomial sampler takes `u64`
@@ -541,6 +669,7 @@ fn merge_cells(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encode::mixed_radix_encode;
     use crate::noise::test_util::in_pool;
     use crate::rng::CHUNK;
 
