@@ -3,8 +3,7 @@
 Its pieces are checked against independent NumPy references (counts of unique row
 tuples), and the whole search against the in-memory kernels: on a 2-worker
 ``distributed.LocalCluster`` with the classes moved into single partitions at once,
-and in this process with blocks and pair lists small enough that every way of
-counting a round is taken.
+and in this process with the synchronous scheduler.
 """
 
 import numpy as np
@@ -61,85 +60,76 @@ def reference_undiscerned(classes, values, labels):
     )
 
 
-def sorted_part(rng, class_sizes, cards, n_labels):
-    """A part ordered by class, classes of ``class_sizes`` rows, random codes."""
+def grouped_part(rng, class_sizes, cards, n_labels, dtype=np.uint8):
+    """A part grouped by class, classes of ``class_sizes`` rows, random codes."""
     n_rows = int(class_sizes.sum())
-    classes = np.repeat(np.arange(class_sizes.shape[0]), class_sizes)
-    columns = np.vstack([rng.integers(0, c, n_rows) for c in cards]).astype(np.uint8)
-    labels = rng.integers(0, n_labels, n_rows).astype(np.uint8)
-    return engine._SearchPart(
-        columns,
-        list(range(len(cards))),
-        labels,
-        classes.astype(np.uint32),
-        int(class_sizes.shape[0]),
-    )
+    columns = np.vstack([rng.integers(0, c, n_rows) for c in cards]).astype(dtype)
+    labels = rng.integers(0, n_labels, n_rows).astype(np.uint32)
+    bounds = np.concatenate([[0], np.cumsum(class_sizes)]).astype(np.uint64)
+    return engine._LocalPart(columns, list(range(len(cards))), labels, bounds)
 
 
 # The pieces ------------------------------------------------------------------------
-@pytest.mark.parametrize("block_cells", [8, 64, 1 << 17])
-def test_undiscerned_pairs_of_a_round_are_those_of_numpy(monkeypatch, block_cells):
-    monkeypatch.setattr(engine, "_BLOCK_CELLS", block_cells)
-    rng = np.random.default_rng(block_cells)
-    cards = [2, 9, 30]
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32])
+def test_a_local_round_counts_and_refines_as_numpy(dtype):
+    rng = np.random.default_rng(np.dtype(dtype).itemsize)
+    cards = np.array([2, 9, 30, 250], dtype=np.uint32)
     shapes = {
-        "small classes only": np.full(800, 3),
-        "large classes only": np.array([700, 900, 400]),
+        "small classes": np.full(800, 3),
+        "large classes": np.array([700, 900, 400]),
         "both": rng.geometric(0.15, size=400),
     }
     for n_labels in (2, 3):
         for class_sizes in shapes.values():
-            part = sorted_part(rng, class_sizes, cards, n_labels)
-            for widths in ([4], [60, 90]):
-                layout = engine._RoundLayout.of(part, widths)
-                for a, card in enumerate(cards):
-                    got = layout.undiscerned(part, a, card, n_labels)
-                    expected = reference_undiscerned(
-                        part.classes, part.columns[a], part.labels
-                    )
-                    assert got == expected
-    # The small classes of "both" are counted by pairs, the others by tables.
-    layout = engine._RoundLayout.of(part, [60, 90])
-    assert layout.first.shape[0] > 0
-    assert 0 < layout.rows.shape[0] < part.classes.shape[0]
+            part = grouped_part(rng, class_sizes, cards, n_labels, dtype)
+            classes = np.repeat(np.arange(class_sizes.shape[0]), class_sizes)
+            left, label_counts, same = engine._local_round(
+                part, None, [3, 0, 2, 1], cards, n_labels
+            )
+            assert same is part
+            expected = [
+                reference_undiscerned(classes, part.columns[a], part.labels)
+                for a in [3, 0, 2, 1]
+            ]
+            assert left == expected
+            np.testing.assert_array_equal(
+                label_counts, np.bincount(part.labels, minlength=n_labels)
+            )
+            left, _, refined = engine._local_round(part, 1, [0, 3, 2], cards, n_labels)
+            keys = classes * 9 + part.columns[1].astype(np.int64)
+            expected = [
+                reference_undiscerned(keys, part.columns[a], part.labels)
+                for a in [0, 3, 2]
+            ]
+            assert left == expected
+            # The refined rows: the mixed (class, value) groups in key order, each
+            # group's rows in their order.
+            groups, inverse = np.unique(keys, return_inverse=True)
+            mixed = np.array(
+                [
+                    np.unique(part.labels[inverse == g]).shape[0] >= 2
+                    for g in range(groups.shape[0])
+                ]
+            )
+            order = np.lexsort((np.arange(keys.shape[0]), keys))
+            order = order[mixed[inverse][order]]
+            sizes = np.bincount(inverse, minlength=groups.shape[0])[mixed]
+            assert refined.index == [0, 2, 3]
+            assert refined.columns.dtype == dtype
+            np.testing.assert_array_equal(
+                refined.columns, part.columns[[0, 2, 3]][:, order]
+            )
+            np.testing.assert_array_equal(refined.labels, part.labels[order])
+            np.testing.assert_array_equal(refined.bounds, np.r_[0, np.cumsum(sizes)])
 
 
-def test_pairs_are_the_discordant_pairs_of_each_small_class():
-    rng = np.random.default_rng(8)
-    sizes = rng.integers(1, 6, size=300)
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
-    labels = rng.integers(0, 3, int(sizes.sum())).astype(np.uint8)
-    small = sizes <= 4
-    first, second = engine._discordant_pairs(labels, bounds, sizes, small)
-    expected = {
-        (i, j)
-        for c in np.flatnonzero(small)
-        for i in range(bounds[c], bounds[c + 1])
-        for j in range(i + 1, bounds[c + 1])
-        if labels[i] != labels[j]
-    }
-    assert set(zip(first.tolist(), second.tolist(), strict=True)) == expected
-    assert first.shape[0] == len(expected)
-
-
-def test_local_refinement_keeps_the_mixed_groups_ranked_by_key():
-    rng = np.random.default_rng(5)
-    part = sorted_part(rng, rng.integers(1, 20, size=300), [4, 6, 5], 2)
-    refined = engine._local_refined(part, 1, 6)
-    keys = part.classes.astype(np.int64) * 6 + part.columns[1]
-    groups, inverse = np.unique(keys, return_inverse=True)
-    mixed = np.array(
-        [np.unique(part.labels[inverse == g]).shape[0] >= 2 for g in range(len(groups))]
-    )
-    kept = mixed[inverse]
-    rank = np.cumsum(mixed) - 1
-    order = np.lexsort((np.arange(keys.shape[0]), keys))
-    order = order[kept[order]]
-    assert refined.index == [0, 2]
-    assert refined.n_classes == int(mixed.sum())
-    np.testing.assert_array_equal(refined.classes, rank[inverse[order]])
-    np.testing.assert_array_equal(refined.labels, part.labels[order])
-    np.testing.assert_array_equal(refined.columns, part.columns[[0, 2]][:, order])
+def test_a_local_round_of_no_rows_counts_nothing():
+    cards = np.array([3, 4], dtype=np.uint32)
+    part = grouped_part(np.random.default_rng(0), np.zeros(0, int), cards, 2)
+    left, label_counts, refined = engine._local_round(part, 0, [1], cards, 2)
+    assert left == [0]
+    assert refined.columns.shape == (1, 0)
+    np.testing.assert_array_equal(label_counts, [0, 0])
 
 
 def test_classes_are_dealt_evenly_and_numbered_per_destination():
@@ -264,12 +254,8 @@ def test_search_on_a_cluster_moves_classes_and_selects_as_in_memory(
     assert len(moves) == (4 if local_cells == 0 else 0)
 
 
-@pytest.mark.parametrize("block_cells", [50, 1 << 17])
-def test_search_in_process_with_small_blocks_selects_as_in_memory(
-    monkeypatch, block_cells
-):
+def test_search_in_process_selects_as_in_memory(monkeypatch):
     monkeypatch.setattr(engine, "_LOCAL_CELLS", 0)
-    monkeypatch.setattr(engine, "_BLOCK_CELLS", block_cells)
     moves = count_moves(monkeypatch)
     X, y = labelled_codes(6000, 2, 7)
 

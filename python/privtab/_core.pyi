@@ -3,7 +3,7 @@
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import final
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
@@ -284,6 +284,19 @@ def minimum_discerning_attributes(
     n_threads: int | None = None,
     layout: str = "auto",
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+def grouped_discernibility_round(
+    columns: npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | npt.NDArray[np.uint32],
+    cardinalities: npt.NDArray[np.uint32],
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    bounds: npt.NDArray[np.uint64],
+    refine_by: int | None,
+    n_threads: int | None = None,
+) -> tuple[
+    npt.NDArray[np.uint64],
+    tuple[npt.NDArray[Any], npt.NDArray[np.uint32]] | None,
+    npt.NDArray[np.int64],
+]: ...
 def private_kd_round(
     gains: npt.NDArray[np.uint64],
     epsilon_step: float,

@@ -48,9 +48,11 @@ Where it does not hold, and why:
   and the counts are merged; once a candidate's table would pass 2**16 cells, the
   rows move once so that every class lies in one partition, and from then on each
   partition refines its own classes and returns one undiscerned-pair count per
-  candidate (merged counts would be as large as the data). A worker holds its
+  candidate (merged counts would be as large as the data), with the in-memory
+  search's kernel (``privtab._core.grouped_discernibility_round``). A worker holds its
   partitions' kept rows, about ``n_columns + 8`` bytes a row, up to twice during a
-  round. DP-DILCA's MaxDependency counts every candidate subset separately, where
+  round, and while a partition's round runs a ``uint32`` copy of its codes (the
+  kernel's type). DP-DILCA's MaxDependency counts every candidate subset separately, where
   the in-memory kernels refine one partition in place.
 
 Running on a cluster

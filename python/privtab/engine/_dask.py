@@ -447,9 +447,7 @@ class _SearchPart:
             return _SearchPart(self.columns, index, self.labels, classes, n_classes)
         where = np.flatnonzero(kept)
         rows = [p for p, j in enumerate(index) if j >= 0]
-        columns = np.empty((len(rows), where.shape[0]), dtype=self.columns.dtype)
-        for out, p in zip(columns, rows, strict=True):
-            np.take(self.columns[p], where, out=out)
+        columns = _take_rows([self.columns[p] for p in rows], where)
         index = [index[p] for p in rows]
         return _SearchPart(
             columns, index, self.labels[where], classes[where], n_classes
@@ -492,6 +490,35 @@ class _SearchPart:
         return _core.contingency_sparse(
             aligned(self.classes, np.uint32), classes, values, card * n_labels
         )
+
+    def label_counts(self, n_labels: int) -> np.ndarray:
+        return np.bincount(self.labels, minlength=n_labels).astype(np.uint64)
+
+
+@dataclasses.dataclass
+class _LocalPart:
+    """The rows of one partition once each class of S lies in one partition.
+
+    Attributes
+    ----------
+    columns : ndarray of shape (len(index), n_kept)
+        Codes of the remaining candidates (narrow dtype), rows grouped by class.
+    index : list of int
+        The table's column number of each row of ``columns``.
+    labels : ndarray of shape (n_kept,), uint32
+    bounds : ndarray of shape (n_classes + 1,), uint64
+        Class ``b`` is the kept rows ``bounds[b]:bounds[b + 1]``; every class mixes
+        labels.
+    """
+
+    columns: np.ndarray
+    index: list[int]
+    labels: np.ndarray
+    bounds: np.ndarray
+
+    def __sizeof__(self) -> int:
+        arrays = (self.columns, self.labels, self.bounds)
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays)
 
     def label_counts(self, n_labels: int) -> np.ndarray:
         return np.bincount(self.labels, minlength=n_labels).astype(np.uint64)
@@ -548,12 +575,9 @@ def _split_part(
     pieces = []
     for p in range(n_parts):
         rows = order[bounds[p] : bounds[p + 1]]
-        columns = np.empty((len(kept), rows.shape[0]), dtype=refined.columns.dtype)
-        for out, q in zip(columns, kept, strict=True):
-            np.take(refined.columns[q], rows, out=out)
         pieces.append(
             _SearchPart(
-                columns,
+                _take_rows([refined.columns[q] for q in kept], rows),
                 index,
                 refined.labels[rows],
                 local_ids[refined.classes[rows]],
@@ -563,20 +587,23 @@ def _split_part(
     return pieces
 
 
-def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _SearchPart:
+def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _LocalPart:
     """Join the rows several partitions sent here (classes numbered locally).
 
-    The rows come out ordered by class, as :func:`_local_round` needs them.
+    The rows come out grouped by class, as :func:`_local_round` needs them.
     """
     classes = np.concatenate([p.classes for p in pieces])
     order = _stable_order(classes, n_classes)
-    columns = np.concatenate([p.columns for p in pieces], axis=1)
-    return _SearchPart(
+    columns = [
+        np.concatenate([p.columns[q] for p in pieces])
+        for q in range(len(pieces[0].index))
+    ]
+    sizes = np.bincount(classes, minlength=n_classes)
+    return _LocalPart(
         _take_rows(columns, order),
         pieces[0].index,
-        np.concatenate([p.labels for p in pieces])[order],
-        classes[order],
-        n_classes,
+        np.concatenate([p.labels for p in pieces]).astype(np.uint32)[order],
+        np.concatenate([[0], np.cumsum(sizes)]).astype(np.uint64),
     )
 
 
@@ -596,186 +623,52 @@ def _stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
     return order
 
 
-def _take_rows(columns: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Return the codes of ``rows`` (one gather per column, the columns' dtype)."""
-    out = np.empty((columns.shape[0], rows.shape[0]), dtype=columns.dtype)
+def _take_rows(columns: Sequence[np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """Return the codes of ``rows`` of every column (one gather each), stacked.
+
+    ``columns`` are 1-D arrays of one dtype (the rows of a 2-D array, or views of
+    some of them: no copy is made to select columns).
+    """
+    # numpy gathers by intp indices; other index types are converted on every call.
+    rows = rows.astype(np.intp, copy=False)
+    dtype = columns[0].dtype if len(columns) else np.dtype(np.uint8)
+    out = np.empty((len(columns), rows.shape[0]), dtype=dtype)
     for source, target in zip(columns, out, strict=True):
         np.take(source, rows, out=target)
     return out
 
 
-#: Cells of one dense (class, value, label) table counted at a time by
-#: :func:`_local_undiscerned` (a block of classes whose table stays in cache).
-_BLOCK_CELLS = 1 << 17
-
-
-def _local_refined(part: _SearchPart, attribute: int, card: int) -> _SearchPart:
-    """Refine a part whose classes are all here by ``attribute``, rows kept in order.
-
-    The rows are sorted by (class, value); runs of one key are the new classes,
-    numbered in key order (as :func:`_mixed_groups` ranks them), and only runs that
-    mix labels are kept. The column of ``attribute`` is dropped.
-    """
-    keys = part.classes.astype(np.uint64) * np.uint64(card)
-    keys += part.column(attribute)
-    order = _stable_order(keys, part.n_classes * card)
-    keys = keys[order]
-    labels = part.labels[order]
-    n = keys.shape[0]
-    index = [j for j in part.index if j != attribute]
-    if n == 0:
-        empty = np.zeros((len(index), 0), dtype=part.columns.dtype)
-        return _SearchPart(empty, index, labels, part.classes[:0], 0)
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    sizes = np.diff(np.r_[starts, n])
-    mixed = np.minimum.reduceat(labels, starts) != np.maximum.reduceat(labels, starts)
-    kept = np.repeat(mixed, sizes)
-    classes = np.repeat((np.cumsum(mixed) - 1).astype(np.uint32), sizes)[kept]
-    rows = order[kept]
-    positions = [p for p, j in enumerate(part.index) if j != attribute]
-    columns = _take_rows(part.columns[positions], rows)
-    return _SearchPart(
-        columns, index, labels[kept], classes, int(np.count_nonzero(mixed))
-    )
-
-
-def _class_bounds(part: _SearchPart) -> np.ndarray:
-    """Where each class starts in a part ordered by class, and the end (int64)."""
-    sizes = np.bincount(part.classes, minlength=part.n_classes)
-    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-
-
-@dataclasses.dataclass
-class _RoundLayout:
-    """How a round counts the undiscerned pairs of a part ordered by class.
-
-    A class of ``m`` rows costs about ``m²`` operations through its pairs of rows
-    with different labels, and ``m + width`` through a (class, value, label) table
-    of ``width`` cells a class: small classes are counted by their pairs, listed
-    once a round, the others by tables over blocks of consecutive classes.
-
-    Attributes
-    ----------
-    first, second : ndarray of intp
-        The pairs of rows (``first < second``) of a small class, labels apart.
-    rows : ndarray of intp or None
-        The rows of the large classes, ordered (``None``: every row).
-    classes : ndarray of uint32
-        The large class of each of ``rows``, numbered from 0 in order.
-    bounds : ndarray of int64
-        Where each large class starts in ``rows``, and the end.
-    labels : ndarray
-        The labels of ``rows``.
-    """
-
-    first: np.ndarray
-    second: np.ndarray
-    rows: np.ndarray | None
-    classes: np.ndarray
-    bounds: np.ndarray
-    labels: np.ndarray
-
-    @classmethod
-    def of(cls, part: _SearchPart, widths: list[int]) -> _RoundLayout:
-        """Lay out ``part`` for candidates of ``widths`` cells a class."""
-        bounds = _class_bounds(part)
-        sizes = np.diff(bounds)
-        # Pairs win while m² < m + width: up to about sqrt(width) rows.
-        paired = max(2, math.isqrt(sum(widths) // max(len(widths), 1)) + 1)
-        small = sizes <= paired
-        first, second = _discordant_pairs(part.labels, bounds, sizes, small)
-        if not small.any():
-            return cls(first, second, None, part.classes, bounds, part.labels)
-        large = ~small
-        rows = np.flatnonzero(np.repeat(large, sizes))
-        large_sizes = sizes[large]
-        classes = np.repeat(
-            np.arange(large_sizes.shape[0], dtype=np.uint32), large_sizes
-        )
-        large_bounds = np.concatenate([[0], np.cumsum(large_sizes)]).astype(np.int64)
-        return cls(first, second, rows, classes, large_bounds, part.labels[rows])
-
-    def undiscerned(
-        self, part: _SearchPart, attribute: int, card: int, n_labels: int
-    ) -> int:
-        """Σ_c (n_c² − Σ_l n_{c,l}²) over the classes c of S ∪ {attribute} here.
-
-        Twice the pairs of a small class that share the value of ``attribute``,
-        plus the sums of the tables of the large classes.
-        """
-        width = card * n_labels
-        if width > np.iinfo(np.uint32).max:
-            return _undiscerned(*part.counts(attribute, card, n_labels), n_labels)
-        column = part.column(attribute)
-        total = 2 * int(np.count_nonzero(column[self.first] == column[self.second]))
-        if self.rows is not None:
-            column = column[self.rows]
-        n_classes = self.bounds.shape[0] - 1
-        if n_classes == 0:
-            return total
-        values = np.multiply(column, np.uint32(n_labels), dtype=np.uint32)
-        values += self.labels
-        per_block = max(1, _BLOCK_CELLS // width)
-        for start in range(0, n_classes, per_block):
-            block = min(per_block, n_classes - start)
-            lo, hi = int(self.bounds[start]), int(self.bounds[start + block])
-            classes = self.classes[lo:hi] - np.uint32(start)
-            table = _core.contingency_table(classes, block, values[lo:hi], width)
-            total += _pairs_apart(table.reshape(-1, n_labels))
-        return total
-
-
-def _discordant_pairs(
-    labels: np.ndarray, bounds: np.ndarray, sizes: np.ndarray, small: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return the row pairs ``i < j`` of one ``small`` class whose labels differ.
-
-    Rows of a class are consecutive (from ``bounds``): each row is paired with the
-    one ``d`` rows on, for every ``d`` up to the rows left in its class. Work and
-    memory are proportional to the pairs.
-    """
-    n = labels.shape[0]
-    left_in_class = np.repeat(bounds[1:], sizes) - np.arange(n) - 1
-    left_in_class[~np.repeat(small, sizes)] = 0
-    rows = np.flatnonzero(left_in_class)
-    firsts, seconds = [np.zeros(0, dtype=np.intp)], [np.zeros(0, dtype=np.intp)]
-    distance = 1
-    while rows.shape[0]:
-        apart = labels[rows] != labels[rows + distance]
-        first = rows[apart]
-        firsts.append(first)
-        seconds.append(first + distance)
-        distance += 1
-        rows = rows[left_in_class[rows] >= distance]
-    return np.concatenate(firsts), np.concatenate(seconds)
-
-
-def _pairs_apart(table: np.ndarray) -> int:
-    """Σ_g ((Σ_l t_gl)² − Σ_l t_gl²) of a (groups, labels) table of counts (exact)."""
-    sizes = table[:, 0].copy()
-    for label in range(1, table.shape[1]):
-        sizes += table[:, label]
-    flat = table.ravel()
-    return int(np.dot(sizes, sizes)) - int(np.dot(flat, flat))
-
-
 def _local_round(
-    part: _SearchPart,
+    part: _LocalPart,
     refine_by: int | None,
     candidates: list[int],
     cards: np.ndarray,
     n_labels: int,
-) -> tuple[list[int], np.ndarray, _SearchPart]:
+) -> tuple[list[int], np.ndarray, _LocalPart]:
     """Run a round whose classes each lie in one partition: summable pair counts.
 
     Refining by the column chosen last needs only this partition's rows, since a
     class and all its rows are here; so do the undiscerned pairs of every candidate,
-    whose sums over the partitions are the table's. Rows stay ordered by class.
+    whose sums over the partitions are the table's. Both are one call of the core's
+    discernibility search on the rows grouped by class
+    (``privtab._core.grouped_discernibility_round``), which keeps the rows of the
+    classes that still mix labels, grouped by class, in the columns' dtype.
     """
-    if refine_by is not None:
-        part = _local_refined(part, refine_by, int(cards[refine_by]))
-    layout = _RoundLayout.of(part, [int(cards[a]) * n_labels for a in candidates])
-    left = [layout.undiscerned(part, a, int(cards[a]), n_labels) for a in candidates]
+    position = None if refine_by is None else part.index.index(refine_by)
+    pairs, refined, bounds = _core.grouped_discernibility_round(
+        aligned(part.columns, part.columns.dtype),
+        aligned(cards[part.index], np.uint32),
+        aligned(part.labels, np.uint32),
+        n_labels,
+        aligned(part.bounds, np.uint64),
+        position,
+    )
+    others = [j for j in part.index if j != refine_by]
+    left_of = dict(zip(others, pairs.tolist(), strict=True))
+    if refined is not None:
+        codes, labels = refined
+        part = _LocalPart(codes, others, labels, bounds.astype(np.uint64))
+    left = [left_of[a] for a in candidates]
     return left, part.label_counts(n_labels), part
 
 
@@ -786,12 +679,12 @@ def _sum_rounds(
     return left, sum_arrays(*(p[1] for p in parts))
 
 
-def _local_part(round_: tuple[list[int], np.ndarray, _SearchPart]) -> _SearchPart:
+def _local_part(round_: tuple[list[int], np.ndarray, _LocalPart]) -> _LocalPart:
     return round_[2]
 
 
 def _local_sums(
-    round_: tuple[list[int], np.ndarray, _SearchPart],
+    round_: tuple[list[int], np.ndarray, _LocalPart],
 ) -> tuple[list[int], np.ndarray]:
     return round_[0], round_[1]
 

@@ -173,6 +173,25 @@ pub fn check_codes<C: Code>(codes: &[C], cardinality: u32, what: &str) -> Result
     }
 }
 
+/// Unsigned codes of a narrower type as `u32`, for kernels that read [`Columns`] when the
+/// caller keeps its codes in `u8` or `u16` (its codes are checked when the [`Columns`] is
+/// built).
+///
+/// # Errors
+/// [`Error::OutputTooLarge`] when the copy cannot be allocated.
+pub fn widened<C: Code + Into<u32>>(codes: &[C]) -> Result<Vec<u32>> {
+    use rayon::prelude::*;
+    let mut wide = crate::resources::alloc_output::<u32>(codes.len(), "the widened codes")?;
+    wide.par_chunks_mut(1 << 16)
+        .zip(codes.par_chunks(1 << 16))
+        .for_each(|(wide, codes)| {
+            for (out, &code) in wide.iter_mut().zip(codes) {
+                *out = code.into();
+            }
+        });
+    Ok(wide)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

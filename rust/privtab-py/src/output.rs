@@ -11,7 +11,7 @@ use privtab_core::histogram::Histogram;
 use privtab_core::microagg::Microaggregation;
 use privtab_core::mining::{MaximalSets, Transactions};
 use privtab_core::pairwise::PairwiseCounts;
-use privtab_core::partition::{ScoreColumns, SubsetEntropies};
+use privtab_core::partition::{GroupedRound, ScoreColumns, SubsetEntropies};
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -32,6 +32,17 @@ impl<'py, T: IntoNumpy> IntoPyObject<'py> for Numpy<T> {
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.0.into_numpy(py)
+    }
+}
+
+impl<C: Element> IntoNumpy for GroupedRound<C> {
+    fn into_numpy(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        let n_columns = self.undiscerned_pairs.len();
+        let refined = self.refined.map(|(codes, labels)| {
+            let n_rows = labels.len();
+            (Matrix(n_columns, n_rows, codes), labels)
+        });
+        (self.undiscerned_pairs, refined, self.bounds).into_numpy(py)
     }
 }
 
@@ -96,6 +107,15 @@ macro_rules! tuples {
 }
 
 tuples!((A, B)(A, B, C)(A, B, C, D)(A, B, C, D, E));
+
+impl<T: IntoNumpy> IntoNumpy for Option<T> {
+    fn into_numpy(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        match self {
+            Some(value) => value.into_numpy(py),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+}
 
 // The core's result structs as the tuples `_core.pyi` declares.
 into_numpy! {

@@ -6,6 +6,7 @@ use privtab_core::partition::{self, Labels, Rule, ScoreColumns, Selection, Subse
 
 use crate::args::table_kernels;
 use crate::prelude::*;
+use pyo3::exceptions::PyTypeError;
 
 /// A selection as `(order, F of every prefix)`.
 fn order_path(selection: Selection, n_rows: usize) -> (Vec<usize>, Vec<f64>) {
@@ -174,6 +175,47 @@ table_kernels! {
             let selection = partition::select_discerning_in(cols, labels, k, rule, layout.parse()?);
             selection.map(|selection| selection.order)
         };
+}
+
+/// One round of a discernibility search on rows grouped by class (class `b` is rows
+/// `bounds[b]..bounds[b + 1]`): refine by column `refine_by` if given, then every other
+/// column's undiscerned pairs. `columns` is a uint8, uint16 or uint32 array; returns
+/// `(pairs, refined, bounds)`, `refined` the refined rows' `(codes, labels)` (codes in
+/// the dtype of `columns`) or None without a refinement.
+#[pyfunction]
+#[pyo3(signature = (columns, cardinalities, labels, n_labels, bounds, refine_by, n_threads=None))]
+pub(crate) fn grouped_discernibility_round<'py>(
+    columns: &Bound<'py, PyAny>,
+    cardinalities: PyReadonlyArray1<'_, u32>,
+    labels: PyReadonlyArray1<'_, u32>,
+    n_labels: u32,
+    bounds: PyReadonlyArray1<'_, u64>,
+    refine_by: Option<usize>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = columns.py();
+    let cards = contiguous(&cardinalities, "cardinalities")?;
+    let labels = contiguous(&labels, "labels")?;
+    let bounds: Vec<usize> = contiguous(&bounds, "bounds")?
+        .iter()
+        .map(|&b| b as usize)
+        .collect();
+    macro_rules! round_of {
+        ($($code:ty),*) => {$(
+            if let Ok(codes) = columns.extract::<PyReadonlyArray2<'_, $code>>() {
+                let codes = contiguous(&codes, "columns")?;
+                let round = run(py, n_threads, || {
+                    let labels = Labels::new(labels, n_labels)?;
+                    partition::grouped_round(codes, cards, &labels, bounds, refine_by)
+                })?;
+                return Numpy(round).into_pyobject(py);
+            }
+        )*};
+    }
+    round_of!(u8, u16, u32);
+    Err(PyTypeError::new_err(
+        "columns must be a 2-D uint8, uint16 or uint32 array",
+    ))
 }
 
 /// The attribute PrivateKD's round `round` picks (a position in `gains`), given every

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use rayon::prelude::*;
 
 use super::{Labels, Partition};
-use crate::columns::Columns;
+use crate::columns::{Code, Columns, widened};
 use crate::resources::{alloc_output, check_interrupt};
 use crate::{Error, Result};
 
@@ -164,6 +164,59 @@ impl<'a> DiscernibilitySearch<'a> {
             search.leave_full_pass()?;
         }
         Ok(search)
+    }
+
+    /// Starts from the partition whose class `b` is the rows `bounds[b]..bounds[b + 1]` of
+    /// `cols` (rows already grouped by class, as the grouped layout keeps them), with every
+    /// column a candidate, read in place ([`Layout::Indexed`] from the identity layout).
+    ///
+    /// This is the search of one partition of a distributed table once every class of S
+    /// lies in one partition: the undiscerned pairs of the partitions add up to the
+    /// table's. [`selected`](Self::selected) starts empty although S is not.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] as for [`new`](Self::new), and when `bounds` does not start
+    /// at 0, decreases, or does not end at the number of rows.
+    pub fn from_groups(cols: Columns<'a>, labels: &Labels<'a>, bounds: Vec<usize>) -> Result<Self> {
+        let mut search = Self::with_layout(cols, labels, Layout::Indexed)?;
+        let n = cols.n_rows();
+        let ordered = bounds.windows(2).all(|pair| pair[0] <= pair[1]);
+        if bounds.first() != Some(&0) || bounds.last() != Some(&n) || !ordered {
+            return Err(Error::InvalidData(format!(
+                "bounds must rise from 0 to the number of rows ({n}), got {} values from {:?} \
+                 to {:?}",
+                bounds.len(),
+                bounds.first(),
+                bounds.last()
+            )));
+        }
+        let codes = labels.codes();
+        let mut counts = vec![0u64; labels.n_labels() as usize];
+        let mut undiscerned = 0u128;
+        for class in bounds.windows(2) {
+            let class_labels = &codes[class[0]..class[1]];
+            let size = class_labels.len() as u128;
+            let mut same_label = 0u128;
+            for &label in class_labels {
+                let count = &mut counts[label as usize];
+                same_label += 2 * u128::from(*count) + 1;
+                *count += 1;
+            }
+            for &label in class_labels {
+                counts[label as usize] = 0;
+            }
+            undiscerned += size * size - same_label;
+        }
+        search.labels = Cow::Borrowed(codes);
+        search.bounds = bounds;
+        search.undiscerned = undiscerned;
+        Ok(search)
+    }
+
+    /// Ordered pairs of rows with different labels that S leaves undiscerned (rows equal
+    /// on S): [`differing_pairs`](Self::differing_pairs) − n·F(S).
+    pub fn undiscerned_pairs(&self) -> u128 {
+        self.undiscerned
     }
 
     /// Under [`Layout::Auto`], trades the full passes for the grouped layout once the
@@ -598,8 +651,92 @@ impl<'a> DiscernibilitySearch<'a> {
     }
 }
 
+/// A round of [`grouped_round`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupedRound<C> {
+    /// Undiscerned pairs of S ∪ {a} for every column `a` but the one refined by, in column
+    /// order.
+    pub undiscerned_pairs: Vec<u64>,
+    /// After a refinement, the rows of its mixed classes grouped by class: the codes of
+    /// every column but the one refined by (column-major, the input's type) and the labels.
+    pub refined: Option<(Vec<C>, Vec<u32>)>,
+    /// Where each class starts in the rows, then the end.
+    pub bounds: Vec<usize>,
+}
+
+/// One round of a discernibility search on rows grouped by class (`bounds`, as
+/// [`DiscernibilitySearch::from_groups`] takes them): refine by column `refine_by` if
+/// given, keeping the rows of the classes that still mix labels, then count every other
+/// column's undiscerned pairs in one pass over the candidates.
+///
+/// The round a partition of a distributed table runs once each class of S lies in one
+/// partition (paper 001 §2.2; the partitions' counts add up to the table's). State
+/// travels between rounds as plain arrays: `codes` (`cardinalities.len()` columns of
+/// `labels.codes().len()` rows, column-major) in the caller's unsigned type, which the
+/// refined rows keep; candidates are read through the refined layout's row index.
+///
+/// # Errors
+/// As [`Columns::new`], [`DiscernibilitySearch::from_groups`] and
+/// [`DiscernibilitySearch::add`]; a count of 2^64 pairs or more.
+pub fn grouped_round<C: Code + Default + Into<u32>>(
+    codes: &[C],
+    cardinalities: &[u32],
+    labels: &Labels<'_>,
+    bounds: Vec<usize>,
+    refine_by: Option<usize>,
+) -> Result<GroupedRound<C>> {
+    let n = labels.codes().len();
+    let wide = widened(codes)?;
+    let cols = Columns::new(&wide, n, cardinalities)?;
+    let mut search = DiscernibilitySearch::from_groups(cols, labels, bounds)?;
+    if let Some(attribute) = refine_by {
+        search.add(attribute)?;
+    }
+    let undiscerned = search.undiscerned_pairs();
+    let undiscerned_pairs = search
+        .gains()?
+        .into_iter()
+        .map(|gain| {
+            u64::try_from(undiscerned - gain).map_err(|_| {
+                Error::InvalidData(format!(
+                    "{} undiscerned pairs exceed 2**64",
+                    undiscerned - gain
+                ))
+            })
+        })
+        .collect::<Result<Vec<u64>>>()?;
+    let refined = match (refine_by, &search.rows) {
+        (None, _) => None,
+        // No rows: nothing was refined.
+        (Some(_), None) => Some((Vec::new(), Vec::new())),
+        (Some(_), Some(rows)) => {
+            let size = search.remaining.len() * rows.len();
+            let mut kept = alloc_output::<C>(size, "the refined codes")?;
+            for (&j, out) in search
+                .remaining
+                .iter()
+                .zip(kept.chunks_exact_mut(rows.len().max(1)))
+            {
+                gather_into(&codes[j * n..(j + 1) * n], rows, out);
+            }
+            Some((kept, search.labels.to_vec()))
+        }
+    };
+    Ok(GroupedRound {
+        undiscerned_pairs,
+        refined,
+        bounds: std::mem::take(&mut search.bounds),
+    })
+}
+
 fn gather(values: &[u32], positions: &[u32]) -> Result<Vec<u32>> {
     let mut out = alloc_output::<u32>(positions.len(), "the refined layout")?;
+    gather_into(values, positions, &mut out);
+    Ok(out)
+}
+
+/// `out[i] = values[positions[i]]`, in parallel over fixed chunks.
+fn gather_into<T: Copy + Send + Sync>(values: &[T], positions: &[u32], out: &mut [T]) {
     out.par_chunks_mut(REBUILD_CHUNK)
         .zip(positions.par_chunks(REBUILD_CHUNK))
         .for_each(|(out, pos)| {
@@ -607,5 +744,4 @@ fn gather(values: &[u32], positions: &[u32]) -> Result<Vec<u32>> {
                 *slot = values[p as usize];
             }
         });
-    Ok(out)
 }

@@ -240,6 +240,129 @@ fn search_gains_match_brute_force_along_the_greedy_path() {
     }
 }
 
+/// Splits the rows by their class of `subset` into two parts (class parity), each grouped
+/// by class and holding the columns `keep`: `(codes, labels, bounds)` per part.
+fn grouped_parts(
+    cols: Columns<'_>,
+    subset: &[usize],
+    y: &[u32],
+    keep: &[usize],
+) -> Vec<(Vec<u32>, Vec<u32>, Vec<usize>)> {
+    let partition = Partition::from_columns(cols, subset).expect("partition");
+    let classes = partition.classes();
+    (0..2u32)
+        .map(|parity| {
+            let mut rows: Vec<usize> = (0..cols.n_rows())
+                .filter(|&i| classes[i] % 2 == parity)
+                .collect();
+            rows.sort_by_key(|&i| classes[i]);
+            let mut bounds = vec![0];
+            for i in 1..=rows.len() {
+                if i == rows.len() || classes[rows[i]] != classes[rows[i - 1]] {
+                    bounds.push(i);
+                }
+            }
+            let codes = keep
+                .iter()
+                .flat_map(|&j| rows.iter().map(move |&i| cols.column(j)[i]))
+                .collect();
+            (codes, rows.iter().map(|&i| y[i]).collect(), bounds)
+        })
+        .collect()
+}
+
+#[test]
+fn grouped_rounds_add_up_to_the_whole_tables_counts() {
+    for (n, seed) in [(3000, 21), (1, 22), (7, 23)] {
+        let (data, cards, y) = search_table(n, seed);
+        let cols = Columns::new(&data, n, &cards).expect("cols");
+        let keep: Vec<usize> = (1..6).collect();
+        let keep_cards: Vec<u32> = keep.iter().map(|&j| cards[j]).collect();
+        let refine_by = 3usize;
+        let position = keep.iter().position(|&j| j == refine_by).expect("kept");
+        let others: Vec<usize> = keep.iter().copied().filter(|&a| a != refine_by).collect();
+        let other_cards: Vec<u32> = others.iter().map(|&j| cards[j]).collect();
+        let mut first_round = vec![0u64; keep.len()];
+        let mut second_round = vec![0u64; others.len()];
+        for (codes, labels, bounds) in grouped_parts(cols, &[0, 6], &y, &keep) {
+            let part_labels = Labels::new(&labels, 3).expect("labels");
+            let round = grouped_round(&codes, &keep_cards, &part_labels, bounds.clone(), None);
+            let round = round.expect("round");
+            assert!(round.refined.is_none());
+            assert_eq!(round.bounds, bounds);
+            for (total, pairs) in first_round.iter_mut().zip(round.undiscerned_pairs) {
+                *total += pairs;
+            }
+            let round = grouped_round(&codes, &keep_cards, &part_labels, bounds, Some(position));
+            let round = round.expect("round");
+            for (total, &pairs) in second_round.iter_mut().zip(&round.undiscerned_pairs) {
+                *total += pairs;
+            }
+            // The refined rows: classes that mix labels, which a next round counts again.
+            let (codes, labels) = round.refined.expect("refined rows");
+            assert_eq!(codes.len(), others.len() * labels.len());
+            assert_eq!(*round.bounds.last().expect("end"), labels.len());
+            for class in round.bounds.windows(2) {
+                let labels = &labels[class[0]..class[1]];
+                assert!(labels.iter().any(|&l| l != labels[0]));
+            }
+            let refined_labels = Labels::new(&labels, 3).expect("labels");
+            let next = grouped_round(&codes, &other_cards, &refined_labels, round.bounds, None);
+            assert_eq!(
+                next.expect("next").undiscerned_pairs,
+                round.undiscerned_pairs
+            );
+        }
+        for (p, &a) in keep.iter().enumerate() {
+            let expected = naive_undiscerned(cols, &[0, 6, a], &y);
+            assert_eq!(u128::from(first_round[p]), expected, "n {n}, column {a}");
+        }
+        for (p, &a) in others.iter().enumerate() {
+            let expected = naive_undiscerned(cols, &[0, 6, refine_by, a], &y);
+            assert_eq!(u128::from(second_round[p]), expected, "n {n}, column {a}");
+        }
+    }
+}
+
+#[test]
+fn grouped_rounds_keep_the_codes_type() {
+    let (data, mut cards, y) = search_table(2000, 31);
+    cards[3] = 250;
+    let data: Vec<u32> = data
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| if i / 2000 == 3 { v % 250 } else { v })
+        .collect();
+    let narrow: Vec<u8> = data.iter().map(|&v| v as u8).collect();
+    let labels = Labels::new(&y, 3).expect("labels");
+    let bounds = vec![0, 700, 2000];
+    let wide = grouped_round(&data, &cards, &labels, bounds.clone(), Some(2)).expect("u32");
+    let small = grouped_round(&narrow, &cards, &labels, bounds, Some(2)).expect("u8");
+    assert_eq!(wide.undiscerned_pairs, small.undiscerned_pairs);
+    assert_eq!(wide.bounds, small.bounds);
+    let ((wide_codes, wide_labels), (small_codes, small_labels)) =
+        (wide.refined.expect("wide"), small.refined.expect("small"));
+    assert_eq!(wide_labels, small_labels);
+    let small_codes: Vec<u32> = small_codes.iter().map(|&v| u32::from(v)).collect();
+    assert_eq!(wide_codes, small_codes);
+    let bad: Vec<u8> = narrow.iter().map(|&v| v.max(5)).collect();
+    let err = grouped_round(&bad, &cards, &labels, vec![0, 2000], None);
+    assert!(matches!(err, Err(Error::InvalidData(m)) if m.contains("codes column 0")));
+}
+
+#[test]
+fn grouped_search_rejects_bounds_that_do_not_cover_the_rows() {
+    let (data, cards, y) = search_table(10, 3);
+    let cols = Columns::new(&data, 10, &cards).expect("cols");
+    let labels = Labels::new(&y, 3).expect("labels");
+    for bounds in [vec![], vec![1, 10], vec![0, 9], vec![0, 6, 4, 10]] {
+        let err = DiscernibilitySearch::from_groups(cols, &labels, bounds.clone());
+        assert!(matches!(err, Err(Error::InvalidData(_))), "{bounds:?}");
+    }
+    let err = grouped_round(&data, &cards, &labels, vec![0, 10], Some(cards.len()));
+    assert!(err.is_err());
+}
+
 #[test]
 fn layouts_give_identical_gains_and_selections() {
     // 300,000 rows start above COPY_MIN_ROWS, so Auto copies and later reads through
