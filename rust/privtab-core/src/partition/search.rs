@@ -2,12 +2,13 @@
 //! as a layout of the rows of mixed classes, and every candidate's gain in one pass.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
 use super::{Labels, Partition};
 use crate::columns::Columns;
-use crate::resources::{alloc_output, check_interrupt};
+use crate::resources::{ZeroBits, alloc_output, check_interrupt, zeroed_vec};
 use crate::{Error, Result};
 
 /// Cells of the per-class count table above which a candidate is scored by sorting.
@@ -29,6 +30,11 @@ pub(super) const COPY_MIN_ROWS: usize = 1 << 18;
 /// every candidate's table is this small (and no larger than the table has rows), a
 /// pass over all rows counting into it, which needs no layout at all, is the cheapest.
 const FULL_PASS_CELLS: u128 = 1 << 16;
+
+/// Cells of a full pass's (class, label, value) table up to which each candidate counts
+/// into [`LANES`] interleaved copies of it (larger tables spread the rows over enough
+/// cells that consecutive increments rarely meet).
+const FULL_PASS_LANE_CELLS: usize = 1 << 12;
 
 /// How a [`DiscernibilitySearch`] reads the candidate columns of the rows it keeps. The
 /// choice only changes the speed: every layout gives the same gains, exactly.
@@ -99,8 +105,9 @@ pub struct DiscernibilitySearch<'a> {
     /// The table row at each position of the layout; `None` while it is the identity.
     rows: Option<Vec<u32>>,
     /// Either empty (columns are read through `rows`) or one copy per entry of
-    /// `remaining`, in layout order.
-    copies: Vec<Vec<u32>>,
+    /// `remaining`, in layout order (in row order during full passes), each in the
+    /// narrowest type its cardinality allows.
+    copies: Vec<Codes>,
     /// The partition of S while rounds are full passes; the layout is unused then.
     full: Option<Partition>,
     all_labels: Labels<'a>,
@@ -110,7 +117,113 @@ pub struct DiscernibilitySearch<'a> {
 #[derive(Clone, Copy)]
 enum Values<'s> {
     Direct(&'s [u32]),
+    Copied(&'s Codes),
     Indexed { column: &'s [u32], rows: &'s [u32] },
+}
+
+/// Binds `$get` to a function from a range of layout positions to an iterator over the
+/// candidate's values (as `u32`) at those positions, for each kind of [`Values`], and
+/// evaluates `$body` with it (one monomorphic copy per storage type).
+macro_rules! with_values {
+    ($values:expr, |$get:ident| $body:expr) => {
+        match $values {
+            Values::Direct(column) => {
+                let $get = |r: Range<usize>| column[r].iter().copied();
+                $body
+            }
+            Values::Copied(Codes::U8(copy)) => {
+                let $get = |r: Range<usize>| copy[r].iter().map(|&v| u32::from(v));
+                $body
+            }
+            Values::Copied(Codes::U16(copy)) => {
+                let $get = |r: Range<usize>| copy[r].iter().map(|&v| u32::from(v));
+                $body
+            }
+            Values::Copied(Codes::U32(copy)) => {
+                let $get = |r: Range<usize>| copy[r].iter().copied();
+                $body
+            }
+            Values::Indexed { column, rows } => {
+                // Rows of the layout are rows of the table, so the reads are in bounds.
+                let $get = |r: Range<usize>| rows[r].iter().map(|&i| column[i as usize]);
+                $body
+            }
+        }
+    };
+}
+
+/// A copy of one column in the narrowest unsigned type that holds its codes, so that
+/// rounds and moves of the layout read and write 1 or 2 bytes a row rather than 4.
+#[derive(Clone, Debug)]
+enum Codes {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+}
+
+impl Codes {
+    /// `column[positions]` (all of `column` when `positions` is `None`) for codes below
+    /// `cardinality`.
+    fn narrow(column: &[u32], positions: Option<&[u32]>, cardinality: u32) -> Result<Self> {
+        // The codes are < cardinality, so the casts below keep every value.
+        Ok(if cardinality <= 1 << 8 {
+            Codes::U8(gather_map(column, positions, |v| v as u8)?)
+        } else if cardinality <= 1 << 16 {
+            Codes::U16(gather_map(column, positions, |v| v as u16)?)
+        } else {
+            Codes::U32(gather_map(column, positions, |v| v)?)
+        })
+    }
+
+    /// The values at `positions`, in the same type.
+    fn gather(&self, positions: &[u32]) -> Result<Self> {
+        Ok(match self {
+            Codes::U8(codes) => Codes::U8(gather(codes, positions)?),
+            Codes::U16(codes) => Codes::U16(gather(codes, positions)?),
+            Codes::U32(codes) => Codes::U32(gather(codes, positions)?),
+        })
+    }
+
+    /// The copy with value `i` at position `positions[i]`, for `len` positions (the
+    /// values sent to position `len` are dropped).
+    fn scatter(&self, positions: &[u32], len: usize) -> Result<Self> {
+        Ok(match self {
+            Codes::U8(codes) => Codes::U8(scatter(codes, positions, len)?),
+            Codes::U16(codes) => Codes::U16(scatter(codes, positions, len)?),
+            Codes::U32(codes) => Codes::U32(scatter(codes, positions, len)?),
+        })
+    }
+
+    /// All values as `u32`.
+    fn widen(&self) -> Result<Vec<u32>> {
+        match self {
+            Codes::U8(codes) => gather_map(codes, None, u32::from),
+            Codes::U16(codes) => gather_map(codes, None, u32::from),
+            Codes::U32(codes) => gather_map(codes, None, |v| v),
+        }
+    }
+}
+
+/// Count tables reused by the tasks of a round: every cell is back to 0 between uses.
+#[derive(Default)]
+struct Scratch {
+    totals: Vec<u32>,
+    lanes: Vec<u32>,
+}
+
+impl Scratch {
+    /// Zeroed tables of `totals` and `lanes` cells.
+    fn tables(&mut self, totals: usize, lanes: usize) -> Result<(&mut [u32], &mut [u32])> {
+        for (table, len) in [(&mut self.totals, totals), (&mut self.lanes, lanes)] {
+            if table.len() < len {
+                table
+                    .try_reserve_exact(len - table.len())
+                    .map_err(|_| Error::OutputTooLarge("the class count table".to_string()))?;
+                table.resize(len, 0);
+            }
+        }
+        Ok((&mut self.totals[..totals], &mut self.lanes[..lanes]))
+    }
 }
 
 impl<'a> DiscernibilitySearch<'a> {
@@ -159,7 +272,17 @@ impl<'a> DiscernibilitySearch<'a> {
             full: None,
             all_labels: labels.clone(),
         };
-        if mixed && matches!(layout, Layout::Auto | Layout::FullPass) {
+        if !mixed {
+            return Ok(search);
+        }
+        // Narrow copies in row order: full passes and the first layout read them.
+        if layout == Layout::Copied || (layout != Layout::Indexed && n >= COPY_MIN_ROWS) {
+            search.copies = search.collect_copies(|p| {
+                let j = search.remaining[p];
+                Codes::narrow(cols.column(j), None, cols.cardinality(j))
+            })?;
+        }
+        if matches!(layout, Layout::Auto | Layout::FullPass) {
             search.full = Some(Partition::trivial(n)?);
             search.leave_full_pass()?;
         }
@@ -211,19 +334,27 @@ impl<'a> DiscernibilitySearch<'a> {
         }
         let kept = *bounds.last().unwrap_or(&0);
         let mut rows = alloc_output::<u32>(kept, "the layout")?;
-        for (i, &c) in classes.iter().enumerate() {
+        // The position of every row in the layout; `kept` for the rows left out.
+        let mut positions = zeroed_vec::<u32>(n, "the layout")?;
+        for (i, (&c, position)) in classes.iter().zip(positions.iter_mut()).enumerate() {
             if mixed[c as usize] {
                 let slot = &mut starts[c as usize];
-                // Rows are < n < 2^32 (checked by `with_layout`).
+                // Rows and positions are < n < 2^32 (checked by `with_layout`).
                 rows[*slot] = i as u32;
+                *position = *slot as u32;
                 *slot += 1;
+            } else {
+                *position = kept as u32;
             }
         }
         self.labels = Cow::Owned(gather(labels, &rows)?);
-        self.copies = if rows.len() >= COPY_MIN_ROWS {
-            self.gather_all(|p| (self.cols.column(self.remaining[p]), &rows[..]))?
-        } else {
+        // The copies are in row order (and exist from the start whenever this many rows
+        // are kept): each is scattered to the layout in one sequential read, its writes
+        // going to one stream per class.
+        self.copies = if rows.len() < COPY_MIN_ROWS {
             Vec::new()
+        } else {
+            self.collect_copies(|p| self.copies[p].scatter(&positions, kept))?
         };
         self.rows = Some(rows);
         self.bounds = bounds;
@@ -273,27 +404,51 @@ impl<'a> DiscernibilitySearch<'a> {
     }
 
     /// n·(F(S ∪ {a}) − F(S)) for every remaining candidate `a` (in the order of
-    /// [`remaining`](Self::remaining)), in one parallel pass over the candidates.
+    /// [`remaining`](Self::remaining)), in one parallel pass. During full passes the
+    /// class and label of every row are packed into one small key first, and each
+    /// candidate counts its values against the keys; in the grouped layout the work is
+    /// split into groups of classes × candidates, so a thread scores the candidates of a
+    /// group one after another while the group's labels stay in cache.
     ///
     /// # Errors
     /// [`Error::OutputTooLarge`] when a count table cannot be allocated.
     pub fn gains(&self) -> Result<Vec<u128>> {
-        let undiscerned: Vec<Result<u128>> = (0..self.remaining.len())
-            .into_par_iter()
-            .map(|p| {
-                check_interrupt()?;
-                self.undiscerned_with(p)
-            })
-            .collect();
-        undiscerned
+        let m = self.remaining.len();
+        let undiscerned: Vec<u128> = if self.labels.is_empty() {
+            vec![0; m]
+        } else if let Some(partition) = &self.full {
+            let keys = self.full_pass_keys(partition)?;
+            (0..m)
+                .into_par_iter()
+                .map(|p| {
+                    check_interrupt()?;
+                    self.undiscerned_full_pass(p, keys.as_deref())
+                })
+                .collect::<Result<_>>()?
+        } else {
+            let groups = self.class_groups();
+            let n_groups = groups.len() - 1;
+            let parts: Vec<u128> = (0..n_groups * m)
+                .into_par_iter()
+                .map_init(Scratch::default, |scratch, task| {
+                    check_interrupt()?;
+                    let (g, p) = (task / m, task % m);
+                    self.undiscerned_in(p, groups[g]..groups[g + 1], scratch)
+                })
+                .collect::<Result<_>>()?;
+            (0..m)
+                .map(|p| (0..n_groups).map(|g| parts[g * m + p]).sum())
+                .collect()
+        };
+        Ok(undiscerned
             .into_iter()
-            .map(|u| Ok(self.undiscerned.saturating_sub(u?)))
-            .collect()
+            .map(|u| self.undiscerned.saturating_sub(u))
+            .collect())
     }
 
     fn values(&self, p: usize) -> Values<'_> {
         if let Some(copy) = self.copies.get(p) {
-            return Values::Direct(copy);
+            return Values::Copied(copy);
         }
         let column = self.cols.column(self.remaining[p]);
         match &self.rows {
@@ -308,50 +463,156 @@ impl<'a> DiscernibilitySearch<'a> {
             return Ok(0);
         }
         if let Some(partition) = &self.full {
-            // Pure classes add no undiscerned pairs, so summing over all classes gives
-            // the same integer as the grouped layout's sum over the mixed ones.
-            let a = self.remaining[p];
+            let keys = self.full_pass_keys(partition)?;
+            return self.undiscerned_full_pass(p, keys.as_deref());
+        }
+        self.undiscerned_in(p, 0..self.bounds.len() - 1, &mut Scratch::default())
+    }
+
+    /// class · n_labels + label of every row, when the keys and every candidate's
+    /// (key, value) table are small enough for [`undiscerned_full_pass`]
+    /// (always so in the full passes of [`Layout::Auto`]).
+    ///
+    /// [`undiscerned_full_pass`]: Self::undiscerned_full_pass
+    fn full_pass_keys(&self, partition: &Partition) -> Result<Option<Vec<u16>>> {
+        let n_keys = partition.n_classes() as u128 * u128::from(self.n_labels);
+        let max_card = self
+            .remaining
+            .iter()
+            .map(|&j| self.cardinalities()[j])
+            .max()
+            .unwrap_or(1);
+        if n_keys > 1 << 16 || n_keys * u128::from(max_card) > FULL_PASS_CELLS {
+            return Ok(None);
+        }
+        let n_labels = self.n_labels;
+        // Keys are < n_keys ≤ 2^16 by the test above.
+        gather_map(partition.classes(), None, |c| c * n_labels)
+            .and_then(|mut keys| {
+                keys.par_iter_mut()
+                    .zip(self.all_labels.codes().par_iter())
+                    .for_each(|(key, &l)| *key += l);
+                gather_map(&keys, None, |key| key as u16)
+            })
+            .map(Some)
+    }
+
+    /// [`undiscerned_with`](Self::undiscerned_with) during full passes: the candidate's
+    /// values are counted against the row `keys` (class · n_labels + label) into a
+    /// (class, label, value) table, or, without keys, by [`Partition::score_column`].
+    /// Pure classes add no undiscerned pairs, so summing over all classes gives the same
+    /// integer as the grouped layout's sum over the mixed ones.
+    fn undiscerned_full_pass(&self, p: usize, keys: Option<&[u16]>) -> Result<u128> {
+        let a = self.remaining[p];
+        let card = self.cardinalities()[a] as usize;
+        let (Some(keys), Some(partition)) = (keys, &self.full) else {
+            let partition = self.full.as_ref().ok_or_else(|| {
+                Error::InvalidData("full-pass scoring outside the full passes".to_string())
+            })?;
             let score = partition.score_column(
                 self.cols.column(a),
                 self.cardinalities()[a],
                 &self.all_labels,
             )?;
             return Ok(score.undiscerned_pairs);
+        };
+        let n_labels = self.n_labels as usize;
+        let cells = partition.n_classes() * n_labels * card;
+        let lanes = if cells <= FULL_PASS_LANE_CELLS {
+            LANES
+        } else {
+            1
+        };
+        let mut table = alloc_output::<u32>(lanes * cells, "the class count table")?;
+        // `lanes` is a power of two.
+        let lane = lanes - 1;
+        with_values!(self.values(p), |values| {
+            for (i, (&key, v)) in keys.iter().zip(values(0..keys.len())).enumerate() {
+                table[(i & lane) * cells + key as usize * card + v as usize] += 1;
+            }
+        });
+        let (joint, others) = table.split_at_mut(cells);
+        for lane in others.chunks_exact(cells) {
+            for (count, &extra) in joint.iter_mut().zip(lane) {
+                *count += extra;
+            }
         }
+        let mut sizes = vec![0u64; card];
+        let (mut value_sq, mut joint_sq) = (0u128, 0u128);
+        for class in joint.chunks_exact(n_labels * card) {
+            sizes.fill(0);
+            for label in class.chunks_exact(card) {
+                for (size, &count) in sizes.iter_mut().zip(label) {
+                    *size += u64::from(count);
+                    joint_sq += u128::from(count) * u128::from(count);
+                }
+            }
+            value_sq += sizes
+                .iter()
+                .map(|&s| u128::from(s) * u128::from(s))
+                .sum::<u128>();
+        }
+        Ok(value_sq - joint_sq)
+    }
+
+    /// The classes of the layout in consecutive groups of at least [`REBUILD_CHUNK`]
+    /// rows (the last may be smaller): group `g` is classes `groups[g]..groups[g + 1]`.
+    /// The groups depend on the layout only, never on the thread count.
+    fn class_groups(&self) -> Vec<usize> {
+        let mut groups = vec![0usize];
+        for (b, block) in self.bounds.windows(2).enumerate() {
+            if block[1] - self.bounds[*groups.last().unwrap_or(&0)] >= REBUILD_CHUNK {
+                groups.push(b + 1);
+            }
+        }
+        let n_blocks = self.bounds.len() - 1;
+        if *groups.last().unwrap_or(&0) != n_blocks {
+            groups.push(n_blocks);
+        }
+        groups
+    }
+
+    /// The undiscerned pairs of the classes `blocks` of the layout refined by candidate
+    /// `p`.
+    fn undiscerned_in(
+        &self,
+        p: usize,
+        blocks: Range<usize>,
+        scratch: &mut Scratch,
+    ) -> Result<u128> {
         let card = self.cardinalities()[self.remaining[p]];
-        match self.values(p) {
-            Values::Direct(column) => self.undiscerned_by(card, |r| column[r].iter().copied()),
-            Values::Indexed { column, rows } => self.undiscerned_by(card, |r| {
-                // Rows of the layout are rows of the table, so the reads are in bounds.
-                rows[r].iter().map(|&i| column[i as usize])
-            }),
-        }
+        with_values!(self.values(p), |values| self
+            .undiscerned_by(card, values, blocks, scratch))
     }
 
     fn cardinalities(&self) -> &'a [u32] {
         self.cols.cardinalities()
     }
 
-    /// [`undiscerned_with`](Self::undiscerned_with) for a candidate of cardinality `card`
+    /// [`undiscerned_in`](Self::undiscerned_in) for a candidate of cardinality `card`
     /// whose values at the positions `r` of the layout are `values(r)`.
-    fn undiscerned_by<I, F>(&self, card: u32, values: F) -> Result<u128>
+    fn undiscerned_by<I, F>(
+        &self,
+        card: u32,
+        values: F,
+        blocks: Range<usize>,
+        scratch: &mut Scratch,
+    ) -> Result<u128>
     where
-        F: Fn(std::ops::Range<usize>) -> I,
+        F: Fn(Range<usize>) -> I,
         I: Iterator<Item = u32> + Clone,
     {
         let n_labels = self.n_labels as usize;
         let cells = u128::from(card) * n_labels as u128;
         if cells > SEARCH_DENSE_CELLS {
-            return Ok(self.undiscerned_sorted(values, n_labels));
+            return Ok(self.undiscerned_sorted(values, n_labels, blocks));
         }
-        let card = card as usize;
-        let mut totals = alloc_output::<u32>(card, "the class count table")?;
         let cells = cells as usize;
         // LANES interleaved tables for large classes, so that rows hitting the same cell
         // in a row do not wait for each other's increments.
-        let mut lanes = alloc_output::<u32>(LANES * cells, "the class count table")?;
+        let (totals, lanes) = scratch.tables(card as usize, LANES * cells)?;
         let mut total: u128 = 0;
-        for block in self.bounds.windows(2) {
+        for block in self.bounds[blocks.start..=blocks.end].windows(2) {
             let rows = block[0]..block[1];
             let labels = &self.labels[rows.clone()];
             let values = values(rows);
@@ -401,14 +662,14 @@ impl<'a> DiscernibilitySearch<'a> {
 
     /// As [`undiscerned_by`](Self::undiscerned_by) for huge value × label domains: each
     /// class's (value, label) pairs are sorted and counted in runs.
-    fn undiscerned_sorted<I, F>(&self, values: F, n_labels: usize) -> u128
+    fn undiscerned_sorted<I, F>(&self, values: F, n_labels: usize, blocks: Range<usize>) -> u128
     where
-        F: Fn(std::ops::Range<usize>) -> I,
+        F: Fn(Range<usize>) -> I,
         I: Iterator<Item = u32>,
     {
         let mut keys: Vec<u64> = Vec::new();
         let mut total: u128 = 0;
-        for block in self.bounds.windows(2) {
+        for block in self.bounds[blocks.start..=blocks.end].windows(2) {
             let rows = block[0]..block[1];
             keys.clear();
             keys.extend(
@@ -448,6 +709,9 @@ impl<'a> DiscernibilitySearch<'a> {
             let card = self.cardinalities()[attribute];
             let refined = partition.refine_valid(self.cols.column(attribute), card, None);
             self.full = Some(refined);
+            if !self.copies.is_empty() {
+                self.copies.remove(p);
+            }
             self.remaining.remove(p);
             self.selected.push(attribute);
             self.undiscerned = undiscerned;
@@ -455,6 +719,7 @@ impl<'a> DiscernibilitySearch<'a> {
         }
         let column: Cow<'_, [u32]> = match self.values(p) {
             Values::Direct(column) => Cow::Borrowed(column),
+            Values::Copied(codes) => Cow::Owned(codes.widen()?),
             Values::Indexed { column, rows } => Cow::Owned(gather(column, rows)?),
         };
         let card = self.cardinalities()[attribute];
@@ -487,28 +752,28 @@ impl<'a> DiscernibilitySearch<'a> {
             Vec::new()
         } else if self.copies.is_empty() {
             // Straight from the table: its rows in layout order.
-            self.gather_all(|p| (self.cols.column(self.remaining[p]), &rows[..]))?
+            self.collect_copies(|p| {
+                let j = self.remaining[p];
+                Codes::narrow(self.cols.column(j), Some(&rows), self.cardinalities()[j])
+            })?
         } else {
             // From the previous copies, whose positions `source` points into: each
             // new class reads from inside its parent class, which keeps reads local.
-            self.gather_all(|p| (&self.copies[p][..], &source[..]))?
+            self.collect_copies(|p| self.copies[p].gather(&source))?
         };
         self.rows = Some(rows);
         self.bounds = bounds;
         Ok(())
     }
 
-    /// One gathered copy per remaining candidate: `values[positions]` from `from(p)`.
-    fn gather_all<'s, F>(&'s self, from: F) -> Result<Vec<Vec<u32>>>
+    /// One copy per remaining candidate `p`, made by `copy(p)`.
+    fn collect_copies<F>(&self, copy: F) -> Result<Vec<Codes>>
     where
-        F: Fn(usize) -> (&'s [u32], &'s [u32]) + Sync,
+        F: Fn(usize) -> Result<Codes> + Sync + Send,
     {
         (0..self.remaining.len())
             .into_par_iter()
-            .map(|p| {
-                let (values, positions) = from(p);
-                gather(values, positions)
-            })
+            .map(copy)
             .collect()
     }
 
@@ -516,16 +781,7 @@ impl<'a> DiscernibilitySearch<'a> {
     /// grouped by class in (class, value) order, with the new class bounds. Parallel over
     /// fixed groups of classes, so the layout does not depend on the thread count.
     fn refined_layout(&self, column: &[u32], card: u32) -> Result<(Vec<u32>, Vec<usize>)> {
-        let mut groups = vec![0usize];
-        for (b, block) in self.bounds.windows(2).enumerate() {
-            if block[1] - self.bounds[*groups.last().unwrap_or(&0)] >= REBUILD_CHUNK {
-                groups.push(b + 1);
-            }
-        }
-        let n_blocks = self.bounds.len() - 1;
-        if *groups.last().unwrap_or(&0) != n_blocks {
-            groups.push(n_blocks);
-        }
+        let groups = self.class_groups();
         let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> = groups
             .par_windows(2)
             .map(|g| self.refine_blocks(column, card, g[0]..g[1]))
@@ -598,14 +854,48 @@ impl<'a> DiscernibilitySearch<'a> {
     }
 }
 
-fn gather(values: &[u32], positions: &[u32]) -> Result<Vec<u32>> {
-    let mut out = alloc_output::<u32>(positions.len(), "the refined layout")?;
-    out.par_chunks_mut(REBUILD_CHUNK)
-        .zip(positions.par_chunks(REBUILD_CHUNK))
-        .for_each(|(out, pos)| {
-            for (slot, &p) in out.iter_mut().zip(pos) {
-                *slot = values[p as usize];
-            }
-        });
+/// `out[positions[i]] = values[i]` for the `len` positions of `out`; values sent to
+/// position `len` are dropped.
+fn scatter<T: ZeroBits>(values: &[T], positions: &[u32], len: usize) -> Result<Vec<T>> {
+    let mut out = zeroed_vec::<T>(len + 1, "the layout")?;
+    for (&value, &position) in values.iter().zip(positions) {
+        out[position as usize] = value;
+    }
+    out.truncate(len);
+    Ok(out)
+}
+
+/// `values[positions]`.
+fn gather<T: ZeroBits + Send + Sync>(values: &[T], positions: &[u32]) -> Result<Vec<T>> {
+    gather_map(values, Some(positions), |v| v)
+}
+
+/// `map(values[positions])`, or `map(values)` when `positions` is `None`.
+fn gather_map<T, U, F>(values: &[T], positions: Option<&[u32]>, map: F) -> Result<Vec<U>>
+where
+    T: Copy + Sync,
+    U: ZeroBits + Send,
+    F: Fn(T) -> U + Sync,
+{
+    let len = positions.map_or(values.len(), <[u32]>::len);
+    let mut out = zeroed_vec::<U>(len, "the refined layout")?;
+    match positions {
+        Some(positions) => out
+            .par_chunks_mut(REBUILD_CHUNK)
+            .zip(positions.par_chunks(REBUILD_CHUNK))
+            .for_each(|(out, pos)| {
+                for (slot, &p) in out.iter_mut().zip(pos) {
+                    *slot = map(values[p as usize]);
+                }
+            }),
+        None => out
+            .par_chunks_mut(REBUILD_CHUNK)
+            .zip(values.par_chunks(REBUILD_CHUNK))
+            .for_each(|(out, values)| {
+                for (slot, &v) in out.iter_mut().zip(values) {
+                    *slot = map(v);
+                }
+            }),
+    }
     Ok(out)
 }
