@@ -20,6 +20,11 @@ const LANES: usize = 4;
 /// Rows per parallel task when the class layout is rebuilt.
 const REBUILD_CHUNK: usize = 1 << 16;
 
+/// Columns that move to a new layout together, and the positions they move a block at
+/// a time (see [`Codes::move_all`]).
+const MOVE_COLUMNS: usize = 4;
+const MOVE_ROWS: usize = 1 << 12;
+
 /// Kept rows from which [`Layout::Auto`] copies the columns into layout order: below it a
 /// column (4 bytes a row) stays in the per-core cache, so reading it through the row
 /// index costs about what a sequential scan of a copy does, and moving every remaining
@@ -31,10 +36,10 @@ pub(super) const COPY_MIN_ROWS: usize = 1 << 18;
 /// pass over all rows counting into it, which needs no layout at all, is the cheapest.
 const FULL_PASS_CELLS: u128 = 1 << 16;
 
-/// Cells of a full pass's (class, label, value) table up to which each candidate counts
-/// into [`LANES`] interleaved copies of it (larger tables spread the rows over enough
-/// cells that consecutive increments rarely meet).
-const FULL_PASS_LANE_CELLS: usize = 1 << 12;
+/// Cells cleared at once (by a vectorized fill) in the time of clearing one row's two
+/// cells: a small class with at least 1/`SMALL_CLASS_CLEAR` as many rows as its tables
+/// have cells clears them whole.
+const SMALL_CLASS_CLEAR: usize = 8;
 
 /// How a [`DiscernibilitySearch`] reads the candidate columns of the rows it keeps. The
 /// choice only changes the speed: every layout gives the same gains, exactly.
@@ -175,23 +180,76 @@ impl Codes {
         })
     }
 
-    /// The values at `positions`, in the same type.
-    fn gather(&self, positions: &[u32]) -> Result<Self> {
+    /// A copy of `len` zeros of the same type.
+    fn zeros_like(&self, len: usize) -> Result<Self> {
         Ok(match self {
-            Codes::U8(codes) => Codes::U8(gather(codes, positions)?),
-            Codes::U16(codes) => Codes::U16(gather(codes, positions)?),
-            Codes::U32(codes) => Codes::U32(gather(codes, positions)?),
+            Codes::U8(_) => Codes::U8(zeroed_vec(len, "the layout")?),
+            Codes::U16(_) => Codes::U16(zeroed_vec(len, "the layout")?),
+            Codes::U32(_) => Codes::U32(zeroed_vec(len, "the layout")?),
         })
     }
 
-    /// The copy with value `i` at position `positions[i]`, for `len` positions (the
-    /// values sent to position `len` are dropped).
-    fn scatter(&self, positions: &[u32], len: usize) -> Result<Self> {
-        Ok(match self {
-            Codes::U8(codes) => Codes::U8(scatter(codes, positions, len)?),
-            Codes::U16(codes) => Codes::U16(scatter(codes, positions, len)?),
-            Codes::U32(codes) => Codes::U32(scatter(codes, positions, len)?),
-        })
+    /// Moves the values of the positions `block` (of the new layout for a gather, of
+    /// the old one for a scatter) into `out`, a copy of the same type.
+    fn move_block(&self, out: &mut Codes, how: Move<'_>, block: Range<usize>) {
+        match (self, out) {
+            (Codes::U8(values), Codes::U8(out)) => move_block(values, out, how, block),
+            (Codes::U16(values), Codes::U16(out)) => move_block(values, out, how, block),
+            (Codes::U32(values), Codes::U32(out)) => move_block(values, out, how, block),
+            // `out` comes from `zeros_like`, so the types always match.
+            _ => {}
+        }
+    }
+
+    /// `copies` moved to a new layout. For a gather, groups of [`MOVE_COLUMNS`] columns
+    /// move in parallel, a block of [`MOVE_ROWS`] positions at a time, so that the
+    /// positions are read from memory once per group rather than once per column.
+    fn move_all(copies: &[Codes], how: Move<'_>) -> Result<Vec<Codes>> {
+        let (n_positions, len) = match how {
+            Move::Gather(source) => (source.len(), source.len()),
+            // One spare position receives the rows left out.
+            Move::Scatter(target, len) => (target.len(), len + 1),
+        };
+        // A scatter writes to one stream per class and column: one column at a time
+        // keeps those streams in cache.
+        let columns = match how {
+            Move::Gather(_) => MOVE_COLUMNS,
+            Move::Scatter(..) => 1,
+        };
+        let groups: Vec<Result<Vec<Codes>>> = copies
+            .par_chunks(columns)
+            .map(|group| {
+                let mut moved = group
+                    .iter()
+                    .map(|copy| copy.zeros_like(len))
+                    .collect::<Result<Vec<_>>>()?;
+                for start in (0..n_positions).step_by(MOVE_ROWS) {
+                    let block = start..(start + MOVE_ROWS).min(n_positions);
+                    for (copy, out) in group.iter().zip(&mut moved) {
+                        copy.move_block(out, how, block.clone());
+                    }
+                }
+                if let Move::Scatter(_, len) = how {
+                    for out in &mut moved {
+                        out.truncate(len);
+                    }
+                }
+                Ok(moved)
+            })
+            .collect();
+        let mut out = Vec::with_capacity(copies.len());
+        for group in groups {
+            out.extend(group?);
+        }
+        Ok(out)
+    }
+
+    fn truncate(&mut self, len: usize) {
+        match self {
+            Codes::U8(codes) => codes.truncate(len),
+            Codes::U16(codes) => codes.truncate(len),
+            Codes::U32(codes) => codes.truncate(len),
+        }
     }
 
     /// All values as `u32`.
@@ -354,7 +412,7 @@ impl<'a> DiscernibilitySearch<'a> {
         self.copies = if rows.len() < COPY_MIN_ROWS {
             Vec::new()
         } else {
-            self.collect_copies(|p| self.copies[p].scatter(&positions, kept))?
+            Codes::move_all(&self.copies, Move::Scatter(&positions, kept))?
         };
         self.rows = Some(rows);
         self.bounds = bounds;
@@ -517,33 +575,28 @@ impl<'a> DiscernibilitySearch<'a> {
             return Ok(score.undiscerned_pairs);
         };
         let n_labels = self.n_labels as usize;
-        let cells = partition.n_classes() * n_labels * card;
-        let lanes = if cells <= FULL_PASS_LANE_CELLS {
-            LANES
-        } else {
-            1
-        };
-        let mut table = alloc_output::<u32>(lanes * cells, "the class count table")?;
-        // `lanes` is a power of two.
-        let lane = lanes - 1;
+        // Cell (key, v) is key · 2^value_bits + v, with LANES interleaved counters each
+        // (see `undiscerned_by`); counts stay below n < 2^32, so no increment wraps.
+        let value_bits = card.next_power_of_two().trailing_zeros();
+        let cells = (partition.n_classes() * n_labels) << value_bits;
+        let mut table = alloc_output::<u32>(LANES * cells, "the class count table")?;
         with_values!(self.values(p), |values| {
             for (i, (&key, v)) in keys.iter().zip(values(0..keys.len())).enumerate() {
-                table[(i & lane) * cells + key as usize * card + v as usize] += 1;
+                let cell = ((key as usize) << value_bits | v as usize) * LANES + i % LANES;
+                table[cell] = table[cell].wrapping_add(1);
             }
         });
-        let (joint, others) = table.split_at_mut(cells);
-        for lane in others.chunks_exact(cells) {
-            for (count, &extra) in joint.iter_mut().zip(lane) {
-                *count += extra;
-            }
-        }
-        let mut sizes = vec![0u64; card];
+        let joint: Vec<u64> = table
+            .chunks_exact(LANES)
+            .map(|cell| cell.iter().map(|&c| u64::from(c)).sum())
+            .collect();
+        let mut sizes = vec![0u64; 1 << value_bits];
         let (mut value_sq, mut joint_sq) = (0u128, 0u128);
-        for class in joint.chunks_exact(n_labels * card) {
+        for class in joint.chunks_exact(n_labels << value_bits) {
             sizes.fill(0);
-            for label in class.chunks_exact(card) {
+            for label in class.chunks_exact(1 << value_bits) {
                 for (size, &count) in sizes.iter_mut().zip(label) {
-                    *size += u64::from(count);
+                    *size += count;
                     joint_sq += u128::from(count) * u128::from(count);
                 }
             }
@@ -603,38 +656,36 @@ impl<'a> DiscernibilitySearch<'a> {
         I: Iterator<Item = u32> + Clone,
     {
         let n_labels = self.n_labels as usize;
-        let cells = u128::from(card) * n_labels as u128;
-        if cells > SEARCH_DENSE_CELLS {
+        if u128::from(card) * n_labels as u128 > SEARCH_DENSE_CELLS {
             return Ok(self.undiscerned_sorted(values, n_labels, blocks));
         }
-        let cells = cells as usize;
-        // LANES interleaved tables for large classes, so that rows hitting the same cell
-        // in a row do not wait for each other's increments.
-        let (totals, lanes) = scratch.tables(card as usize, LANES * cells)?;
+        // Cell (v, l) is v · 2^label_bits + l: a shift per row rather than a product.
+        let label_bits = n_labels.next_power_of_two().trailing_zeros();
+        let card = card as usize;
+        let cells = card << label_bits;
+        let (totals, lanes) = scratch.tables(card, LANES * cells)?;
         let mut total: u128 = 0;
+        // Counts stay below n < 2^32, so no increment below wraps.
         for block in self.bounds[blocks.start..=blocks.end].windows(2) {
             let rows = block[0]..block[1];
             let labels = &self.labels[rows.clone()];
             let values = values(rows);
             if labels.len() >= lanes.len() {
-                // A large class: count, then read the squares off the table.
+                // A large class: count into LANES interleaved counters per cell, so that
+                // rows hitting the same cell in a row do not wait for each other's
+                // increments, then read the squares off the table.
                 for (i, (v, &l)) in values.zip(labels).enumerate() {
-                    lanes[(i % LANES) * cells + v as usize * n_labels + l as usize] += 1;
-                }
-                let (joint, others) = lanes.split_at_mut(cells);
-                for lane in others.chunks_exact_mut(cells) {
-                    for (count, extra) in joint.iter_mut().zip(lane.iter_mut()) {
-                        *count += *extra;
-                        *extra = 0;
-                    }
+                    let cell = ((v as usize) << label_bits | l as usize) * LANES + i % LANES;
+                    lanes[cell] = lanes[cell].wrapping_add(1);
                 }
                 let (mut value_sq, mut joint_sq) = (0u128, 0u128);
-                for counts in joint.chunks_exact_mut(n_labels) {
+                for value in lanes.chunks_exact_mut(LANES << label_bits) {
                     let mut size = 0u64;
-                    for count in counts.iter_mut() {
-                        size += u64::from(*count);
-                        joint_sq += u128::from(*count) * u128::from(*count);
-                        *count = 0;
+                    for cell in value.chunks_exact_mut(LANES) {
+                        let count: u64 = cell.iter().map(|&c| u64::from(c)).sum();
+                        cell.fill(0);
+                        size += count;
+                        joint_sq += u128::from(count) * u128::from(count);
                     }
                     value_sq += u128::from(size) * u128::from(size);
                 }
@@ -643,17 +694,26 @@ impl<'a> DiscernibilitySearch<'a> {
             }
             // A small class: each row adds 2 × (earlier rows with its value and another
             // label), which sums to Σ_v (m_v² − Σ_l m_{v,l}²) with no pass over the
-            // table; the touched cells are reset through the same rows.
+            // table.
             let mut half: u64 = 0;
             for (v, &l) in values.clone().zip(labels) {
-                let (v, cell) = (v as usize, v as usize * n_labels + l as usize);
-                half += u64::from(totals[v] - lanes[cell]);
-                totals[v] += 1;
-                lanes[cell] += 1;
+                let (v, cell) = (v as usize, (v as usize) << label_bits | l as usize);
+                // totals[v] counts the earlier rows of value v, lanes[cell] those among
+                // them with label l.
+                half += u64::from(totals[v].wrapping_sub(lanes[cell]));
+                totals[v] = totals[v].wrapping_add(1);
+                lanes[cell] = lanes[cell].wrapping_add(1);
             }
-            for (v, &l) in values.zip(labels) {
-                totals[v as usize] = 0;
-                lanes[v as usize * n_labels + l as usize] = 0;
+            // The touched cells are reset through the same rows, or all at once when the
+            // class has more rows than the tables have cells to clear per row.
+            if labels.len() * SMALL_CLASS_CLEAR >= card + cells {
+                totals.fill(0);
+                lanes[..cells].fill(0);
+            } else {
+                for (v, &l) in values.zip(labels) {
+                    totals[v as usize] = 0;
+                    lanes[(v as usize) << label_bits | l as usize] = 0;
+                }
             }
             total += 2 * u128::from(half);
         }
@@ -759,7 +819,7 @@ impl<'a> DiscernibilitySearch<'a> {
         } else {
             // From the previous copies, whose positions `source` points into: each
             // new class reads from inside its parent class, which keeps reads local.
-            self.collect_copies(|p| self.copies[p].gather(&source))?
+            Codes::move_all(&self.copies, Move::Gather(&source))?
         };
         self.rows = Some(rows);
         self.bounds = bounds;
@@ -854,15 +914,30 @@ impl<'a> DiscernibilitySearch<'a> {
     }
 }
 
-/// `out[positions[i]] = values[i]` for the `len` positions of `out`; values sent to
-/// position `len` are dropped.
-fn scatter<T: ZeroBits>(values: &[T], positions: &[u32], len: usize) -> Result<Vec<T>> {
-    let mut out = zeroed_vec::<T>(len + 1, "the layout")?;
-    for (&value, &position) in values.iter().zip(positions) {
-        out[position as usize] = value;
+/// How copies move from one layout to the next.
+#[derive(Clone, Copy)]
+enum Move<'p> {
+    /// New position `q` takes the value of old position `source[q]`.
+    Gather(&'p [u32]),
+    /// Old position `i` goes to new position `target[i]`, of `len` positions; rows
+    /// left out have the target `len`.
+    Scatter(&'p [u32], usize),
+}
+
+/// [`Codes::move_block`] on one type.
+fn move_block<T: Copy>(values: &[T], out: &mut [T], how: Move<'_>, block: Range<usize>) {
+    match how {
+        Move::Gather(source) => {
+            for (slot, &from) in out[block.clone()].iter_mut().zip(&source[block]) {
+                *slot = values[from as usize];
+            }
+        }
+        Move::Scatter(target, _) => {
+            for (&value, &to) in values[block.clone()].iter().zip(&target[block]) {
+                out[to as usize] = value;
+            }
+        }
     }
-    out.truncate(len);
-    Ok(out)
 }
 
 /// `values[positions]`.
