@@ -34,7 +34,14 @@ pub(super) const COPY_MIN_ROWS: usize = 1 << 18;
 /// Largest (class, value, label) table of the full passes of [`Layout::Auto`]: while
 /// every candidate's table is this small (and no larger than the table has rows), a
 /// pass over all rows counting into it, which needs no layout at all, is the cheapest.
-const FULL_PASS_CELLS: u128 = 1 << 16;
+/// Past it, the rounds a full pass saves cost less than moving the rows into the
+/// grouped layout once the partition has more classes (a stream of writes per class).
+const FULL_PASS_CELLS: u128 = 1 << 12;
+
+/// Largest (class, label, value) table that full passes count into with packed keys
+/// (larger ones, only met under [`Layout::FullPass`], are scored by
+/// [`Partition::score_column`]).
+const FULL_PASS_KEY_CELLS: u128 = 1 << 16;
 
 /// Cells cleared at once (by a vectorized fill) in the time of clearing one row's two
 /// cells: a small class with at least 1/`SMALL_CLASS_CLEAR` as many rows as its tables
@@ -46,7 +53,7 @@ const SMALL_CLASS_CLEAR: usize = 8;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layout {
     /// [`FullPass`](Layout::FullPass) while the partition of S is coarse (every
-    /// candidate's count table has at most min(2^16, n) cells), then
+    /// candidate's count table has at most min(2^12, n) cells), then
     /// [`Copied`](Layout::Copied) while at least 2^18 rows are kept, then
     /// [`Indexed`](Layout::Indexed).
     #[default]
@@ -113,6 +120,8 @@ pub struct DiscernibilitySearch<'a> {
     /// `remaining`, in layout order (in row order during full passes), each in the
     /// narrowest type its cardinality allows.
     copies: Vec<Codes>,
+    /// Buffers of earlier copies, reused by the next move of the layout.
+    spare: Vec<Codes>,
     /// The partition of S while rounds are full passes; the layout is unused then.
     full: Option<Partition>,
     all_labels: Labels<'a>,
@@ -196,52 +205,76 @@ impl Codes {
             (Codes::U8(values), Codes::U8(out)) => move_block(values, out, how, block),
             (Codes::U16(values), Codes::U16(out)) => move_block(values, out, how, block),
             (Codes::U32(values), Codes::U32(out)) => move_block(values, out, how, block),
-            // `out` comes from `zeros_like`, so the types always match.
+            // `out` comes from `zeros_like` or a buffer of the same type.
             _ => {}
         }
     }
 
-    /// `copies` moved to a new layout. For a gather, groups of [`MOVE_COLUMNS`] columns
-    /// move in parallel, a block of [`MOVE_ROWS`] positions at a time, so that the
-    /// positions are read from memory once per group rather than once per column.
-    fn move_all(copies: &[Codes], how: Move<'_>) -> Result<Vec<Codes>> {
+    /// `copies` moved to a new layout, written into `buffers` (copies of an earlier
+    /// layout, no longer needed) where one of the right type is left, so that a round
+    /// reuses memory rather than faulting in fresh pages. For a gather, groups of
+    /// [`MOVE_COLUMNS`] columns move in parallel, a block of [`MOVE_ROWS`] positions at
+    /// a time, so that the positions are read from memory once per group rather than
+    /// once per column.
+    fn move_all(copies: &[Codes], how: Move<'_>, mut buffers: Vec<Codes>) -> Result<Vec<Codes>> {
         let (n_positions, len) = match how {
             Move::Gather(source) => (source.len(), source.len()),
             // One spare position receives the rows left out.
             Move::Scatter(target, len) => (target.len(), len + 1),
         };
+        let mut moved = Vec::with_capacity(copies.len());
+        for copy in copies {
+            let same = buffers.iter().position(|b| b.same_type(copy));
+            moved.push(match same {
+                Some(b) => buffers.swap_remove(b).resized(len)?,
+                None => copy.zeros_like(len)?,
+            });
+        }
+        drop(buffers);
         // A scatter writes to one stream per class and column: one column at a time
         // keeps those streams in cache.
         let columns = match how {
             Move::Gather(_) => MOVE_COLUMNS,
             Move::Scatter(..) => 1,
         };
-        let groups: Vec<Result<Vec<Codes>>> = copies
-            .par_chunks(columns)
-            .map(|group| {
-                let mut moved = group
-                    .iter()
-                    .map(|copy| copy.zeros_like(len))
-                    .collect::<Result<Vec<_>>>()?;
+        moved
+            .par_chunks_mut(columns)
+            .zip(copies.par_chunks(columns))
+            .for_each(|(outs, group)| {
                 for start in (0..n_positions).step_by(MOVE_ROWS) {
                     let block = start..(start + MOVE_ROWS).min(n_positions);
-                    for (copy, out) in group.iter().zip(&mut moved) {
+                    for (copy, out) in group.iter().zip(outs.iter_mut()) {
                         copy.move_block(out, how, block.clone());
                     }
                 }
-                if let Move::Scatter(_, len) = how {
-                    for out in &mut moved {
-                        out.truncate(len);
-                    }
-                }
-                Ok(moved)
-            })
-            .collect();
-        let mut out = Vec::with_capacity(copies.len());
-        for group in groups {
-            out.extend(group?);
+            });
+        if let Move::Scatter(_, len) = how {
+            for out in &mut moved {
+                out.truncate(len);
+            }
         }
-        Ok(out)
+        Ok(moved)
+    }
+
+    fn same_type(&self, other: &Codes) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+
+    /// The buffer with `len` values (the first ones kept, new ones 0).
+    fn resized(mut self, len: usize) -> Result<Self> {
+        fn resize<T: Clone + Default>(codes: &mut Vec<T>, len: usize) -> Result<()> {
+            codes
+                .try_reserve(len.saturating_sub(codes.len()))
+                .map_err(|_| Error::OutputTooLarge("the layout".to_string()))?;
+            codes.resize(len, T::default());
+            Ok(())
+        }
+        match &mut self {
+            Codes::U8(codes) => resize(codes, len)?,
+            Codes::U16(codes) => resize(codes, len)?,
+            Codes::U32(codes) => resize(codes, len)?,
+        }
+        Ok(self)
     }
 
     fn truncate(&mut self, len: usize) {
@@ -327,6 +360,7 @@ impl<'a> DiscernibilitySearch<'a> {
             labels: Cow::Borrowed(if mixed { labels.codes() } else { &[][..] }),
             rows: None,
             copies: Vec::new(),
+            spare: Vec::new(),
             full: None,
             all_labels: labels.clone(),
         };
@@ -409,11 +443,11 @@ impl<'a> DiscernibilitySearch<'a> {
         // The copies are in row order (and exist from the start whenever this many rows
         // are kept): each is scattered to the layout in one sequential read, its writes
         // going to one stream per class.
-        self.copies = if rows.len() < COPY_MIN_ROWS {
-            Vec::new()
+        if rows.len() < COPY_MIN_ROWS {
+            self.copies = Vec::new();
         } else {
-            Codes::move_all(&self.copies, Move::Scatter(&positions, kept))?
-        };
+            self.move_copies(Move::Scatter(&positions, kept))?;
+        }
         self.rows = Some(rows);
         self.bounds = bounds;
         self.full = None;
@@ -540,7 +574,7 @@ impl<'a> DiscernibilitySearch<'a> {
             .map(|&j| self.cardinalities()[j])
             .max()
             .unwrap_or(1);
-        if n_keys > 1 << 16 || n_keys * u128::from(max_card) > FULL_PASS_CELLS {
+        if n_keys > 1 << 16 || n_keys * u128::from(max_card) > FULL_PASS_KEY_CELLS {
             return Ok(None);
         }
         let n_labels = self.n_labels;
@@ -770,7 +804,8 @@ impl<'a> DiscernibilitySearch<'a> {
             let refined = partition.refine_valid(self.cols.column(attribute), card, None);
             self.full = Some(refined);
             if !self.copies.is_empty() {
-                self.copies.remove(p);
+                let copy = self.copies.remove(p);
+                self.spare.push(copy);
             }
             self.remaining.remove(p);
             self.selected.push(attribute);
@@ -790,7 +825,8 @@ impl<'a> DiscernibilitySearch<'a> {
         };
         drop(column);
         if !self.copies.is_empty() {
-            self.copies.remove(p);
+            let copy = self.copies.remove(p);
+            self.spare.push(copy);
         }
         self.remaining.remove(p);
         self.selected.push(attribute);
@@ -808,21 +844,30 @@ impl<'a> DiscernibilitySearch<'a> {
             Layout::Indexed => false,
             Layout::Copied => true,
         };
-        self.copies = if !copy {
-            Vec::new()
+        if !copy {
+            self.copies = Vec::new();
+            self.spare = Vec::new();
         } else if self.copies.is_empty() {
             // Straight from the table: its rows in layout order.
-            self.collect_copies(|p| {
+            self.copies = self.collect_copies(|p| {
                 let j = self.remaining[p];
                 Codes::narrow(self.cols.column(j), Some(&rows), self.cardinalities()[j])
-            })?
+            })?;
         } else {
             // From the previous copies, whose positions `source` points into: each
             // new class reads from inside its parent class, which keeps reads local.
-            Codes::move_all(&self.copies, Move::Gather(&source))?
-        };
+            self.move_copies(Move::Gather(&source))?;
+        }
         self.rows = Some(rows);
         self.bounds = bounds;
+        Ok(())
+    }
+
+    /// Moves the copies to a new layout; their old buffers are kept for the next move.
+    fn move_copies(&mut self, how: Move<'_>) -> Result<()> {
+        let buffers = std::mem::take(&mut self.spare);
+        let moved = Codes::move_all(&self.copies, how, buffers)?;
+        self.spare = std::mem::replace(&mut self.copies, moved);
         Ok(())
     }
 
