@@ -43,6 +43,16 @@ const FULL_PASS_CELLS: u128 = 1 << 12;
 /// [`Partition::score_column`]).
 const FULL_PASS_KEY_CELLS: u128 = 1 << 16;
 
+/// Average rows per class below which a group of classes is scored a run of classes at
+/// a time ([`TinyClasses`]) rather than class by class: per class, the loop overhead
+/// would cost more than its rows.
+const TINY_CLASS_ROWS: usize = 16;
+
+/// Rows of a run of tiny classes, and the most cells its (class, value, label) table
+/// may have.
+const TINY_RUN_ROWS: usize = 1 << 10;
+const TINY_RUN_CELLS: u128 = 1 << 16;
+
 /// Cells cleared at once (by a vectorized fill) in the time of clearing one row's two
 /// cells: a small class with at least 1/`SMALL_CLASS_CLEAR` as many rows as its tables
 /// have cells clears them whole.
@@ -295,6 +305,26 @@ impl Codes {
     }
 }
 
+/// A group of small classes as runs of consecutive classes (of at most
+/// [`TINY_RUN_ROWS`] rows, or one class), each row keyed by its class's number in its run
+/// and its label: `class · 2^label_bits + label`.
+struct TinyClasses {
+    /// The key of every position of the group.
+    keys: Vec<u32>,
+    /// Positions (from the group's first) and number of classes of every run.
+    runs: Vec<(Range<usize>, usize)>,
+    /// The most classes in a run.
+    max_classes: usize,
+}
+
+impl TinyClasses {
+    /// Whether a candidate of cardinality `card` has a small enough table per run.
+    fn fits(&self, card: u32, n_labels: u32) -> bool {
+        let label_cells = u128::from(n_labels.next_power_of_two());
+        self.max_classes as u128 * u128::from(card) * label_cells <= TINY_RUN_CELLS
+    }
+}
+
 /// Count tables reused by the tasks of a round: every cell is back to 0 between uses.
 #[derive(Default)]
 struct Scratch {
@@ -520,12 +550,24 @@ impl<'a> DiscernibilitySearch<'a> {
         } else {
             let groups = self.class_groups();
             let n_groups = groups.len() - 1;
+            let tiny: Vec<Option<TinyClasses>> = groups
+                .par_windows(2)
+                .map(|g| self.tiny_classes(g[0]..g[1]))
+                .collect::<Result<_>>()?;
             let parts: Vec<u128> = (0..n_groups * m)
                 .into_par_iter()
                 .map_init(Scratch::default, |scratch, task| {
                     check_interrupt()?;
                     let (g, p) = (task / m, task % m);
-                    self.undiscerned_in(p, groups[g]..groups[g + 1], scratch)
+                    let card = self.cardinalities()[self.remaining[p]];
+                    match &tiny[g] {
+                        Some(tiny) if tiny.fits(card, self.n_labels) => {
+                            let start = self.bounds[groups[g]];
+                            with_values!(self.values(p), |values| self
+                                .undiscerned_tiny(card, values, tiny, start, scratch))
+                        }
+                        _ => self.undiscerned_in(p, groups[g]..groups[g + 1], scratch),
+                    }
                 })
                 .collect::<Result<_>>()?;
             (0..m)
@@ -674,6 +716,94 @@ impl<'a> DiscernibilitySearch<'a> {
 
     fn cardinalities(&self) -> &'a [u32] {
         self.cols.cardinalities()
+    }
+
+    /// For a group of classes averaging fewer than [`TINY_CLASS_ROWS`] rows, the keys
+    /// that let [`undiscerned_tiny`](Self::undiscerned_tiny) score it in one loop over
+    /// its rows; `None` for other groups.
+    fn tiny_classes(&self, blocks: Range<usize>) -> Result<Option<TinyClasses>> {
+        let (start, end) = (self.bounds[blocks.start], self.bounds[blocks.end]);
+        let label_bits = (self.n_labels as usize)
+            .next_power_of_two()
+            .trailing_zeros();
+        if end - start >= TINY_CLASS_ROWS * blocks.len() || label_bits > 16 {
+            return Ok(None);
+        }
+        let mut keys = alloc_output::<u32>(end - start, "the class keys")?;
+        let mut runs = Vec::new();
+        let (mut run_start, mut run_classes) = (start, 0usize);
+        for block in self.bounds[blocks.start..=blocks.end].windows(2) {
+            if block[1] - run_start > TINY_RUN_ROWS && run_classes > 0 {
+                runs.push((run_start - start..block[0] - start, run_classes));
+                (run_start, run_classes) = (block[0], 0);
+            }
+            // Classes of a run are numbered from 0; fewer than 2^32 / 2^label_bits,
+            // since a run has at most TINY_RUN_ROWS rows or a single class.
+            let class = (run_classes as u32) << label_bits;
+            for (key, &l) in keys[block[0] - start..block[1] - start]
+                .iter_mut()
+                .zip(&self.labels[block[0]..block[1]])
+            {
+                *key = class | l;
+            }
+            run_classes += 1;
+        }
+        if run_classes > 0 {
+            runs.push((run_start - start..end - start, run_classes));
+        }
+        let max_classes = runs.iter().map(|r| r.1).max().unwrap_or(0);
+        Ok(Some(TinyClasses {
+            keys,
+            runs,
+            max_classes,
+        }))
+    }
+
+    /// The undiscerned pairs of a group of tiny classes (see [`TinyClasses`]) refined by
+    /// a candidate of cardinality `card` whose values at the positions `r` of the
+    /// layout are `values(r)`; `start` is the group's first position. The half-sum of
+    /// `undiscerned_by`'s small classes, over a run of classes at once: cell
+    /// (class, v) counts the earlier rows of the run with value v in that class.
+    fn undiscerned_tiny<I, F>(
+        &self,
+        card: u32,
+        values: F,
+        tiny: &TinyClasses,
+        start: usize,
+        scratch: &mut Scratch,
+    ) -> Result<u128>
+    where
+        F: Fn(Range<usize>) -> I,
+        I: Iterator<Item = u32> + Clone,
+    {
+        let label_bits = (self.n_labels as usize)
+            .next_power_of_two()
+            .trailing_zeros();
+        let label_mask = (1u32 << label_bits) - 1;
+        let card = card as usize;
+        let slots = tiny.max_classes * card;
+        let (totals, joint) = scratch.tables(slots, slots << label_bits)?;
+        let mut total: u128 = 0;
+        // Counts stay below n < 2^32, so no increment below wraps.
+        for (run, _) in &tiny.runs {
+            let keys = &tiny.keys[run.clone()];
+            let values = values(start + run.start..start + run.end);
+            let mut half: u64 = 0;
+            for (&key, v) in keys.iter().zip(values.clone()) {
+                let slot = (key >> label_bits) as usize * card + v as usize;
+                let cell = slot << label_bits | (key & label_mask) as usize;
+                half += u64::from(totals[slot].wrapping_sub(joint[cell]));
+                totals[slot] = totals[slot].wrapping_add(1);
+                joint[cell] = joint[cell].wrapping_add(1);
+            }
+            for (&key, v) in keys.iter().zip(values) {
+                let slot = (key >> label_bits) as usize * card + v as usize;
+                totals[slot] = 0;
+                joint[slot << label_bits | (key & label_mask) as usize] = 0;
+            }
+            total += 2 * u128::from(half);
+        }
+        Ok(total)
     }
 
     /// [`undiscerned_in`](Self::undiscerned_in) for a candidate of cardinality `card`
