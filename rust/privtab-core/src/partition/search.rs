@@ -419,12 +419,7 @@ impl<'a> DiscernibilitySearch<'a> {
             return Ok(());
         };
         let n = self.n_rows();
-        let max_card = self
-            .remaining
-            .iter()
-            .map(|&j| self.cardinalities()[j])
-            .max()
-            .unwrap_or(1);
+        let max_card = self.largest_cardinality();
         let cells =
             partition.n_classes() as u128 * u128::from(max_card) * u128::from(self.n_labels);
         if self.layout == Layout::FullPass || cells <= FULL_PASS_CELLS.min(n as u128) {
@@ -610,12 +605,7 @@ impl<'a> DiscernibilitySearch<'a> {
     /// [`undiscerned_full_pass`]: Self::undiscerned_full_pass
     fn full_pass_keys(&self, partition: &Partition) -> Result<Option<Vec<u16>>> {
         let n_keys = partition.n_classes() as u128 * u128::from(self.n_labels);
-        let max_card = self
-            .remaining
-            .iter()
-            .map(|&j| self.cardinalities()[j])
-            .max()
-            .unwrap_or(1);
+        let max_card = self.largest_cardinality();
         if n_keys > 1 << 16 || n_keys * u128::from(max_card) > FULL_PASS_KEY_CELLS {
             return Ok(None);
         }
@@ -716,6 +706,15 @@ impl<'a> DiscernibilitySearch<'a> {
 
     fn cardinalities(&self) -> &'a [u32] {
         self.cols.cardinalities()
+    }
+
+    /// The largest cardinality of a remaining candidate (1 when none is left).
+    fn largest_cardinality(&self) -> u32 {
+        self.remaining
+            .iter()
+            .map(|&j| self.cardinalities()[j])
+            .max()
+            .unwrap_or(1)
     }
 
     /// For a group of classes averaging fewer than [`TINY_CLASS_ROWS`] rows, the keys
