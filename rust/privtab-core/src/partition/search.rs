@@ -108,7 +108,10 @@ impl std::str::FromStr for Layout {
 /// small count table per class, and the work of a round shrinks as S separates the labels.
 /// Adding an attribute refines the layout once (a stable counting sort inside each
 /// class), never recomputing the partition from scratch. Candidate values are read
-/// through the row index of the layout or from copies in layout order (see [`Layout`]).
+/// through the row index of the layout or from copies in layout order (see [`Layout`]),
+/// each copy in the narrowest unsigned type its cardinality allows (u8, u16 or u32), so
+/// that rounds and moves of the layout read and write 1 or 2 bytes a row at most
+/// cardinalities.
 ///
 /// All quantities are exact integers, so results depend neither on the thread count nor
 /// on the layout.
