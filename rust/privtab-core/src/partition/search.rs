@@ -53,6 +53,10 @@ const TINY_CLASS_ROWS: usize = 16;
 const TINY_RUN_ROWS: usize = 1 << 10;
 const TINY_RUN_CELLS: u128 = 1 << 16;
 
+/// Most cells of the count tables of all candidates of a full pass together (per
+/// thread) for them to be counted in one pass over the rows.
+const FULL_PASS_ALL_CELLS: u128 = 1 << 21;
+
 /// Cells cleared at once (by a vectorized fill) in the time of clearing one row's two
 /// cells: a small class with at least 1/`SMALL_CLASS_CLEAR` as many rows as its tables
 /// have cells clears them whole.
@@ -538,13 +542,16 @@ impl<'a> DiscernibilitySearch<'a> {
             vec![0; m]
         } else if let Some(partition) = &self.full {
             let keys = self.full_pass_keys(partition)?;
-            (0..m)
-                .into_par_iter()
-                .map(|p| {
-                    check_interrupt()?;
-                    self.undiscerned_full_pass(p, keys.as_deref())
-                })
-                .collect::<Result<_>>()?
+            match keys.as_deref().map(|keys| self.full_pass_all(keys)) {
+                Some(Some(undiscerned)) => undiscerned?,
+                _ => (0..m)
+                    .into_par_iter()
+                    .map(|p| {
+                        check_interrupt()?;
+                        self.undiscerned_full_pass(p, keys.as_deref())
+                    })
+                    .collect::<Result<_>>()?,
+            }
         } else {
             let groups = self.class_groups();
             let n_groups = groups.len() - 1;
@@ -655,26 +662,76 @@ impl<'a> DiscernibilitySearch<'a> {
                 table[cell] = table[cell].wrapping_add(1);
             }
         });
-        let joint: Vec<u64> = table
-            .chunks_exact(LANES)
-            .map(|cell| cell.iter().map(|&c| u64::from(c)).sum())
+        Ok(full_pass_undiscerned(&table, n_labels, value_bits))
+    }
+
+    /// [`undiscerned_full_pass`](Self::undiscerned_full_pass) for every candidate in one
+    /// pass over the rows: each block of [`REBUILD_CHUNK`] rows is counted for all
+    /// candidates while its keys are in cache, into one table per thread, and the
+    /// tables are added up (exact integers, so the sum does not depend on how the
+    /// blocks were shared out). `None` when the tables of all candidates would take more
+    /// than [`FULL_PASS_ALL_CELLS`] cells.
+    fn full_pass_all(&self, keys: &[u16]) -> Option<Result<Vec<u128>>> {
+        let partition = self.full.as_ref()?;
+        let n_labels = self.n_labels as usize;
+        let n_keys = partition.n_classes() * n_labels;
+        let bits: Vec<u32> = self
+            .remaining
+            .iter()
+            .map(|&j| {
+                (self.cardinalities()[j] as usize)
+                    .next_power_of_two()
+                    .trailing_zeros()
+            })
             .collect();
-        let mut sizes = vec![0u64; 1 << value_bits];
-        let (mut value_sq, mut joint_sq) = (0u128, 0u128);
-        for class in joint.chunks_exact(n_labels << value_bits) {
-            sizes.fill(0);
-            for label in class.chunks_exact(1 << value_bits) {
-                for (size, &count) in sizes.iter_mut().zip(label) {
-                    *size += count;
-                    joint_sq += u128::from(count) * u128::from(count);
-                }
-            }
-            value_sq += sizes
-                .iter()
-                .map(|&s| u128::from(s) * u128::from(s))
-                .sum::<u128>();
+        let mut offsets = vec![0usize];
+        for &b in &bits {
+            offsets.push(offsets.last().unwrap_or(&0) + LANES * (n_keys << b));
         }
-        Ok(value_sq - joint_sq)
+        let cells = *offsets.last().unwrap_or(&0);
+        if cells as u128 > FULL_PASS_ALL_CELLS {
+            return None;
+        }
+        let add = |mut a: Vec<u32>, b: Vec<u32>| -> Result<Vec<u32>> {
+            if a.is_empty() {
+                return Ok(b);
+            }
+            for (x, &y) in a.iter_mut().zip(&b) {
+                *x = x.wrapping_add(y);
+            }
+            Ok(a)
+        };
+        let table = keys
+            .par_chunks(REBUILD_CHUNK)
+            .enumerate()
+            .try_fold(Vec::new, |mut table: Vec<u32>, (b, block)| {
+                check_interrupt()?;
+                if table.is_empty() {
+                    table = alloc_output::<u32>(cells, "the class count tables")?;
+                }
+                let rows = b * REBUILD_CHUNK..b * REBUILD_CHUNK + block.len();
+                for (p, &value_bits) in bits.iter().enumerate() {
+                    let counts = &mut table[offsets[p]..offsets[p + 1]];
+                    // Counts stay below n < 2^32, so no increment wraps.
+                    with_values!(self.values(p), |values| {
+                        for (i, (&key, v)) in block.iter().zip(values(rows.clone())).enumerate() {
+                            let cell =
+                                ((key as usize) << value_bits | v as usize) * LANES + i % LANES;
+                            counts[cell] = counts[cell].wrapping_add(1);
+                        }
+                    });
+                }
+                Ok::<_, Error>(table)
+            })
+            .try_reduce(Vec::new, add);
+        Some(table.map(|table| {
+            bits.iter()
+                .enumerate()
+                .map(|(p, &value_bits)| {
+                    full_pass_undiscerned(&table[offsets[p]..offsets[p + 1]], n_labels, value_bits)
+                })
+                .collect()
+        }))
     }
 
     /// The classes of the layout in consecutive groups of at least [`REBUILD_CHUNK`]
@@ -1089,6 +1146,31 @@ impl<'a> DiscernibilitySearch<'a> {
         }
         Ok((source, sizes))
     }
+}
+
+/// The undiscerned pairs from the (key, value) counts of a full pass, `LANES` counters
+/// per cell, key = class · `n_labels` + label and cell = key · 2^`value_bits` + value.
+fn full_pass_undiscerned(table: &[u32], n_labels: usize, value_bits: u32) -> u128 {
+    let joint: Vec<u64> = table
+        .chunks_exact(LANES)
+        .map(|cell| cell.iter().map(|&c| u64::from(c)).sum())
+        .collect();
+    let mut sizes = vec![0u64; 1 << value_bits];
+    let (mut value_sq, mut joint_sq) = (0u128, 0u128);
+    for class in joint.chunks_exact(n_labels << value_bits) {
+        sizes.fill(0);
+        for label in class.chunks_exact(1 << value_bits) {
+            for (size, &count) in sizes.iter_mut().zip(label) {
+                *size += count;
+                joint_sq += u128::from(count) * u128::from(count);
+            }
+        }
+        value_sq += sizes
+            .iter()
+            .map(|&s| u128::from(s) * u128::from(s))
+            .sum::<u128>();
+    }
+    value_sq - joint_sq
 }
 
 /// How copies move from one layout to the next.
