@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -167,6 +168,7 @@ def synthetic_benchmark(results, n, d=50, k=8):
         columns, cards, y = synthetic(n, d)
     print(f"synthetic {n:,} x {d} generated in {generating.seconds:.1f} s")
     X = columns.T  # an F-ordered view: the column-major codes reach Rust uncopied
+    load = os.getloadavg()[0]  # timings on a shared machine are read against it
     t_rust, order = best_of(
         2,
         lambda: (
@@ -200,6 +202,7 @@ def synthetic_benchmark(results, n, d=50, k=8):
         "attributes": d,
         "cardinalities": "2-16",
         "k": k,
+        "load_average_1min": load,
         "privatekd_seconds": t_rust,
         "greedy_seconds": t_greedy,
         "privatekd_order": order.tolist(),
@@ -212,7 +215,7 @@ def synthetic_benchmark(results, n, d=50, k=8):
         f"synthetic {n:,} x {d}, k = {k}: PrivateKD {t_rust:.2f} s "
         f"(target < 30 s), greedy {t_greedy:.2f} s; at {small:,} rows PrivateKD "
         f"{t_rust_small:.2f} s vs Python loop over Partition {t_loop_small:.2f} s "
-        f"({t_loop_small / t_rust_small:.1f}x)"
+        f"({t_loop_small / t_rust_small:.1f}x); load average {load:.1f}"
     )
 
 

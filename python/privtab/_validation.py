@@ -570,16 +570,19 @@ def as_code_columns(
     cardinalities : ndarray of shape (n_features,), uint32
     """
     array, cardinalities = _integer_codes(X, name, cardinalities)
-    if array.min() < 0:
+    if array.dtype.kind != "u" and array.min() < 0:
         raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
-    if array.max() > np.iinfo(np.uint32).max:
-        raise ValueError(f"{name} has a code above 2**32 - 1: {array.max()}")
+    # One pass over the codes: every later check reads the largest code per column.
+    highest = array.max(axis=0)
+    if highest.max() > np.iinfo(np.uint32).max:
+        raise ValueError(f"{name} has a code above 2**32 - 1: {highest.max()}")
     if cardinalities is None:
         raise ValueError(f"cardinalities must be given for {name}")
     cards = check_cardinalities(cardinalities, array.shape[1])
-    too_big = array >= cards[None, :]
-    if too_big.any():
-        row, col = np.argwhere(too_big)[0]
+    over = np.flatnonzero(highest >= cards)
+    if over.size:
+        row, at = np.argwhere(array[:, over] >= cards[over][None, :])[0]
+        col = over[at]
         raise ValueError(
             f"{name}[{row}, {col}] = {array[row, col]} is >= cardinality {cards[col]} "
             f"of column {col}"

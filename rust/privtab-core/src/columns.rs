@@ -1,5 +1,7 @@
 //! A read-only, column-major view of a categorical table.
 
+use rayon::prelude::*;
+
 use crate::{Error, Result};
 
 /// `n_cols` attributes of `n_rows` codes each, stored column after column in one slice, with
@@ -32,7 +34,14 @@ impl<'a> Columns<'a> {
             n_rows,
             cardinalities,
         };
-        for (j, &card) in cardinalities.iter().enumerate() {
+        // Columns are checked in parallel by a branch-free test; the first failing
+        // column (the lowest index, whatever the threads) is then checked again for
+        // the message.
+        let failing = (0..n_cols)
+            .into_par_iter()
+            .find_first(|&j| cardinalities[j] == 0 || !all_below(view.column(j), cardinalities[j]));
+        if let Some(j) = failing {
+            let card = cardinalities[j];
             if card == 0 {
                 return Err(Error::InvalidData(format!(
                     "cardinalities[{j}] must be >= 1, got 0"
@@ -126,7 +135,6 @@ signed_code!(i8, i16, i32, i64);
 /// range check has failed; the scan is parallel but its answer (the lowest row) does not
 /// depend on the number of threads.
 pub fn first_invalid<C: Code>(codes: &[C], cardinality: u64) -> Option<usize> {
-    use rayon::prelude::*;
     codes
         .par_iter()
         .position_first(|&c| c.index() >= cardinality)
@@ -148,7 +156,6 @@ const CHECK_BLOCK: usize = 1 << 16;
 /// Whether every code is below `cardinality`: the maximum of each block (a vectorised
 /// reduction), blocks in parallel.
 fn all_below(codes: &[u32], cardinality: u32) -> bool {
-    use rayon::prelude::*;
     codes
         .par_chunks(CHECK_BLOCK)
         .all(|block| block.iter().fold(0, |high, &code| high.max(code)) < cardinality)

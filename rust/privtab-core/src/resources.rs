@@ -173,6 +173,10 @@ pub fn alloc_output<T: Clone + Default>(len: usize, what: &str) -> Result<Vec<T>
 pub unsafe trait ZeroBits: Copy {}
 
 // SAFETY: zero bytes are the integer 0.
+unsafe impl ZeroBits for u8 {}
+// SAFETY: zero bytes are the integer 0.
+unsafe impl ZeroBits for u16 {}
+// SAFETY: zero bytes are the integer 0.
 unsafe impl ZeroBits for u32 {}
 // SAFETY: zero bytes are the integer 0.
 unsafe impl ZeroBits for u64 {}

@@ -2,12 +2,13 @@
 //! as a layout of the rows of mixed classes, and every candidate's gain in one pass.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use rayon::prelude::*;
 
 use super::{Labels, Partition};
 use crate::columns::{Code, Columns, widened};
-use crate::resources::{alloc_output, check_interrupt};
+use crate::resources::{ZeroBits, alloc_output, check_interrupt, zeroed_vec};
 use crate::{Error, Result};
 
 /// Cells of the per-class count table above which a candidate is scored by sorting.
@@ -19,6 +20,11 @@ const LANES: usize = 4;
 /// Rows per parallel task when the class layout is rebuilt.
 const REBUILD_CHUNK: usize = 1 << 16;
 
+/// Columns that move to a new layout together, and the positions they move a block at
+/// a time (see [`Codes::move_all`]).
+const MOVE_COLUMNS: usize = 4;
+const MOVE_ROWS: usize = 1 << 12;
+
 /// Kept rows from which [`Layout::Auto`] copies the columns into layout order: below it a
 /// column (4 bytes a row) stays in the per-core cache, so reading it through the row
 /// index costs about what a sequential scan of a copy does, and moving every remaining
@@ -28,14 +34,40 @@ pub(super) const COPY_MIN_ROWS: usize = 1 << 18;
 /// Largest (class, value, label) table of the full passes of [`Layout::Auto`]: while
 /// every candidate's table is this small (and no larger than the table has rows), a
 /// pass over all rows counting into it, which needs no layout at all, is the cheapest.
-const FULL_PASS_CELLS: u128 = 1 << 16;
+/// Past it, the rounds a full pass saves cost less than moving the rows into the
+/// grouped layout once the partition has more classes (a stream of writes per class).
+const FULL_PASS_CELLS: u128 = 1 << 12;
+
+/// Largest (class, label, value) table that full passes count into with packed keys
+/// (larger ones, only met under [`Layout::FullPass`], are scored by
+/// [`Partition::score_column`]).
+const FULL_PASS_KEY_CELLS: u128 = 1 << 16;
+
+/// Average rows per class below which a group of classes is scored a run of classes at
+/// a time ([`TinyClasses`]) rather than class by class: per class, the loop overhead
+/// would cost more than its rows.
+const TINY_CLASS_ROWS: usize = 16;
+
+/// Rows of a run of tiny classes, and the most cells its (class, value, label) table
+/// may have.
+const TINY_RUN_ROWS: usize = 1 << 10;
+const TINY_RUN_CELLS: u128 = 1 << 16;
+
+/// Most cells of the count tables of all candidates of a full pass together (per
+/// thread) for them to be counted in one pass over the rows.
+const FULL_PASS_ALL_CELLS: u128 = 1 << 21;
+
+/// Cells cleared at once (by a vectorized fill) in the time of clearing one row's two
+/// cells: a small class with at least 1/`SMALL_CLASS_CLEAR` as many rows as its tables
+/// have cells clears them whole.
+const SMALL_CLASS_CLEAR: usize = 8;
 
 /// How a [`DiscernibilitySearch`] reads the candidate columns of the rows it keeps. The
 /// choice only changes the speed: every layout gives the same gains, exactly.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Layout {
     /// [`FullPass`](Layout::FullPass) while the partition of S is coarse (every
-    /// candidate's count table has at most min(2^16, n) cells), then
+    /// candidate's count table has at most min(2^12, n) cells), then
     /// [`Copied`](Layout::Copied) while at least 2^18 rows are kept, then
     /// [`Indexed`](Layout::Indexed).
     #[default]
@@ -80,7 +112,10 @@ impl std::str::FromStr for Layout {
 /// small count table per class, and the work of a round shrinks as S separates the labels.
 /// Adding an attribute refines the layout once (a stable counting sort inside each
 /// class), never recomputing the partition from scratch. Candidate values are read
-/// through the row index of the layout or from copies in layout order (see [`Layout`]).
+/// through the row index of the layout or from copies in layout order (see [`Layout`]),
+/// each copy in the narrowest unsigned type its cardinality allows (u8, u16 or u32), so
+/// that rounds and moves of the layout read and write 1 or 2 bytes a row at most
+/// cardinalities.
 ///
 /// All quantities are exact integers, so results depend neither on the thread count nor
 /// on the layout.
@@ -99,8 +134,11 @@ pub struct DiscernibilitySearch<'a> {
     /// The table row at each position of the layout; `None` while it is the identity.
     rows: Option<Vec<u32>>,
     /// Either empty (columns are read through `rows`) or one copy per entry of
-    /// `remaining`, in layout order.
-    copies: Vec<Vec<u32>>,
+    /// `remaining`, in layout order (in row order during full passes), each in the
+    /// narrowest type its cardinality allows.
+    copies: Vec<Codes>,
+    /// Buffers of earlier copies, reused by the next move of the layout.
+    spare: Vec<Codes>,
     /// The partition of S while rounds are full passes; the layout is unused then.
     full: Option<Partition>,
     all_labels: Labels<'a>,
@@ -110,7 +148,210 @@ pub struct DiscernibilitySearch<'a> {
 #[derive(Clone, Copy)]
 enum Values<'s> {
     Direct(&'s [u32]),
+    Copied(&'s Codes),
     Indexed { column: &'s [u32], rows: &'s [u32] },
+}
+
+/// Binds `$get` to a function from a range of layout positions to an iterator over the
+/// candidate's values (as `u32`) at those positions, for each kind of [`Values`], and
+/// evaluates `$body` with it (one monomorphic copy per storage type).
+macro_rules! with_values {
+    ($values:expr, |$get:ident| $body:expr) => {
+        match $values {
+            Values::Direct(column) => {
+                let $get = |r: Range<usize>| column[r].iter().copied();
+                $body
+            }
+            Values::Copied(Codes::U8(copy)) => {
+                let $get = |r: Range<usize>| copy[r].iter().map(|&v| u32::from(v));
+                $body
+            }
+            Values::Copied(Codes::U16(copy)) => {
+                let $get = |r: Range<usize>| copy[r].iter().map(|&v| u32::from(v));
+                $body
+            }
+            Values::Copied(Codes::U32(copy)) => {
+                let $get = |r: Range<usize>| copy[r].iter().copied();
+                $body
+            }
+            Values::Indexed { column, rows } => {
+                // Rows of the layout are rows of the table, so the reads are in bounds.
+                let $get = |r: Range<usize>| rows[r].iter().map(|&i| column[i as usize]);
+                $body
+            }
+        }
+    };
+}
+
+/// A copy of one column in the narrowest unsigned type that holds its codes, so that
+/// rounds and moves of the layout read and write 1 or 2 bytes a row rather than 4.
+#[derive(Clone, Debug)]
+enum Codes {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+}
+
+impl Codes {
+    /// `column[positions]` (all of `column` when `positions` is `None`) for codes below
+    /// `cardinality`.
+    fn narrow(column: &[u32], positions: Option<&[u32]>, cardinality: u32) -> Result<Self> {
+        // The codes are < cardinality, so the casts below keep every value.
+        Ok(if cardinality <= 1 << 8 {
+            Codes::U8(gather_map(column, positions, |v| v as u8)?)
+        } else if cardinality <= 1 << 16 {
+            Codes::U16(gather_map(column, positions, |v| v as u16)?)
+        } else {
+            Codes::U32(gather_map(column, positions, |v| v)?)
+        })
+    }
+
+    /// A copy of `len` zeros of the same type.
+    fn zeros_like(&self, len: usize) -> Result<Self> {
+        Ok(match self {
+            Codes::U8(_) => Codes::U8(zeroed_vec(len, "the layout")?),
+            Codes::U16(_) => Codes::U16(zeroed_vec(len, "the layout")?),
+            Codes::U32(_) => Codes::U32(zeroed_vec(len, "the layout")?),
+        })
+    }
+
+    /// Moves the values of the positions `block` (of the new layout for a gather, of
+    /// the old one for a scatter) into `out`, a copy of the same type.
+    fn move_block(&self, out: &mut Codes, how: Move<'_>, block: Range<usize>) {
+        match (self, out) {
+            (Codes::U8(values), Codes::U8(out)) => move_block(values, out, how, block),
+            (Codes::U16(values), Codes::U16(out)) => move_block(values, out, how, block),
+            (Codes::U32(values), Codes::U32(out)) => move_block(values, out, how, block),
+            // `out` comes from `zeros_like` or a buffer of the same type.
+            _ => {}
+        }
+    }
+
+    /// `copies` moved to a new layout, written into `buffers` (copies of an earlier
+    /// layout, no longer needed) where one of the right type is left, so that a round
+    /// reuses memory rather than faulting in fresh pages. For a gather, groups of
+    /// [`MOVE_COLUMNS`] columns move in parallel, a block of [`MOVE_ROWS`] positions at
+    /// a time, so that the positions are read from memory once per group rather than
+    /// once per column.
+    fn move_all(copies: &[Codes], how: Move<'_>, mut buffers: Vec<Codes>) -> Result<Vec<Codes>> {
+        let (n_positions, len) = match how {
+            Move::Gather(source) => (source.len(), source.len()),
+            // One spare position receives the rows left out.
+            Move::Scatter(target, len) => (target.len(), len + 1),
+        };
+        let mut moved = Vec::with_capacity(copies.len());
+        for copy in copies {
+            let same = buffers.iter().position(|b| b.same_type(copy));
+            moved.push(match same {
+                Some(b) => buffers.swap_remove(b).resized(len)?,
+                None => copy.zeros_like(len)?,
+            });
+        }
+        drop(buffers);
+        // A scatter writes to one stream per class and column: one column at a time
+        // keeps those streams in cache.
+        let columns = match how {
+            Move::Gather(_) => MOVE_COLUMNS,
+            Move::Scatter(..) => 1,
+        };
+        moved
+            .par_chunks_mut(columns)
+            .zip(copies.par_chunks(columns))
+            .for_each(|(outs, group)| {
+                for start in (0..n_positions).step_by(MOVE_ROWS) {
+                    let block = start..(start + MOVE_ROWS).min(n_positions);
+                    for (copy, out) in group.iter().zip(outs.iter_mut()) {
+                        copy.move_block(out, how, block.clone());
+                    }
+                }
+            });
+        if let Move::Scatter(_, len) = how {
+            for out in &mut moved {
+                out.truncate(len);
+            }
+        }
+        Ok(moved)
+    }
+
+    fn same_type(&self, other: &Codes) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+
+    /// The buffer with `len` values (the first ones kept, new ones 0).
+    fn resized(mut self, len: usize) -> Result<Self> {
+        fn resize<T: Clone + Default>(codes: &mut Vec<T>, len: usize) -> Result<()> {
+            codes
+                .try_reserve(len.saturating_sub(codes.len()))
+                .map_err(|_| Error::OutputTooLarge("the layout".to_string()))?;
+            codes.resize(len, T::default());
+            Ok(())
+        }
+        match &mut self {
+            Codes::U8(codes) => resize(codes, len)?,
+            Codes::U16(codes) => resize(codes, len)?,
+            Codes::U32(codes) => resize(codes, len)?,
+        }
+        Ok(self)
+    }
+
+    fn truncate(&mut self, len: usize) {
+        match self {
+            Codes::U8(codes) => codes.truncate(len),
+            Codes::U16(codes) => codes.truncate(len),
+            Codes::U32(codes) => codes.truncate(len),
+        }
+    }
+
+    /// All values as `u32`.
+    fn widen(&self) -> Result<Vec<u32>> {
+        match self {
+            Codes::U8(codes) => gather_map(codes, None, u32::from),
+            Codes::U16(codes) => gather_map(codes, None, u32::from),
+            Codes::U32(codes) => gather_map(codes, None, |v| v),
+        }
+    }
+}
+
+/// A group of small classes as runs of consecutive classes (of at most
+/// [`TINY_RUN_ROWS`] rows, or one class), each row keyed by its class's number in its run
+/// and its label: `class · 2^label_bits + label`.
+struct TinyClasses {
+    /// The key of every position of the group.
+    keys: Vec<u32>,
+    /// Positions (from the group's first) and number of classes of every run.
+    runs: Vec<(Range<usize>, usize)>,
+    /// The most classes in a run.
+    max_classes: usize,
+}
+
+impl TinyClasses {
+    /// Whether a candidate of cardinality `card` has a small enough table per run.
+    fn fits(&self, card: u32, n_labels: u32) -> bool {
+        let label_cells = u128::from(n_labels.next_power_of_two());
+        self.max_classes as u128 * u128::from(card) * label_cells <= TINY_RUN_CELLS
+    }
+}
+
+/// Count tables reused by the tasks of a round: every cell is back to 0 between uses.
+#[derive(Default)]
+struct Scratch {
+    totals: Vec<u32>,
+    lanes: Vec<u32>,
+}
+
+impl Scratch {
+    /// Zeroed tables of `totals` and `lanes` cells.
+    fn tables(&mut self, totals: usize, lanes: usize) -> Result<(&mut [u32], &mut [u32])> {
+        for (table, len) in [(&mut self.totals, totals), (&mut self.lanes, lanes)] {
+            if table.len() < len {
+                table
+                    .try_reserve_exact(len - table.len())
+                    .map_err(|_| Error::OutputTooLarge("the class count table".to_string()))?;
+                table.resize(len, 0);
+            }
+        }
+        Ok((&mut self.totals[..totals], &mut self.lanes[..lanes]))
+    }
 }
 
 impl<'a> DiscernibilitySearch<'a> {
@@ -156,10 +397,21 @@ impl<'a> DiscernibilitySearch<'a> {
             labels: Cow::Borrowed(if mixed { labels.codes() } else { &[][..] }),
             rows: None,
             copies: Vec::new(),
+            spare: Vec::new(),
             full: None,
             all_labels: labels.clone(),
         };
-        if mixed && matches!(layout, Layout::Auto | Layout::FullPass) {
+        if !mixed {
+            return Ok(search);
+        }
+        // Narrow copies in row order: full passes and the first layout read them.
+        if layout == Layout::Copied || (layout != Layout::Indexed && n >= COPY_MIN_ROWS) {
+            search.copies = search.collect_copies(|p| {
+                let j = search.remaining[p];
+                Codes::narrow(cols.column(j), None, cols.cardinality(j))
+            })?;
+        }
+        if matches!(layout, Layout::Auto | Layout::FullPass) {
             search.full = Some(Partition::trivial(n)?);
             search.leave_full_pass()?;
         }
@@ -227,12 +479,7 @@ impl<'a> DiscernibilitySearch<'a> {
             return Ok(());
         };
         let n = self.n_rows();
-        let max_card = self
-            .remaining
-            .iter()
-            .map(|&j| self.cardinalities()[j])
-            .max()
-            .unwrap_or(1);
+        let max_card = self.largest_cardinality();
         let cells =
             partition.n_classes() as u128 * u128::from(max_card) * u128::from(self.n_labels);
         if self.layout == Layout::FullPass || cells <= FULL_PASS_CELLS.min(n as u128) {
@@ -264,20 +511,28 @@ impl<'a> DiscernibilitySearch<'a> {
         }
         let kept = *bounds.last().unwrap_or(&0);
         let mut rows = alloc_output::<u32>(kept, "the layout")?;
-        for (i, &c) in classes.iter().enumerate() {
+        // The position of every row in the layout; `kept` for the rows left out.
+        let mut positions = zeroed_vec::<u32>(n, "the layout")?;
+        for (i, (&c, position)) in classes.iter().zip(positions.iter_mut()).enumerate() {
             if mixed[c as usize] {
                 let slot = &mut starts[c as usize];
-                // Rows are < n < 2^32 (checked by `with_layout`).
+                // Rows and positions are < n < 2^32 (checked by `with_layout`).
                 rows[*slot] = i as u32;
+                *position = *slot as u32;
                 *slot += 1;
+            } else {
+                *position = kept as u32;
             }
         }
         self.labels = Cow::Owned(gather(labels, &rows)?);
-        self.copies = if rows.len() >= COPY_MIN_ROWS {
-            self.gather_all(|p| (self.cols.column(self.remaining[p]), &rows[..]))?
+        // The copies are in row order (and exist from the start whenever this many rows
+        // are kept): each is scattered to the layout in one sequential read, its writes
+        // going to one stream per class.
+        if rows.len() < COPY_MIN_ROWS {
+            self.copies = Vec::new();
         } else {
-            Vec::new()
-        };
+            self.move_copies(Move::Scatter(&positions, kept))?;
+        }
         self.rows = Some(rows);
         self.bounds = bounds;
         self.full = None;
@@ -326,27 +581,66 @@ impl<'a> DiscernibilitySearch<'a> {
     }
 
     /// n·(F(S ∪ {a}) − F(S)) for every remaining candidate `a` (in the order of
-    /// [`remaining`](Self::remaining)), in one parallel pass over the candidates.
+    /// [`remaining`](Self::remaining)), in one parallel pass. During full passes the
+    /// class and label of every row are packed into one small key first, and each
+    /// candidate counts its values against the keys; in the grouped layout the work is
+    /// split into groups of classes × candidates, so a thread scores the candidates of a
+    /// group one after another while the group's labels stay in cache.
     ///
     /// # Errors
     /// [`Error::OutputTooLarge`] when a count table cannot be allocated.
     pub fn gains(&self) -> Result<Vec<u128>> {
-        let undiscerned: Vec<Result<u128>> = (0..self.remaining.len())
-            .into_par_iter()
-            .map(|p| {
-                check_interrupt()?;
-                self.undiscerned_with(p)
-            })
-            .collect();
-        undiscerned
+        let m = self.remaining.len();
+        let undiscerned: Vec<u128> = if self.labels.is_empty() {
+            vec![0; m]
+        } else if let Some(partition) = &self.full {
+            let keys = self.full_pass_keys(partition)?;
+            match keys.as_deref().map(|keys| self.full_pass_all(keys)) {
+                Some(Some(undiscerned)) => undiscerned?,
+                _ => (0..m)
+                    .into_par_iter()
+                    .map(|p| {
+                        check_interrupt()?;
+                        self.undiscerned_full_pass(p, keys.as_deref())
+                    })
+                    .collect::<Result<_>>()?,
+            }
+        } else {
+            let groups = self.class_groups();
+            let n_groups = groups.len() - 1;
+            let tiny: Vec<Option<TinyClasses>> = groups
+                .par_windows(2)
+                .map(|g| self.tiny_classes(g[0]..g[1]))
+                .collect::<Result<_>>()?;
+            let parts: Vec<u128> = (0..n_groups * m)
+                .into_par_iter()
+                .map_init(Scratch::default, |scratch, task| {
+                    check_interrupt()?;
+                    let (g, p) = (task / m, task % m);
+                    let card = self.cardinalities()[self.remaining[p]];
+                    match &tiny[g] {
+                        Some(tiny) if tiny.fits(card, self.n_labels) => {
+                            let start = self.bounds[groups[g]];
+                            with_values!(self.values(p), |values| self
+                                .undiscerned_tiny(card, values, tiny, start, scratch))
+                        }
+                        _ => self.undiscerned_in(p, groups[g]..groups[g + 1], scratch),
+                    }
+                })
+                .collect::<Result<_>>()?;
+            (0..m)
+                .map(|p| (0..n_groups).map(|g| parts[g * m + p]).sum())
+                .collect()
+        };
+        Ok(undiscerned
             .into_iter()
-            .map(|u| Ok(self.undiscerned.saturating_sub(u?)))
-            .collect()
+            .map(|u| self.undiscerned.saturating_sub(u))
+            .collect())
     }
 
     fn values(&self, p: usize) -> Values<'_> {
         if let Some(copy) = self.copies.get(p) {
-            return Values::Direct(copy);
+            return Values::Copied(copy);
         }
         let column = self.cols.column(self.remaining[p]);
         match &self.rows {
@@ -361,72 +655,313 @@ impl<'a> DiscernibilitySearch<'a> {
             return Ok(0);
         }
         if let Some(partition) = &self.full {
-            // Pure classes add no undiscerned pairs, so summing over all classes gives
-            // the same integer as the grouped layout's sum over the mixed ones.
-            let a = self.remaining[p];
+            let keys = self.full_pass_keys(partition)?;
+            return self.undiscerned_full_pass(p, keys.as_deref());
+        }
+        self.undiscerned_in(p, 0..self.bounds.len() - 1, &mut Scratch::default())
+    }
+
+    /// class · n_labels + label of every row, when the keys and every candidate's
+    /// (key, value) table are small enough for [`undiscerned_full_pass`]
+    /// (always so in the full passes of [`Layout::Auto`]).
+    ///
+    /// [`undiscerned_full_pass`]: Self::undiscerned_full_pass
+    fn full_pass_keys(&self, partition: &Partition) -> Result<Option<Vec<u16>>> {
+        let n_keys = partition.n_classes() as u128 * u128::from(self.n_labels);
+        let max_card = self.largest_cardinality();
+        if n_keys > 1 << 16 || n_keys * u128::from(max_card) > FULL_PASS_KEY_CELLS {
+            return Ok(None);
+        }
+        let n_labels = self.n_labels;
+        // Keys are < n_keys ≤ 2^16 by the test above.
+        gather_map(partition.classes(), None, |c| c * n_labels)
+            .and_then(|mut keys| {
+                keys.par_iter_mut()
+                    .zip(self.all_labels.codes().par_iter())
+                    .for_each(|(key, &l)| *key += l);
+                gather_map(&keys, None, |key| key as u16)
+            })
+            .map(Some)
+    }
+
+    /// [`undiscerned_with`](Self::undiscerned_with) during full passes: the candidate's
+    /// values are counted against the row `keys` (class · n_labels + label) into a
+    /// (class, label, value) table, or, without keys, by [`Partition::score_column`].
+    /// Pure classes add no undiscerned pairs, so summing over all classes gives the same
+    /// integer as the grouped layout's sum over the mixed ones.
+    fn undiscerned_full_pass(&self, p: usize, keys: Option<&[u16]>) -> Result<u128> {
+        let a = self.remaining[p];
+        let card = self.cardinalities()[a] as usize;
+        let (Some(keys), Some(partition)) = (keys, &self.full) else {
+            let partition = self.full.as_ref().ok_or_else(|| {
+                Error::InvalidData("full-pass scoring outside the full passes".to_string())
+            })?;
             let score = partition.score_column(
                 self.cols.column(a),
                 self.cardinalities()[a],
                 &self.all_labels,
             )?;
             return Ok(score.undiscerned_pairs);
+        };
+        let n_labels = self.n_labels as usize;
+        // Cell (key, v) is key · 2^value_bits + v, with LANES interleaved counters each
+        // (see `undiscerned_by`); counts stay below n < 2^32, so no increment wraps.
+        let value_bits = card.next_power_of_two().trailing_zeros();
+        let cells = (partition.n_classes() * n_labels) << value_bits;
+        let mut table = alloc_output::<u32>(LANES * cells, "the class count table")?;
+        with_values!(self.values(p), |values| {
+            for (i, (&key, v)) in keys.iter().zip(values(0..keys.len())).enumerate() {
+                let cell = ((key as usize) << value_bits | v as usize) * LANES + i % LANES;
+                table[cell] = table[cell].wrapping_add(1);
+            }
+        });
+        Ok(full_pass_undiscerned(&table, n_labels, value_bits))
+    }
+
+    /// [`undiscerned_full_pass`](Self::undiscerned_full_pass) for every candidate in one
+    /// pass over the rows: each block of [`REBUILD_CHUNK`] rows is counted for all
+    /// candidates while its keys are in cache, into one table per thread, and the
+    /// tables are added up (exact integers, so the sum does not depend on how the
+    /// blocks were shared out). `None` when the tables of all candidates would take more
+    /// than [`FULL_PASS_ALL_CELLS`] cells.
+    fn full_pass_all(&self, keys: &[u16]) -> Option<Result<Vec<u128>>> {
+        let partition = self.full.as_ref()?;
+        let n_labels = self.n_labels as usize;
+        let n_keys = partition.n_classes() * n_labels;
+        let bits: Vec<u32> = self
+            .remaining
+            .iter()
+            .map(|&j| {
+                (self.cardinalities()[j] as usize)
+                    .next_power_of_two()
+                    .trailing_zeros()
+            })
+            .collect();
+        let mut offsets = vec![0usize];
+        for &b in &bits {
+            offsets.push(offsets.last().unwrap_or(&0) + LANES * (n_keys << b));
         }
+        let cells = *offsets.last().unwrap_or(&0);
+        if cells as u128 > FULL_PASS_ALL_CELLS {
+            return None;
+        }
+        let add = |mut a: Vec<u32>, b: Vec<u32>| -> Result<Vec<u32>> {
+            if a.is_empty() {
+                return Ok(b);
+            }
+            for (x, &y) in a.iter_mut().zip(&b) {
+                *x = x.wrapping_add(y);
+            }
+            Ok(a)
+        };
+        let table = keys
+            .par_chunks(REBUILD_CHUNK)
+            .enumerate()
+            .try_fold(Vec::new, |mut table: Vec<u32>, (b, block)| {
+                check_interrupt()?;
+                if table.is_empty() {
+                    table = alloc_output::<u32>(cells, "the class count tables")?;
+                }
+                let rows = b * REBUILD_CHUNK..b * REBUILD_CHUNK + block.len();
+                for (p, &value_bits) in bits.iter().enumerate() {
+                    let counts = &mut table[offsets[p]..offsets[p + 1]];
+                    // Counts stay below n < 2^32, so no increment wraps.
+                    with_values!(self.values(p), |values| {
+                        for (i, (&key, v)) in block.iter().zip(values(rows.clone())).enumerate() {
+                            let cell =
+                                ((key as usize) << value_bits | v as usize) * LANES + i % LANES;
+                            counts[cell] = counts[cell].wrapping_add(1);
+                        }
+                    });
+                }
+                Ok::<_, Error>(table)
+            })
+            .try_reduce(Vec::new, add);
+        Some(table.map(|table| {
+            bits.iter()
+                .enumerate()
+                .map(|(p, &value_bits)| {
+                    full_pass_undiscerned(&table[offsets[p]..offsets[p + 1]], n_labels, value_bits)
+                })
+                .collect()
+        }))
+    }
+
+    /// The classes of the layout in consecutive groups of at least [`REBUILD_CHUNK`]
+    /// rows (the last may be smaller): group `g` is classes `groups[g]..groups[g + 1]`.
+    /// The groups depend on the layout only, never on the thread count.
+    fn class_groups(&self) -> Vec<usize> {
+        let mut groups = vec![0usize];
+        for (b, block) in self.bounds.windows(2).enumerate() {
+            if block[1] - self.bounds[*groups.last().unwrap_or(&0)] >= REBUILD_CHUNK {
+                groups.push(b + 1);
+            }
+        }
+        let n_blocks = self.bounds.len() - 1;
+        if *groups.last().unwrap_or(&0) != n_blocks {
+            groups.push(n_blocks);
+        }
+        groups
+    }
+
+    /// The undiscerned pairs of the classes `blocks` of the layout refined by candidate
+    /// `p`.
+    fn undiscerned_in(
+        &self,
+        p: usize,
+        blocks: Range<usize>,
+        scratch: &mut Scratch,
+    ) -> Result<u128> {
         let card = self.cardinalities()[self.remaining[p]];
-        match self.values(p) {
-            Values::Direct(column) => self.undiscerned_by(card, |r| column[r].iter().copied()),
-            Values::Indexed { column, rows } => self.undiscerned_by(card, |r| {
-                // Rows of the layout are rows of the table, so the reads are in bounds.
-                rows[r].iter().map(|&i| column[i as usize])
-            }),
-        }
+        with_values!(self.values(p), |values| self
+            .undiscerned_by(card, values, blocks, scratch))
     }
 
     fn cardinalities(&self) -> &'a [u32] {
         self.cols.cardinalities()
     }
 
-    /// [`undiscerned_with`](Self::undiscerned_with) for a candidate of cardinality `card`
-    /// whose values at the positions `r` of the layout are `values(r)`.
-    fn undiscerned_by<I, F>(&self, card: u32, values: F) -> Result<u128>
+    /// The largest cardinality of a remaining candidate (1 when none is left).
+    fn largest_cardinality(&self) -> u32 {
+        self.remaining
+            .iter()
+            .map(|&j| self.cardinalities()[j])
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// For a group of classes averaging fewer than [`TINY_CLASS_ROWS`] rows, the keys
+    /// that let [`undiscerned_tiny`](Self::undiscerned_tiny) score it in one loop over
+    /// its rows; `None` for other groups.
+    fn tiny_classes(&self, blocks: Range<usize>) -> Result<Option<TinyClasses>> {
+        let (start, end) = (self.bounds[blocks.start], self.bounds[blocks.end]);
+        let label_bits = (self.n_labels as usize)
+            .next_power_of_two()
+            .trailing_zeros();
+        if end - start >= TINY_CLASS_ROWS * blocks.len() || label_bits > 16 {
+            return Ok(None);
+        }
+        let mut keys = alloc_output::<u32>(end - start, "the class keys")?;
+        let mut runs = Vec::new();
+        let (mut run_start, mut run_classes) = (start, 0usize);
+        for block in self.bounds[blocks.start..=blocks.end].windows(2) {
+            if block[1] - run_start > TINY_RUN_ROWS && run_classes > 0 {
+                runs.push((run_start - start..block[0] - start, run_classes));
+                (run_start, run_classes) = (block[0], 0);
+            }
+            // Classes of a run are numbered from 0; fewer than 2^32 / 2^label_bits,
+            // since a run has at most TINY_RUN_ROWS rows or a single class.
+            let class = (run_classes as u32) << label_bits;
+            for (key, &l) in keys[block[0] - start..block[1] - start]
+                .iter_mut()
+                .zip(&self.labels[block[0]..block[1]])
+            {
+                *key = class | l;
+            }
+            run_classes += 1;
+        }
+        if run_classes > 0 {
+            runs.push((run_start - start..end - start, run_classes));
+        }
+        let max_classes = runs.iter().map(|r| r.1).max().unwrap_or(0);
+        Ok(Some(TinyClasses {
+            keys,
+            runs,
+            max_classes,
+        }))
+    }
+
+    /// The undiscerned pairs of a group of tiny classes (see [`TinyClasses`]) refined by
+    /// a candidate of cardinality `card` whose values at the positions `r` of the
+    /// layout are `values(r)`; `start` is the group's first position. The half-sum of
+    /// `undiscerned_by`'s small classes, over a run of classes at once: cell
+    /// (class, v) counts the earlier rows of the run with value v in that class.
+    fn undiscerned_tiny<I, F>(
+        &self,
+        card: u32,
+        values: F,
+        tiny: &TinyClasses,
+        start: usize,
+        scratch: &mut Scratch,
+    ) -> Result<u128>
     where
-        F: Fn(std::ops::Range<usize>) -> I,
+        F: Fn(Range<usize>) -> I,
+        I: Iterator<Item = u32> + Clone,
+    {
+        let label_bits = (self.n_labels as usize)
+            .next_power_of_two()
+            .trailing_zeros();
+        let label_mask = (1u32 << label_bits) - 1;
+        let card = card as usize;
+        let slots = tiny.max_classes * card;
+        let (totals, joint) = scratch.tables(slots, slots << label_bits)?;
+        let mut total: u128 = 0;
+        // Counts stay below n < 2^32, so no increment below wraps.
+        for (run, _) in &tiny.runs {
+            let keys = &tiny.keys[run.clone()];
+            let values = values(start + run.start..start + run.end);
+            let mut half: u64 = 0;
+            for (&key, v) in keys.iter().zip(values.clone()) {
+                let slot = (key >> label_bits) as usize * card + v as usize;
+                let cell = slot << label_bits | (key & label_mask) as usize;
+                half += u64::from(totals[slot].wrapping_sub(joint[cell]));
+                totals[slot] = totals[slot].wrapping_add(1);
+                joint[cell] = joint[cell].wrapping_add(1);
+            }
+            for (&key, v) in keys.iter().zip(values) {
+                let slot = (key >> label_bits) as usize * card + v as usize;
+                totals[slot] = 0;
+                joint[slot << label_bits | (key & label_mask) as usize] = 0;
+            }
+            total += 2 * u128::from(half);
+        }
+        Ok(total)
+    }
+
+    /// [`undiscerned_in`](Self::undiscerned_in) for a candidate of cardinality `card`
+    /// whose values at the positions `r` of the layout are `values(r)`.
+    fn undiscerned_by<I, F>(
+        &self,
+        card: u32,
+        values: F,
+        blocks: Range<usize>,
+        scratch: &mut Scratch,
+    ) -> Result<u128>
+    where
+        F: Fn(Range<usize>) -> I,
         I: Iterator<Item = u32> + Clone,
     {
         let n_labels = self.n_labels as usize;
-        let cells = u128::from(card) * n_labels as u128;
-        if cells > SEARCH_DENSE_CELLS {
-            return Ok(self.undiscerned_sorted(values, n_labels));
+        if u128::from(card) * n_labels as u128 > SEARCH_DENSE_CELLS {
+            return Ok(self.undiscerned_sorted(values, n_labels, blocks));
         }
+        // Cell (v, l) is v · 2^label_bits + l: a shift per row rather than a product.
+        let label_bits = n_labels.next_power_of_two().trailing_zeros();
         let card = card as usize;
-        let mut totals = alloc_output::<u32>(card, "the class count table")?;
-        let cells = cells as usize;
-        // LANES interleaved tables for large classes, so that rows hitting the same cell
-        // in a row do not wait for each other's increments.
-        let mut lanes = alloc_output::<u32>(LANES * cells, "the class count table")?;
+        let cells = card << label_bits;
+        let (totals, lanes) = scratch.tables(card, LANES * cells)?;
         let mut total: u128 = 0;
-        for block in self.bounds.windows(2) {
+        // Counts stay below n < 2^32, so no increment below wraps.
+        for block in self.bounds[blocks.start..=blocks.end].windows(2) {
             let rows = block[0]..block[1];
             let labels = &self.labels[rows.clone()];
             let values = values(rows);
             if labels.len() >= lanes.len() {
-                // A large class: count, then read the squares off the table.
+                // A large class: count into LANES interleaved counters per cell, so that
+                // rows hitting the same cell in a row do not wait for each other's
+                // increments, then read the squares off the table.
                 for (i, (v, &l)) in values.zip(labels).enumerate() {
-                    lanes[(i % LANES) * cells + v as usize * n_labels + l as usize] += 1;
-                }
-                let (joint, others) = lanes.split_at_mut(cells);
-                for lane in others.chunks_exact_mut(cells) {
-                    for (count, extra) in joint.iter_mut().zip(lane.iter_mut()) {
-                        *count += *extra;
-                        *extra = 0;
-                    }
+                    let cell = ((v as usize) << label_bits | l as usize) * LANES + i % LANES;
+                    lanes[cell] = lanes[cell].wrapping_add(1);
                 }
                 let (mut value_sq, mut joint_sq) = (0u128, 0u128);
-                for counts in joint.chunks_exact_mut(n_labels) {
+                for value in lanes.chunks_exact_mut(LANES << label_bits) {
                     let mut size = 0u64;
-                    for count in counts.iter_mut() {
-                        size += u64::from(*count);
-                        joint_sq += u128::from(*count) * u128::from(*count);
-                        *count = 0;
+                    for cell in value.chunks_exact_mut(LANES) {
+                        let count: u64 = cell.iter().map(|&c| u64::from(c)).sum();
+                        cell.fill(0);
+                        size += count;
+                        joint_sq += u128::from(count) * u128::from(count);
                     }
                     value_sq += u128::from(size) * u128::from(size);
                 }
@@ -435,17 +970,26 @@ impl<'a> DiscernibilitySearch<'a> {
             }
             // A small class: each row adds 2 × (earlier rows with its value and another
             // label), which sums to Σ_v (m_v² − Σ_l m_{v,l}²) with no pass over the
-            // table; the touched cells are reset through the same rows.
+            // table.
             let mut half: u64 = 0;
             for (v, &l) in values.clone().zip(labels) {
-                let (v, cell) = (v as usize, v as usize * n_labels + l as usize);
-                half += u64::from(totals[v] - lanes[cell]);
-                totals[v] += 1;
-                lanes[cell] += 1;
+                let (v, cell) = (v as usize, (v as usize) << label_bits | l as usize);
+                // totals[v] counts the earlier rows of value v, lanes[cell] those among
+                // them with label l.
+                half += u64::from(totals[v].wrapping_sub(lanes[cell]));
+                totals[v] = totals[v].wrapping_add(1);
+                lanes[cell] = lanes[cell].wrapping_add(1);
             }
-            for (v, &l) in values.zip(labels) {
-                totals[v as usize] = 0;
-                lanes[v as usize * n_labels + l as usize] = 0;
+            // The touched cells are reset through the same rows, or all at once when the
+            // class has more rows than the tables have cells to clear per row.
+            if labels.len() * SMALL_CLASS_CLEAR >= card + cells {
+                totals.fill(0);
+                lanes[..cells].fill(0);
+            } else {
+                for (v, &l) in values.zip(labels) {
+                    totals[v as usize] = 0;
+                    lanes[(v as usize) << label_bits | l as usize] = 0;
+                }
             }
             total += 2 * u128::from(half);
         }
@@ -454,14 +998,14 @@ impl<'a> DiscernibilitySearch<'a> {
 
     /// As [`undiscerned_by`](Self::undiscerned_by) for huge value × label domains: each
     /// class's (value, label) pairs are sorted and counted in runs.
-    fn undiscerned_sorted<I, F>(&self, values: F, n_labels: usize) -> u128
+    fn undiscerned_sorted<I, F>(&self, values: F, n_labels: usize, blocks: Range<usize>) -> u128
     where
-        F: Fn(std::ops::Range<usize>) -> I,
+        F: Fn(Range<usize>) -> I,
         I: Iterator<Item = u32>,
     {
         let mut keys: Vec<u64> = Vec::new();
         let mut total: u128 = 0;
-        for block in self.bounds.windows(2) {
+        for block in self.bounds[blocks.start..=blocks.end].windows(2) {
             let rows = block[0]..block[1];
             keys.clear();
             keys.extend(
@@ -501,6 +1045,10 @@ impl<'a> DiscernibilitySearch<'a> {
             let card = self.cardinalities()[attribute];
             let refined = partition.refine_valid(self.cols.column(attribute), card, None);
             self.full = Some(refined);
+            if !self.copies.is_empty() {
+                let copy = self.copies.remove(p);
+                self.spare.push(copy);
+            }
             self.remaining.remove(p);
             self.selected.push(attribute);
             self.undiscerned = undiscerned;
@@ -508,6 +1056,7 @@ impl<'a> DiscernibilitySearch<'a> {
         }
         let column: Cow<'_, [u32]> = match self.values(p) {
             Values::Direct(column) => Cow::Borrowed(column),
+            Values::Copied(codes) => Cow::Owned(codes.widen()?),
             Values::Indexed { column, rows } => Cow::Owned(gather(column, rows)?),
         };
         let card = self.cardinalities()[attribute];
@@ -518,7 +1067,8 @@ impl<'a> DiscernibilitySearch<'a> {
         };
         drop(column);
         if !self.copies.is_empty() {
-            self.copies.remove(p);
+            let copy = self.copies.remove(p);
+            self.spare.push(copy);
         }
         self.remaining.remove(p);
         self.selected.push(attribute);
@@ -536,32 +1086,41 @@ impl<'a> DiscernibilitySearch<'a> {
             Layout::Indexed => false,
             Layout::Copied => true,
         };
-        self.copies = if !copy {
-            Vec::new()
+        if !copy {
+            self.copies = Vec::new();
+            self.spare = Vec::new();
         } else if self.copies.is_empty() {
             // Straight from the table: its rows in layout order.
-            self.gather_all(|p| (self.cols.column(self.remaining[p]), &rows[..]))?
+            self.copies = self.collect_copies(|p| {
+                let j = self.remaining[p];
+                Codes::narrow(self.cols.column(j), Some(&rows), self.cardinalities()[j])
+            })?;
         } else {
             // From the previous copies, whose positions `source` points into: each
             // new class reads from inside its parent class, which keeps reads local.
-            self.gather_all(|p| (&self.copies[p][..], &source[..]))?
-        };
+            self.move_copies(Move::Gather(&source))?;
+        }
         self.rows = Some(rows);
         self.bounds = bounds;
         Ok(())
     }
 
-    /// One gathered copy per remaining candidate: `values[positions]` from `from(p)`.
-    fn gather_all<'s, F>(&'s self, from: F) -> Result<Vec<Vec<u32>>>
+    /// Moves the copies to a new layout; their old buffers are kept for the next move.
+    fn move_copies(&mut self, how: Move<'_>) -> Result<()> {
+        let buffers = std::mem::take(&mut self.spare);
+        let moved = Codes::move_all(&self.copies, how, buffers)?;
+        self.spare = std::mem::replace(&mut self.copies, moved);
+        Ok(())
+    }
+
+    /// One copy per remaining candidate `p`, made by `copy(p)`.
+    fn collect_copies<F>(&self, copy: F) -> Result<Vec<Codes>>
     where
-        F: Fn(usize) -> (&'s [u32], &'s [u32]) + Sync,
+        F: Fn(usize) -> Result<Codes> + Sync + Send,
     {
         (0..self.remaining.len())
             .into_par_iter()
-            .map(|p| {
-                let (values, positions) = from(p);
-                gather(values, positions)
-            })
+            .map(copy)
             .collect()
     }
 
@@ -569,16 +1128,7 @@ impl<'a> DiscernibilitySearch<'a> {
     /// grouped by class in (class, value) order, with the new class bounds. Parallel over
     /// fixed groups of classes, so the layout does not depend on the thread count.
     fn refined_layout(&self, column: &[u32], card: u32) -> Result<(Vec<u32>, Vec<usize>)> {
-        let mut groups = vec![0usize];
-        for (b, block) in self.bounds.windows(2).enumerate() {
-            if block[1] - self.bounds[*groups.last().unwrap_or(&0)] >= REBUILD_CHUNK {
-                groups.push(b + 1);
-            }
-        }
-        let n_blocks = self.bounds.len() - 1;
-        if *groups.last().unwrap_or(&0) != n_blocks {
-            groups.push(n_blocks);
-        }
+        let groups = self.class_groups();
         let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> = groups
             .par_windows(2)
             .map(|g| self.refine_blocks(column, card, g[0]..g[1]))
@@ -678,7 +1228,7 @@ pub struct GroupedRound<C> {
 /// # Errors
 /// As [`Columns::new`], [`DiscernibilitySearch::from_groups`] and
 /// [`DiscernibilitySearch::add`]; a count of 2^64 pairs or more.
-pub fn grouped_round<C: Code + Default + Into<u32>>(
+pub fn grouped_round<C: Code + ZeroBits + Into<u32>>(
     codes: &[C],
     cardinalities: &[u32],
     labels: &Labels<'_>,
@@ -710,14 +1260,12 @@ pub fn grouped_round<C: Code + Default + Into<u32>>(
         // No rows: nothing was refined.
         (Some(_), None) => Some((Vec::new(), Vec::new())),
         (Some(_), Some(rows)) => {
-            let size = search.remaining.len() * rows.len();
-            let mut kept = alloc_output::<C>(size, "the refined codes")?;
-            for (&j, out) in search
-                .remaining
-                .iter()
-                .zip(kept.chunks_exact_mut(rows.len().max(1)))
-            {
-                gather_into(&codes[j * n..(j + 1) * n], rows, out);
+            let mut kept: Vec<C> = Vec::new();
+            for &j in &search.remaining {
+                let column = gather(&codes[j * n..(j + 1) * n], rows)?;
+                kept.try_reserve(column.len())
+                    .map_err(|_| Error::OutputTooLarge("the refined codes".to_string()))?;
+                kept.extend_from_slice(&column);
             }
             Some((kept, search.labels.to_vec()))
         }
@@ -729,19 +1277,88 @@ pub fn grouped_round<C: Code + Default + Into<u32>>(
     })
 }
 
-fn gather(values: &[u32], positions: &[u32]) -> Result<Vec<u32>> {
-    let mut out = alloc_output::<u32>(positions.len(), "the refined layout")?;
-    gather_into(values, positions, &mut out);
-    Ok(out)
+/// The undiscerned pairs from the (key, value) counts of a full pass, `LANES` counters
+/// per cell, key = class · `n_labels` + label and cell = key · 2^`value_bits` + value.
+fn full_pass_undiscerned(table: &[u32], n_labels: usize, value_bits: u32) -> u128 {
+    let joint: Vec<u64> = table
+        .chunks_exact(LANES)
+        .map(|cell| cell.iter().map(|&c| u64::from(c)).sum())
+        .collect();
+    let mut sizes = vec![0u64; 1 << value_bits];
+    let (mut value_sq, mut joint_sq) = (0u128, 0u128);
+    for class in joint.chunks_exact(n_labels << value_bits) {
+        sizes.fill(0);
+        for label in class.chunks_exact(1 << value_bits) {
+            for (size, &count) in sizes.iter_mut().zip(label) {
+                *size += count;
+                joint_sq += u128::from(count) * u128::from(count);
+            }
+        }
+        value_sq += sizes
+            .iter()
+            .map(|&s| u128::from(s) * u128::from(s))
+            .sum::<u128>();
+    }
+    value_sq - joint_sq
 }
 
-/// `out[i] = values[positions[i]]`, in parallel over fixed chunks.
-fn gather_into<T: Copy + Send + Sync>(values: &[T], positions: &[u32], out: &mut [T]) {
-    out.par_chunks_mut(REBUILD_CHUNK)
-        .zip(positions.par_chunks(REBUILD_CHUNK))
-        .for_each(|(out, pos)| {
-            for (slot, &p) in out.iter_mut().zip(pos) {
-                *slot = values[p as usize];
+/// How copies move from one layout to the next.
+#[derive(Clone, Copy)]
+enum Move<'p> {
+    /// New position `q` takes the value of old position `source[q]`.
+    Gather(&'p [u32]),
+    /// Old position `i` goes to new position `target[i]`, of `len` positions; rows
+    /// left out have the target `len`.
+    Scatter(&'p [u32], usize),
+}
+
+/// [`Codes::move_block`] on one type.
+fn move_block<T: Copy>(values: &[T], out: &mut [T], how: Move<'_>, block: Range<usize>) {
+    match how {
+        Move::Gather(source) => {
+            for (slot, &from) in out[block.clone()].iter_mut().zip(&source[block]) {
+                *slot = values[from as usize];
             }
-        });
+        }
+        Move::Scatter(target, _) => {
+            for (&value, &to) in values[block.clone()].iter().zip(&target[block]) {
+                out[to as usize] = value;
+            }
+        }
+    }
+}
+
+/// `values[positions]`.
+fn gather<T: ZeroBits + Send + Sync>(values: &[T], positions: &[u32]) -> Result<Vec<T>> {
+    gather_map(values, Some(positions), |v| v)
+}
+
+/// `map(values[positions])`, or `map(values)` when `positions` is `None`.
+fn gather_map<T, U, F>(values: &[T], positions: Option<&[u32]>, map: F) -> Result<Vec<U>>
+where
+    T: Copy + Sync,
+    U: ZeroBits + Send,
+    F: Fn(T) -> U + Sync,
+{
+    let len = positions.map_or(values.len(), <[u32]>::len);
+    let mut out = zeroed_vec::<U>(len, "the refined layout")?;
+    match positions {
+        Some(positions) => out
+            .par_chunks_mut(REBUILD_CHUNK)
+            .zip(positions.par_chunks(REBUILD_CHUNK))
+            .for_each(|(out, pos)| {
+                for (slot, &p) in out.iter_mut().zip(pos) {
+                    *slot = map(values[p as usize]);
+                }
+            }),
+        None => out
+            .par_chunks_mut(REBUILD_CHUNK)
+            .zip(values.par_chunks(REBUILD_CHUNK))
+            .for_each(|(out, values)| {
+                for (slot, &v) in out.iter_mut().zip(values) {
+                    *slot = map(v);
+                }
+            }),
+    }
+    Ok(out)
 }

@@ -430,6 +430,34 @@ fn layouts_give_identical_gains_and_selections() {
 }
 
 #[test]
+fn narrow_copies_and_tiny_classes_match_brute_force() {
+    // Cardinalities stored in u8, u16 and u32 copies; five labels (cells padded to
+    // eight); classes that shrink to a few rows, scored a run of classes at a time.
+    let n = 3000;
+    let cards = [3, 1000, 7, 5, 70_000, 2, 300, 4];
+    let data = lcg_table(n, &cards, 41);
+    let y = lcg_table(n, &[5], 42);
+    let cols = Columns::new(&data, n, &cards).expect("cols");
+    let labels = Labels::new(&y, 5).expect("labels");
+    for layout in [Layout::Copied, Layout::Auto, Layout::Indexed] {
+        let mut search = DiscernibilitySearch::with_layout(cols, &labels, layout).expect("search");
+        let mut chosen: Vec<usize> = Vec::new();
+        for pick in [0, 3, 5, 7, 2, 1] {
+            let before = naive_undiscerned(cols, &chosen, &y);
+            let gains = search.gains().expect("gains");
+            for (&a, &gain) in search.remaining().iter().zip(&gains) {
+                let mut subset = chosen.clone();
+                subset.push(a);
+                let after = naive_undiscerned(cols, &subset, &y);
+                assert_eq!(gain, before - after, "{layout:?} {chosen:?} + {a}");
+            }
+            search.add(pick).expect("add");
+            chosen.push(pick);
+        }
+    }
+}
+
+#[test]
 fn auto_layout_leaves_full_passes_for_the_grouped_layout() {
     let n = 20_000;
     let cards = [3, 5, 2, 4, 6, 30, 30, 30];
