@@ -1,4 +1,5 @@
-"""The test cluster of the Dask tests: 2 worker processes, started once per module."""
+"""The Dask tests' shared pieces: the extra's modules, and the test cluster of 2 worker
+processes, started once per module."""
 
 from __future__ import annotations
 
@@ -7,18 +8,40 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+#: Why a Dask test module is skipped where the extra is not installed (CI installs it).
+MISSING_EXTRA = 'the Dask engine needs the dask extra: pip install "privtab[dask]"'
+
+
+def dask_modules() -> tuple[Any, Any, Any, Any]:
+    """Return ``dask``, ``distributed``, ``dask.array`` and ``dask.dataframe``.
+
+    Called at a test module's top level, it skips the whole module when one of them
+    is missing.
+    """
+    names = ("dask", "distributed", "dask.array", "dask.dataframe")
+    dask, distributed, array, dataframe = (
+        pytest.importorskip(name, reason=MISSING_EXTRA) for name in names
+    )
+    return dask, distributed, array, dataframe
+
+
+@contextlib.contextmanager
+def quietly() -> Iterator[None]:
+    """Silence warnings: a cluster's start-up and shutdown warnings (ports, leaked
+    sockets of closed comms) are not the code under test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
 
 @contextlib.contextmanager
 def local_cluster() -> Iterator[Any]:
-    """Start a ``distributed.LocalCluster`` of 2 single-threaded worker processes.
-
-    Its start-up and shutdown warnings (ports, leaked sockets of closed comms) are
-    not the code under test and are silenced.
-    """
+    """Start a ``distributed.LocalCluster`` of 2 single-threaded worker processes."""
     import distributed
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with quietly():
         cluster = distributed.LocalCluster(
             n_workers=2,
             processes=True,
@@ -29,8 +52,7 @@ def local_cluster() -> Iterator[Any]:
     try:
         yield cluster
     finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quietly():
             cluster.close()
 
 
@@ -40,12 +62,10 @@ def local_client() -> Iterator[Any]:
     import distributed
 
     with local_cluster() as cluster:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with quietly():
             client = distributed.Client(cluster)
         try:
             yield client
         finally:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with quietly():
                 client.close()

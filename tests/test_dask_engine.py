@@ -8,21 +8,13 @@ seed, and compares the results exactly.
 import numpy as np
 import pandas as pd
 import pytest
-from _dask import local_client
+from _dask import dask_modules, local_client
 
 import privtab as pt
 from privtab.dilca import max_dependency_context, max_relevance_context
 from privtab.exceptions import PrivacyLeakWarning
 
-dask = pytest.importorskip(
-    "dask", reason='the Dask engine needs the dask extra: pip install "privtab[dask]"'
-)
-distributed = pytest.importorskip(
-    "distributed",
-    reason='the Dask engine needs the dask extra: pip install "privtab[dask]"',
-)
-da = pytest.importorskip("dask.array")
-dd = pytest.importorskip("dask.dataframe")
+dask, distributed, da, dd = dask_modules()
 
 N_ROWS = 3000
 CARDS = [4, 5, 3, 5, 6, 7]

@@ -9,21 +9,13 @@ and in this process with the synchronous scheduler.
 import numpy as np
 import pandas as pd
 import pytest
-from _dask import local_client
+from _dask import dask_modules, local_client
 
 import privtab as pt
 from privtab._validation import as_code_columns
 from privtab.engine import _dask as engine
 
-dask = pytest.importorskip(
-    "dask", reason='the Dask engine needs the dask extra: pip install "privtab[dask]"'
-)
-distributed = pytest.importorskip(
-    "distributed",
-    reason='the Dask engine needs the dask extra: pip install "privtab[dask]"',
-)
-da = pytest.importorskip("dask.array")
-dd = pytest.importorskip("dask.dataframe")
+dask, distributed, da, dd = dask_modules()
 
 CARDS = [3, 7, 12, 5, 9, 11, 4, 8]
 
