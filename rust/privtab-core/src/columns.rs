@@ -22,37 +22,12 @@ impl<'a> Columns<'a> {
     /// [`Error::InvalidData`] when the length does not match, a cardinality is 0, or a code
     /// is ≥ its column's cardinality (the message names the column, row and code).
     pub fn new(data: &'a [u32], n_rows: usize, cardinalities: &'a [u32]) -> Result<Self> {
-        let n_cols = cardinalities.len();
-        if n_rows.checked_mul(n_cols) != Some(data.len()) {
-            return Err(Error::InvalidData(format!(
-                "codes has {} values, expected n_rows * n_columns = {n_rows} * {n_cols}",
-                data.len()
-            )));
-        }
-        let view = Columns {
+        check_table(data, n_rows, cardinalities)?;
+        Ok(Columns {
             data,
             n_rows,
             cardinalities,
-        };
-        // Columns are checked in parallel by a branch-free test; the first failing
-        // column (the lowest index, whatever the threads) is then checked again for
-        // the message.
-        let failing = (0..n_cols)
-            .into_par_iter()
-            .find_first(|&j| cardinalities[j] == 0 || !all_below(view.column(j), cardinalities[j]));
-        if let Some(j) = failing {
-            let card = cardinalities[j];
-            if card == 0 {
-                return Err(Error::InvalidData(format!(
-                    "cardinalities[{j}] must be >= 1, got 0"
-                )));
-            }
-            let column = view.column(j);
-            if !all_below(column, card) {
-                check_codes(column, card, &format!("codes column {j}"))?;
-            }
-        }
-        Ok(view)
+        })
     }
 
     /// Number of rows.
@@ -65,9 +40,22 @@ impl<'a> Columns<'a> {
         self.cardinalities.len()
     }
 
-    /// The codes of attribute `j`.
+    /// The shape of a table whose codes a kernel holds itself, in a narrower type (the
+    /// discernibility search of one partition, [`crate::partition::grouped_round`]):
+    /// `n_rows` rows of attributes of `cardinalities`, and no values.
+    pub(crate) fn without_values(n_rows: usize, cardinalities: &'a [u32]) -> Self {
+        Columns {
+            data: &[],
+            n_rows,
+            cardinalities,
+        }
+    }
+
+    /// The codes of attribute `j` (empty for a view [`without_values`](Self::without_values)).
     pub fn column(&self, j: usize) -> &'a [u32] {
-        &self.data[j * self.n_rows..(j + 1) * self.n_rows]
+        self.data
+            .get(j * self.n_rows..(j + 1) * self.n_rows)
+            .unwrap_or(&[])
     }
 
     /// The public cardinality of attribute `j`.
@@ -155,10 +143,42 @@ const CHECK_BLOCK: usize = 1 << 16;
 
 /// Whether every code is below `cardinality`: the maximum of each block (a vectorised
 /// reduction), blocks in parallel.
-fn all_below(codes: &[u32], cardinality: u32) -> bool {
+fn all_below<C: Code + Into<u32>>(codes: &[C], cardinality: u32) -> bool {
     codes
         .par_chunks(CHECK_BLOCK)
-        .all(|block| block.iter().fold(0, |high, &code| high.max(code)) < cardinality)
+        .all(|block| block.iter().fold(0, |high, &code| high.max(code.into())) < cardinality)
+}
+
+/// Checks a column-major table of unsigned codes as [`Columns::new`] does: `n_rows` codes
+/// of every column, each below its column's cardinality.
+///
+/// # Errors
+/// As [`Columns::new`].
+pub(crate) fn check_table<C: Code + Into<u32>>(
+    data: &[C],
+    n_rows: usize,
+    cardinalities: &[u32],
+) -> Result<()> {
+    let n_cols = cardinalities.len();
+    if n_rows.checked_mul(n_cols) != Some(data.len()) {
+        return Err(Error::InvalidData(format!(
+            "codes has {} values, expected n_rows * n_columns = {n_rows} * {n_cols}",
+            data.len()
+        )));
+    }
+    let column = |j: usize| &data[j * n_rows..(j + 1) * n_rows];
+    // Columns are checked in parallel by a branch-free test; the first failing column
+    // (the lowest index, whatever the threads) is then checked again for the message.
+    let failing = (0..n_cols)
+        .into_par_iter()
+        .find_first(|&j| cardinalities[j] == 0 || !all_below(column(j), cardinalities[j]));
+    match failing {
+        None => Ok(()),
+        Some(j) if cardinalities[j] == 0 => Err(Error::InvalidData(format!(
+            "cardinalities[{j}] must be >= 1, got 0"
+        ))),
+        Some(j) => check_codes(column(j), cardinalities[j], &format!("codes column {j}")),
+    }
 }
 
 /// Checks that every code in `codes` is in `0..cardinality`.
@@ -178,25 +198,6 @@ pub fn check_codes<C: Code>(codes: &[C], cardinality: u32, what: &str) -> Result
             codes[row]
         ))),
     }
-}
-
-/// Unsigned codes of a narrower type as `u32`, for kernels that read [`Columns`] when the
-/// caller keeps its codes in `u8` or `u16` (its codes are checked when the [`Columns`] is
-/// built).
-///
-/// # Errors
-/// [`Error::OutputTooLarge`] when the copy cannot be allocated.
-pub fn widened<C: Code + Into<u32>>(codes: &[C]) -> Result<Vec<u32>> {
-    use rayon::prelude::*;
-    let mut wide = crate::resources::alloc_output::<u32>(codes.len(), "the widened codes")?;
-    wide.par_chunks_mut(1 << 16)
-        .zip(codes.par_chunks(1 << 16))
-        .for_each(|(wide, codes)| {
-            for (out, &code) in wide.iter_mut().zip(codes) {
-                *out = code.into();
-            }
-        });
-    Ok(wide)
 }
 
 #[cfg(test)]

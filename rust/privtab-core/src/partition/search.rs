@@ -7,7 +7,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::{Labels, Partition};
-use crate::columns::{Code, Columns, widened};
+use crate::columns::{Code, Columns, check_table};
 use crate::resources::{ZeroBits, alloc_output, check_interrupt, zeroed_vec};
 use crate::{Error, Result};
 
@@ -204,6 +204,31 @@ impl Codes {
         } else {
             Codes::U32(gather_map(column, positions, |v| v)?)
         })
+    }
+
+    /// A copy of `codes` in the same type (one of `u8`, `u16` and `u32`, the types of
+    /// [`grouped_round`]'s codes).
+    fn of<C: Code + Into<u32>>(codes: &[C]) -> Result<Self> {
+        Ok(match std::mem::size_of::<C>() {
+            1 => Codes::U8(gather_map(codes, None, |v| v.into() as u8)?),
+            2 => Codes::U16(gather_map(codes, None, |v| v.into() as u16)?),
+            _ => Codes::U32(gather_map(codes, None, Into::into)?),
+        })
+    }
+
+    /// Writes the values into `out` (as long), as `C`; a value `C` cannot hold (never
+    /// so for a copy made by [`of`](Self::of) in `C`) would be written as 0.
+    fn write_to<C: Default + TryFrom<u32>>(&self, out: &mut [C]) {
+        fn write<T: Copy + Into<u32>, C: Default + TryFrom<u32>>(values: &[T], out: &mut [C]) {
+            for (slot, &v) in out.iter_mut().zip(values) {
+                *slot = C::try_from(v.into()).unwrap_or_default();
+            }
+        }
+        match self {
+            Codes::U8(values) => write(values, out),
+            Codes::U16(values) => write(values, out),
+            Codes::U32(values) => write(values, out),
+        }
     }
 
     /// A copy of `len` zeros of the same type.
@@ -1223,22 +1248,33 @@ pub struct GroupedRound<C> {
 /// partition (paper 001 §2.2; the partitions' counts add up to the table's). State
 /// travels between rounds as plain arrays: `codes` (`cardinalities.len()` columns of
 /// `labels.codes().len()` rows, column-major) in the caller's unsigned type, which the
-/// refined rows keep; candidates are read through the refined layout's row index.
+/// refined rows keep. The search holds the codes as copies in that type
+/// ([`Layout::Copied`], the rows' order being the grouped layout already), so a round
+/// reads 1 or 2 bytes a row where the caller's codes are narrow, and the refined rows it
+/// returns are the copies the refinement moved.
 ///
 /// # Errors
 /// As [`Columns::new`], [`DiscernibilitySearch::from_groups`] and
 /// [`DiscernibilitySearch::add`]; a count of 2^64 pairs or more.
-pub fn grouped_round<C: Code + ZeroBits + Into<u32>>(
+pub fn grouped_round<C>(
     codes: &[C],
     cardinalities: &[u32],
     labels: &Labels<'_>,
     bounds: Vec<usize>,
     refine_by: Option<usize>,
-) -> Result<GroupedRound<C>> {
+) -> Result<GroupedRound<C>>
+where
+    C: Code + ZeroBits + Default + Into<u32> + TryFrom<u32>,
+{
     let n = labels.codes().len();
-    let wide = widened(codes)?;
-    let cols = Columns::new(&wide, n, cardinalities)?;
+    check_table(codes, n, cardinalities)?;
+    let cols = Columns::without_values(n, cardinalities);
     let mut search = DiscernibilitySearch::from_groups(cols, labels, bounds)?;
+    search.layout = Layout::Copied;
+    search.copies = (0..cardinalities.len())
+        .into_par_iter()
+        .map(|j| Codes::of(&codes[j * n..(j + 1) * n]))
+        .collect::<Result<_>>()?;
     if let Some(attribute) = refine_by {
         search.add(attribute)?;
     }
@@ -1255,17 +1291,16 @@ pub fn grouped_round<C: Code + ZeroBits + Into<u32>>(
             })
         })
         .collect::<Result<Vec<u64>>>()?;
-    let refined = match (refine_by, &search.rows) {
-        (None, _) => None,
-        // No rows: nothing was refined.
-        (Some(_), None) => Some((Vec::new(), Vec::new())),
-        (Some(_), Some(rows)) => {
-            let mut kept: Vec<C> = Vec::new();
-            for &j in &search.remaining {
-                let column = gather(&codes[j * n..(j + 1) * n], rows)?;
-                kept.try_reserve(column.len())
-                    .map_err(|_| Error::OutputTooLarge("the refined codes".to_string()))?;
-                kept.extend_from_slice(&column);
+    let refined = match refine_by {
+        None => None,
+        Some(_) => {
+            search.spare = Vec::new();
+            let rows = search.labels.len();
+            let mut kept = zeroed_vec::<C>(rows * search.copies.len(), "the refined codes")?;
+            if rows > 0 {
+                kept.par_chunks_mut(rows)
+                    .zip(&search.copies)
+                    .for_each(|(out, copy)| copy.write_to(out));
             }
             Some((kept, search.labels.to_vec()))
         }
