@@ -115,6 +115,38 @@ def test_a_local_round_counts_and_refines_as_numpy(dtype):
             np.testing.assert_array_equal(refined.bounds, np.r_[0, np.cumsum(sizes)])
 
 
+@pytest.mark.parametrize("refine_by", [None, 1])
+def test_rows_joined_in_any_order_are_grouped_by_class_first(refine_by):
+    """A part joined from moved rows (classes given, rows in arrival order) gives the
+    round of the same rows grouped by class with a stable sort (NumPy)."""
+    rng = np.random.default_rng(5)
+    cards = np.array([2, 9, 30, 250], dtype=np.uint32)
+    n_rows, n_classes = 3000, 40
+    columns = np.vstack([rng.integers(0, c, n_rows) for c in cards]).astype(np.uint8)
+    labels = rng.integers(0, 2, n_rows).astype(np.uint32)
+    # Class 7 has no rows here: it lives in another partition.
+    classes = rng.choice(np.delete(np.arange(n_classes), 7), n_rows).astype(np.uint32)
+    joined = engine._LocalPart(columns, [0, 1, 2, 3], labels, None, classes, n_classes)
+    order = np.argsort(classes, kind="stable")
+    sizes = np.bincount(classes, minlength=n_classes)
+    grouped = engine._LocalPart(
+        columns[:, order],
+        [0, 1, 2, 3],
+        labels[order],
+        np.r_[0, np.cumsum(sizes[sizes > 0])].astype(np.uint64),
+    )
+    candidates = [0, 2, 3] if refine_by == 1 else [3, 0, 2, 1]
+    got = engine._local_round(joined, refine_by, candidates, cards, 2)
+    want = engine._local_round(grouped, refine_by, candidates, cards, 2)
+    assert got[0] == want[0]
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[2].index == want[2].index
+    assert got[2].classes is None
+    np.testing.assert_array_equal(got[2].columns, want[2].columns)
+    np.testing.assert_array_equal(got[2].labels, want[2].labels)
+    np.testing.assert_array_equal(got[2].bounds, want[2].bounds)
+
+
 def test_a_local_round_of_no_rows_counts_nothing():
     cards = np.array([3, 4], dtype=np.uint32)
     part = grouped_part(np.random.default_rng(0), np.zeros(0, int), cards, 2)

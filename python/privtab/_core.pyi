@@ -289,9 +289,11 @@ def grouped_discernibility_round(
     cardinalities: npt.NDArray[np.uint32],
     labels: npt.NDArray[np.uint32],
     n_labels: int,
-    bounds: npt.NDArray[np.uint64],
+    bounds: npt.NDArray[np.uint64] | None,
     refine_by: int | None,
     n_threads: int | None = None,
+    classes: npt.NDArray[np.uint32] | None = None,
+    n_classes: int = 0,
 ) -> tuple[
     npt.NDArray[np.uint64],
     tuple[npt.NDArray[Any], npt.NDArray[np.uint32]] | None,

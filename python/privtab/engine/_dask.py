@@ -427,18 +427,7 @@ class _SearchPart:
         ``class · card + value`` in ``groups``; rows of other groups are dropped, and
         so is the column of ``attribute``.
         """
-        keys = self.classes.astype(np.uint64) * np.uint64(card)
-        keys += self.column(attribute)
-        if groups.shape[0] == 0:
-            classes = np.full(keys.shape[0], _DROPPED, dtype=np.uint32)
-        elif self.n_classes * card <= max(1 << 20, 2 * keys.shape[0]):
-            lookup = np.full(self.n_classes * card, _DROPPED, dtype=np.uint32)
-            lookup[groups.astype(np.int64)] = new_ids
-            classes = lookup[keys.astype(np.int64)]
-        else:
-            rank = np.minimum(np.searchsorted(groups, keys), groups.shape[0] - 1)
-            classes = np.where(groups[rank] == keys, new_ids[rank], _DROPPED)
-            classes = classes.astype(np.uint32)
+        classes = self.refined_classes(attribute, card, groups, new_ids)
         index = [-1 if j == attribute else j for j in self.index]
         n_classes = int(new_ids.max()) + 1 if new_ids.shape[0] else 0
         kept = classes != _DROPPED
@@ -452,6 +441,25 @@ class _SearchPart:
         return _SearchPart(
             columns, index, self.labels[where], classes[where], n_classes
         )
+
+    def refined_classes(
+        self, attribute: int, card: int, groups: np.ndarray, new_ids: np.ndarray
+    ) -> np.ndarray:
+        """Return the class of every row refined by ``attribute`` (as :meth:`refined`).
+
+        Rows of groups not in ``groups`` get ``_DROPPED``.
+        """
+        keys = self.classes.astype(np.uint64) * np.uint64(card)
+        keys += self.column(attribute)
+        if groups.shape[0] == 0:
+            return np.full(keys.shape[0], _DROPPED, dtype=np.uint32)
+        if self.n_classes * card <= max(1 << 20, 2 * keys.shape[0]):
+            lookup = np.full(self.n_classes * card, _DROPPED, dtype=np.uint32)
+            lookup[groups.astype(np.int64)] = new_ids
+            return lookup[keys.astype(np.int64)]
+        rank = np.minimum(np.searchsorted(groups, keys), groups.shape[0] - 1)
+        classes = np.where(groups[rank] == keys, new_ids[rank], _DROPPED)
+        return classes.astype(np.uint32)
 
     def counts(self, attribute: int, card: int, n_labels: int) -> KeyCounts:
         """Count (class, value of ``attribute``, label), keyed as the merge keys them.
@@ -502,23 +510,30 @@ class _LocalPart:
     Attributes
     ----------
     columns : ndarray of shape (len(index), n_kept)
-        Codes of the remaining candidates (narrow dtype), rows grouped by class.
+        Codes of the remaining candidates (narrow dtype), rows grouped by class, or
+        in any order while ``classes`` is given.
     index : list of int
         The table's column number of each row of ``columns``.
     labels : ndarray of shape (n_kept,), uint32
-    bounds : ndarray of shape (n_classes + 1,), uint64
+    bounds : ndarray of shape (n_classes + 1,), uint64, or None
         Class ``b`` is the kept rows ``bounds[b]:bounds[b + 1]``; every class mixes
-        labels.
+        labels. None while ``classes`` is given.
+    classes : ndarray of shape (n_kept,), uint32, or None
+        The class of every row (below ``n_classes``), as the rows arrive from the
+        partitions they were moved from; the next round groups them.
+    n_classes : int
     """
 
     columns: np.ndarray
     index: list[int]
     labels: np.ndarray
-    bounds: np.ndarray
+    bounds: np.ndarray | None
+    classes: np.ndarray | None = None
+    n_classes: int = 0
 
     def __sizeof__(self) -> int:
-        arrays = (self.columns, self.labels, self.bounds)
-        return object.__sizeof__(self) + sum(a.nbytes for a in arrays)
+        arrays = (self.columns, self.labels, self.bounds, self.classes)
+        return object.__sizeof__(self) + sum(a.nbytes for a in arrays if a is not None)
 
     def label_counts(self, n_labels: int) -> np.ndarray:
         return np.bincount(self.labels, minlength=n_labels).astype(np.uint64)
@@ -564,23 +579,26 @@ def _split_part(
     partition each goes to, and its class id there.
     """
     groups, destination, local_ids = routing
-    refined = part.refined(
+    classes = part.refined_classes(
         attribute, card, groups, np.arange(groups.shape[0], dtype=np.uint32)
     )
-    target = destination[refined.classes]
-    order = _stable_order(target, n_parts)
+    kept = classes != _DROPPED
+    # Rows of groups that no longer mix labels go to the extra bucket n_parts.
+    target = np.full(classes.shape[0], n_parts, dtype=np.uint32)
+    target[kept] = destination[classes[kept]]
+    order = _stable_order(target, n_parts + 1)
     bounds = np.searchsorted(target[order], np.arange(n_parts + 1))
-    kept = [p for p, j in enumerate(refined.index) if j >= 0]
-    index = [refined.index[p] for p in kept]
+    moved = [p for p, j in enumerate(part.index) if j >= 0 and j != attribute]
+    index = [part.index[p] for p in moved]
     pieces = []
     for p in range(n_parts):
         rows = order[bounds[p] : bounds[p + 1]]
         pieces.append(
             _SearchPart(
-                _take_rows([refined.columns[q] for q in kept], rows),
+                _take_rows([part.columns[q] for q in moved], rows),
                 index,
-                refined.labels[rows],
-                local_ids[refined.classes[rows]],
+                part.labels[rows],
+                local_ids[classes[rows]],
                 0,
             )
         )
@@ -590,20 +608,16 @@ def _split_part(
 def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _LocalPart:
     """Join the rows several partitions sent here (classes numbered locally).
 
-    The rows come out grouped by class, as :func:`_local_round` needs them.
+    The rows stay in the order they arrive, with their classes: the next round
+    (:func:`_local_round`) groups them by class in the core, as it copies them.
     """
-    classes = np.concatenate([p.classes for p in pieces])
-    order = _stable_order(classes, n_classes)
-    columns = [
-        np.concatenate([p.columns[q] for p in pieces])
-        for q in range(len(pieces[0].index))
-    ]
-    sizes = np.bincount(classes, minlength=n_classes)
     return _LocalPart(
-        _take_rows(columns, order),
+        np.concatenate([p.columns for p in pieces], axis=1),
         pieces[0].index,
-        np.concatenate([p.labels for p in pieces]).astype(np.uint32)[order],
-        np.concatenate([[0], np.cumsum(sizes)]).astype(np.uint64),
+        np.concatenate([p.labels for p in pieces]).astype(np.uint32),
+        None,
+        np.concatenate([p.classes for p in pieces]),
+        n_classes,
     )
 
 
@@ -652,16 +666,21 @@ def _local_round(
     whose sums over the partitions are the table's. Both are one call of the core's
     discernibility search on the rows grouped by class
     (``privtab._core.grouped_discernibility_round``), which keeps the rows of the
-    classes that still mix labels, grouped by class, in the columns' dtype.
+    classes that still mix labels, grouped by class, in the columns' dtype. Rows
+    just moved here from other partitions come with their classes instead, and the
+    core groups them as it copies them.
     """
     position = None if refine_by is None else part.index.index(refine_by)
+    grouped = part.bounds is not None
     pairs, refined, bounds = _core.grouped_discernibility_round(
         aligned(part.columns, part.columns.dtype),
         aligned(cards[part.index], np.uint32),
         aligned(part.labels, np.uint32),
         n_labels,
-        aligned(part.bounds, np.uint64),
+        aligned(part.bounds, np.uint64) if grouped else None,
         position,
+        classes=None if grouped else aligned(part.classes, np.uint32),
+        n_classes=part.n_classes,
     )
     others = [j for j in part.index if j != refine_by]
     left_of = dict(zip(others, pairs.tolist(), strict=True))

@@ -2,11 +2,13 @@
 //! discernibility selections built on it.
 
 use numpy::{IntoPyArray, PyArray1};
-use privtab_core::partition::{self, Labels, Rule, ScoreColumns, Selection, SubsetEntropies};
+use privtab_core::partition::{
+    self, Labels, RowGroups, Rule, ScoreColumns, Selection, SubsetEntropies,
+};
 
 use crate::args::table_kernels;
 use crate::prelude::*;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 
 /// A selection as `(order, F of every prefix)`.
 fn order_path(selection: Selection, n_rows: usize) -> (Vec<usize>, Vec<f64>) {
@@ -178,35 +180,56 @@ table_kernels! {
 }
 
 /// One round of a discernibility search on rows grouped by class (class `b` is rows
-/// `bounds[b]..bounds[b + 1]`): refine by column `refine_by` if given, then every other
-/// column's undiscerned pairs. `columns` is a uint8, uint16 or uint32 array; returns
-/// `(pairs, refined, bounds)`, `refined` the refined rows' `(codes, labels)` (codes in
-/// the dtype of `columns`) or None without a refinement.
+/// `bounds[b]..bounds[b + 1]`), or in any order with the class of every row (`classes`,
+/// below `n_classes`; `bounds` None): refine by column `refine_by` if given, then every
+/// other column's undiscerned pairs. `columns` is a uint8, uint16 or uint32 array; returns
+/// `(pairs, refined, bounds)`, `refined` the refined (or grouped) rows' `(codes, labels)`
+/// (codes in the dtype of `columns`), None when rows were neither refined nor grouped.
 #[pyfunction]
-#[pyo3(signature = (columns, cardinalities, labels, n_labels, bounds, refine_by, n_threads=None))]
+#[pyo3(signature = (
+    columns, cardinalities, labels, n_labels, bounds, refine_by, n_threads=None,
+    classes=None, n_classes=0,
+))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grouped_discernibility_round<'py>(
     columns: &Bound<'py, PyAny>,
     cardinalities: PyReadonlyArray1<'_, u32>,
     labels: PyReadonlyArray1<'_, u32>,
     n_labels: u32,
-    bounds: PyReadonlyArray1<'_, u64>,
+    bounds: Option<PyReadonlyArray1<'_, u64>>,
     refine_by: Option<usize>,
     n_threads: Option<usize>,
+    classes: Option<PyReadonlyArray1<'_, u32>>,
+    n_classes: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = columns.py();
     let cards = contiguous(&cardinalities, "cardinalities")?;
     let labels = contiguous(&labels, "labels")?;
-    let bounds: Vec<usize> = contiguous(&bounds, "bounds")?
-        .iter()
-        .map(|&b| b as usize)
-        .collect();
+    let classes = classes
+        .as_ref()
+        .map(|c| contiguous(c, "classes"))
+        .transpose()?;
+    let groups = match (&bounds, classes) {
+        (Some(bounds), None) => RowGroups::Bounds(
+            contiguous(bounds, "bounds")?
+                .iter()
+                .map(|&b| b as usize)
+                .collect(),
+        ),
+        (None, Some(classes)) => RowGroups::Classes { classes, n_classes },
+        _ => {
+            return Err(PyValueError::new_err(
+                "give exactly one of bounds and classes",
+            ));
+        }
+    };
     macro_rules! round_of {
         ($($code:ty),*) => {$(
             if let Ok(codes) = columns.extract::<PyReadonlyArray2<'_, $code>>() {
                 let codes = contiguous(&codes, "columns")?;
                 let round = run(py, n_threads, || {
                     let labels = Labels::new(labels, n_labels)?;
-                    partition::grouped_round(codes, cards, &labels, bounds, refine_by)
+                    partition::grouped_round(codes, cards, &labels, groups.clone(), refine_by)
                 })?;
                 return Numpy(round).into_pyobject(py);
             }

@@ -1233,10 +1233,56 @@ pub struct GroupedRound<C> {
     /// order.
     pub undiscerned_pairs: Vec<u64>,
     /// After a refinement, the rows of its mixed classes grouped by class: the codes of
-    /// every column but the one refined by (column-major, the input's type) and the labels.
+    /// every column but the one refined by (column-major, the input's type) and the labels;
+    /// without one, the rows grouped by [`RowGroups::Classes`] (every column).
     pub refined: Option<(Vec<C>, Vec<u32>)>,
     /// Where each class starts in the rows, then the end.
     pub bounds: Vec<usize>,
+}
+
+/// How the rows of a [`grouped_round`] fall into the classes of S.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RowGroups<'g> {
+    /// Rows already grouped by class: class `b` is the rows `bounds[b]..bounds[b + 1]`.
+    Bounds(Vec<usize>),
+    /// The class of every row, below `n_classes`, rows in any order: the round groups
+    /// them (rows of a class keep their order).
+    Classes {
+        classes: &'g [u32],
+        n_classes: usize,
+    },
+}
+
+/// The rows in class order (stable: a counting sort of `classes`) and the bounds of the
+/// classes that have rows.
+fn class_order(classes: &[u32], n_classes: usize, n_rows: usize) -> Result<(Vec<u32>, Vec<usize>)> {
+    if classes.len() != n_rows {
+        return Err(Error::InvalidData(format!(
+            "classes has {} rows, expected {n_rows} (the labels' rows)",
+            classes.len()
+        )));
+    }
+    let mut next = zeroed_vec::<u64>(n_classes + 1, "the class table")?;
+    for (row, &class) in classes.iter().enumerate() {
+        if class as usize >= n_classes {
+            return Err(Error::InvalidData(format!(
+                "classes[{row}] = {class} is >= n_classes = {n_classes}"
+            )));
+        }
+        next[class as usize + 1] += 1;
+    }
+    for b in 1..=n_classes {
+        next[b] += next[b - 1];
+    }
+    let mut bounds: Vec<usize> = next.iter().map(|&b| b as usize).collect();
+    bounds.dedup();
+    let mut source = zeroed_vec::<u32>(n_rows, "the class order")?;
+    for (row, &class) in classes.iter().enumerate() {
+        let slot = &mut next[class as usize];
+        source[*slot as usize] = row as u32;
+        *slot += 1;
+    }
+    Ok((source, bounds))
 }
 
 /// One round of a discernibility search on rows grouped by class (`bounds`, as
@@ -1260,7 +1306,7 @@ pub fn grouped_round<C>(
     codes: &[C],
     cardinalities: &[u32],
     labels: &Labels<'_>,
-    bounds: Vec<usize>,
+    groups: RowGroups<'_>,
     refine_by: Option<usize>,
 ) -> Result<GroupedRound<C>>
 where
@@ -1269,12 +1315,28 @@ where
     let n = labels.codes().len();
     check_table(codes, n, cardinalities)?;
     let cols = Columns::without_values(n, cardinalities);
-    let mut search = DiscernibilitySearch::from_groups(cols, labels, bounds)?;
-    search.layout = Layout::Copied;
-    search.copies = (0..cardinalities.len())
+    let copies = (0..cardinalities.len())
         .into_par_iter()
-        .map(|j| Codes::of(&codes[j * n..(j + 1) * n]))
-        .collect::<Result<_>>()?;
+        .map(|j| Codes::of(&codes[j * n..(j + 1) * n]));
+    let grouped_labels;
+    let (mut search, regrouped) = match groups {
+        RowGroups::Bounds(bounds) => {
+            let mut search = DiscernibilitySearch::from_groups(cols, labels, bounds)?;
+            search.copies = copies.collect::<Result<_>>()?;
+            (search, false)
+        }
+        RowGroups::Classes { classes, n_classes } => {
+            let (source, bounds) = class_order(classes, n_classes, n)?;
+            grouped_labels = gather(labels.codes(), &source)?;
+            let labels = Labels::new(&grouped_labels, labels.n_labels())?;
+            let mut search = DiscernibilitySearch::from_groups(cols, &labels, bounds)?;
+            let copies: Vec<Codes> = copies.collect::<Result<_>>()?;
+            search.copies = Codes::move_all(&copies, Move::Gather(&source), Vec::new())?;
+            search.spare = copies;
+            (search, true)
+        }
+    };
+    search.layout = Layout::Copied;
     if let Some(attribute) = refine_by {
         search.add(attribute)?;
     }
@@ -1291,9 +1353,9 @@ where
             })
         })
         .collect::<Result<Vec<u64>>>()?;
-    let refined = match refine_by {
-        None => None,
-        Some(_) => {
+    let refined = match refine_by.is_some() || regrouped {
+        false => None,
+        true => {
             search.spare = Vec::new();
             let rows = search.labels.len();
             let mut kept = zeroed_vec::<C>(rows * search.copies.len(), "the refined codes")?;

@@ -286,14 +286,26 @@ fn grouped_rounds_add_up_to_the_whole_tables_counts() {
         let mut second_round = vec![0u64; others.len()];
         for (codes, labels, bounds) in grouped_parts(cols, &[0, 6], &y, &keep) {
             let part_labels = Labels::new(&labels, 3).expect("labels");
-            let round = grouped_round(&codes, &keep_cards, &part_labels, bounds.clone(), None);
+            let round = grouped_round(
+                &codes,
+                &keep_cards,
+                &part_labels,
+                RowGroups::Bounds(bounds.clone()),
+                None,
+            );
             let round = round.expect("round");
             assert!(round.refined.is_none());
             assert_eq!(round.bounds, bounds);
             for (total, pairs) in first_round.iter_mut().zip(round.undiscerned_pairs) {
                 *total += pairs;
             }
-            let round = grouped_round(&codes, &keep_cards, &part_labels, bounds, Some(position));
+            let round = grouped_round(
+                &codes,
+                &keep_cards,
+                &part_labels,
+                RowGroups::Bounds(bounds),
+                Some(position),
+            );
             let round = round.expect("round");
             for (total, &pairs) in second_round.iter_mut().zip(&round.undiscerned_pairs) {
                 *total += pairs;
@@ -307,7 +319,13 @@ fn grouped_rounds_add_up_to_the_whole_tables_counts() {
                 assert!(labels.iter().any(|&l| l != labels[0]));
             }
             let refined_labels = Labels::new(&labels, 3).expect("labels");
-            let next = grouped_round(&codes, &other_cards, &refined_labels, round.bounds, None);
+            let next = grouped_round(
+                &codes,
+                &other_cards,
+                &refined_labels,
+                RowGroups::Bounds(round.bounds),
+                None,
+            );
             assert_eq!(
                 next.expect("next").undiscerned_pairs,
                 round.undiscerned_pairs
@@ -336,8 +354,16 @@ fn grouped_rounds_keep_the_codes_type() {
     let narrow: Vec<u8> = data.iter().map(|&v| v as u8).collect();
     let labels = Labels::new(&y, 3).expect("labels");
     let bounds = vec![0, 700, 2000];
-    let wide = grouped_round(&data, &cards, &labels, bounds.clone(), Some(2)).expect("u32");
-    let small = grouped_round(&narrow, &cards, &labels, bounds, Some(2)).expect("u8");
+    let wide = grouped_round(
+        &data,
+        &cards,
+        &labels,
+        RowGroups::Bounds(bounds.clone()),
+        Some(2),
+    )
+    .expect("u32");
+    let small =
+        grouped_round(&narrow, &cards, &labels, RowGroups::Bounds(bounds), Some(2)).expect("u8");
     assert_eq!(wide.undiscerned_pairs, small.undiscerned_pairs);
     assert_eq!(wide.bounds, small.bounds);
     let ((wide_codes, wide_labels), (small_codes, small_labels)) =
@@ -346,8 +372,77 @@ fn grouped_rounds_keep_the_codes_type() {
     let small_codes: Vec<u32> = small_codes.iter().map(|&v| u32::from(v)).collect();
     assert_eq!(wide_codes, small_codes);
     let bad: Vec<u8> = narrow.iter().map(|&v| v.max(5)).collect();
-    let err = grouped_round(&bad, &cards, &labels, vec![0, 2000], None);
+    let err = grouped_round(
+        &bad,
+        &cards,
+        &labels,
+        RowGroups::Bounds(vec![0, 2000]),
+        None,
+    );
     assert!(matches!(err, Err(Error::InvalidData(m)) if m.contains("codes column 0")));
+}
+
+#[test]
+fn a_round_groups_rows_by_their_classes_as_a_stable_sort_would() {
+    let n = 3000;
+    let (data, cards, y) = search_table(n, 41);
+    let cols = Columns::new(&data, n, &cards).expect("cols");
+    // Classes of columns {0, 6} numbered in reverse, so no class's rows are contiguous.
+    let partition = Partition::from_columns(cols, &[0, 6]).expect("partition");
+    let n_classes = partition.n_classes();
+    let classes: Vec<u32> = partition
+        .classes()
+        .iter()
+        .map(|&c| (n_classes - 1 - c as usize) as u32)
+        .collect();
+    let mut rows: Vec<usize> = (0..n).collect();
+    rows.sort_by_key(|&i| classes[i]);
+    let mut bounds = vec![0];
+    for i in 1..=n {
+        if i == n || classes[rows[i]] != classes[rows[i - 1]] {
+            bounds.push(i);
+        }
+    }
+    let grouped: Vec<u32> = (0..cards.len())
+        .flat_map(|j| rows.iter().map(move |&i| cols.column(j)[i]))
+        .collect();
+    let grouped_y: Vec<u32> = rows.iter().map(|&i| y[i]).collect();
+    let labels = Labels::new(&y, 3).expect("labels");
+    let grouped_labels = Labels::new(&grouped_y, 3).expect("labels");
+    let by_classes = RowGroups::Classes {
+        classes: &classes,
+        n_classes: n_classes + 3,
+    };
+    for refine_by in [None, Some(2)] {
+        let got =
+            grouped_round(&data, &cards, &labels, by_classes.clone(), refine_by).expect("round");
+        let want = grouped_round(
+            &grouped,
+            &cards,
+            &grouped_labels,
+            RowGroups::Bounds(bounds.clone()),
+            refine_by,
+        )
+        .expect("round");
+        assert_eq!(got.undiscerned_pairs, want.undiscerned_pairs);
+        assert_eq!(got.bounds, want.bounds);
+        match refine_by {
+            Some(_) => assert_eq!(got.refined, want.refined),
+            None => assert_eq!(got.refined, Some((grouped.clone(), grouped_y.clone()))),
+        }
+    }
+    let out_of_range = RowGroups::Classes {
+        classes: &classes,
+        n_classes: n_classes - 1,
+    };
+    let err = grouped_round(&data, &cards, &labels, out_of_range, None);
+    assert!(matches!(err, Err(Error::InvalidData(m)) if m.contains("n_classes")));
+    let short = RowGroups::Classes {
+        classes: &classes[1..],
+        n_classes,
+    };
+    let err = grouped_round(&data, &cards, &labels, short, None);
+    assert!(matches!(err, Err(Error::InvalidData(m)) if m.contains("classes has")));
 }
 
 #[test]
@@ -359,7 +454,13 @@ fn grouped_search_rejects_bounds_that_do_not_cover_the_rows() {
         let err = DiscernibilitySearch::from_groups(cols, &labels, bounds.clone());
         assert!(matches!(err, Err(Error::InvalidData(_))), "{bounds:?}");
     }
-    let err = grouped_round(&data, &cards, &labels, vec![0, 10], Some(cards.len()));
+    let err = grouped_round(
+        &data,
+        &cards,
+        &labels,
+        RowGroups::Bounds(vec![0, 10]),
+        Some(cards.len()),
+    );
     assert!(err.is_err());
 }
 
