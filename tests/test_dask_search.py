@@ -147,6 +147,28 @@ def test_rows_joined_in_any_order_are_grouped_by_class_first(refine_by):
     np.testing.assert_array_equal(got[2].bounds, want[2].bounds)
 
 
+@pytest.mark.parametrize("n_classes", [1, 40, 3000])
+def test_a_merged_round_counts_class_value_label_as_numpy(n_classes):
+    """Every candidate's (class, value, label) counts, keyed as the merge keys them,
+    whether counted in one pass (few classes) or candidate by candidate (many)."""
+    rng = np.random.default_rng(n_classes)
+    cards = np.array([2, 9, 30, 250, 7], dtype=np.uint32)
+    n_rows = 5000
+    columns = np.vstack([rng.integers(0, c, n_rows) for c in cards]).astype(np.uint16)
+    labels = rng.integers(0, 3, n_rows).astype(np.uint8)
+    classes = rng.integers(0, n_classes, n_rows).astype(np.uint32)
+    # Column 2 no longer needed (index -1), as after a refinement that kept every row.
+    part = engine._SearchPart(columns, [0, 1, -1, 3, 4], labels, classes, n_classes)
+    candidates = [4, 0, 3]
+    got = part.all_counts(candidates, cards, 3)
+    for a, (keys, counts) in zip(candidates, got, strict=True):
+        row = [0, 1, -1, 3, 4].index(a)
+        want = (classes.astype(np.uint64) * cards[a] + columns[row]) * 3 + labels
+        want_keys, want_counts = np.unique(want, return_counts=True)
+        np.testing.assert_array_equal(keys, want_keys)
+        np.testing.assert_array_equal(counts, want_counts)
+
+
 def test_a_local_round_of_no_rows_counts_nothing():
     cards = np.array([3, 4], dtype=np.uint32)
     part = grouped_part(np.random.default_rng(0), np.zeros(0, int), cards, 2)

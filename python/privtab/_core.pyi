@@ -299,6 +299,16 @@ def grouped_discernibility_round(
     tuple[npt.NDArray[Any], npt.NDArray[np.uint32]] | None,
     npt.NDArray[np.int64],
 ]: ...
+def class_value_label_counts(
+    columns: npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | npt.NDArray[np.uint32],
+    which: list[int],
+    cardinalities: npt.NDArray[np.uint32],
+    classes: npt.NDArray[np.uint32],
+    n_classes: int,
+    labels: npt.NDArray[np.uint32],
+    n_labels: int,
+    n_threads: int | None = None,
+) -> list[npt.NDArray[np.uint64]]: ...
 def private_kd_round(
     gains: npt.NDArray[np.uint64],
     epsilon_step: float,

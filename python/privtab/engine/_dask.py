@@ -461,6 +461,36 @@ class _SearchPart:
         classes = np.where(groups[rank] == keys, new_ids[rank], _DROPPED)
         return classes.astype(np.uint32)
 
+    def all_counts(
+        self, candidates: list[int], cards: np.ndarray, n_labels: int
+    ) -> list[KeyCounts]:
+        """:meth:`counts` of every candidate; in one pass over the rows (the core's
+        ``class_value_label_counts``) while every table is dense and all fit in
+        :data:`_ONE_PASS_CELLS` cells."""
+        n = self.labels.shape[0]
+        n_classes = max(self.n_classes, 1)
+        cells = [n_classes * int(cards[a]) * n_labels for a in candidates]
+        if (
+            n == 0
+            or sum(cells) > _ONE_PASS_CELLS
+            or max(cells, default=0) > max(1 << 16, 2 * n)
+        ):
+            return [self.counts(a, int(cards[a]), n_labels) for a in candidates]
+        tables = _core.class_value_label_counts(
+            aligned(self.columns, self.columns.dtype),
+            [self.index.index(a) for a in candidates],
+            aligned(cards[candidates], np.uint32),
+            aligned(self.classes, np.uint32),
+            n_classes,
+            aligned(self.labels, np.uint32),
+            n_labels,
+        )
+        counted = []
+        for table in tables:
+            keys = np.flatnonzero(table).astype(np.uint64)
+            counted.append((keys, table[keys]))
+        return counted
+
     def counts(self, attribute: int, card: int, n_labels: int) -> KeyCounts:
         """Count (class, value of ``attribute``, label), keyed as the merge keys them.
 
@@ -563,7 +593,7 @@ def _merged_round(
         attribute, groups = refinement
         ranks = np.arange(groups.shape[0], dtype=np.uint32)
         part = part.refined(attribute, int(cards[attribute]), groups, ranks)
-    return [part.counts(a, int(cards[a]), n_labels) for a in candidates], part
+    return part.all_counts(candidates, cards, n_labels), part
 
 
 def _split_part(
@@ -751,6 +781,9 @@ class _Search:
         self.counted: list[KeyCounts] = []
 
 
+#: Most cells of all candidates' (class, value, label) tables counted together in one
+#: pass over a partition's rows (8 bytes a cell).
+_ONE_PASS_CELLS = 1 << 22
 #: Cells of a candidate's (class, value, label) table from which the search moves
 #: every class into one partition: beyond it the merged counts of every candidate
 #: (16 bytes a cell, per partition) cost more than moving the rows once.

@@ -143,7 +143,7 @@ const CHECK_BLOCK: usize = 1 << 16;
 
 /// Whether every code is below `cardinality`: the maximum of each block (a vectorised
 /// reduction), blocks in parallel.
-fn all_below<C: Code + Into<u32>>(codes: &[C], cardinality: u32) -> bool {
+pub(crate) fn all_below<C: Code + Into<u32>>(codes: &[C], cardinality: u32) -> bool {
     codes
         .par_chunks(CHECK_BLOCK)
         .all(|block| block.iter().fold(0, |high, &code| high.max(code.into())) < cardinality)

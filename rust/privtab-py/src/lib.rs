@@ -67,9 +67,9 @@ mod _core {
         },
         pairwise::pairwise_tables,
         partition::{
-            Partition, discernibility, greedy_discernibility, grouped_discernibility_round,
-            minimum_discerning_attributes, private_kd, private_kd_round, score_candidates,
-            subset_entropies,
+            Partition, class_value_label_counts, discernibility, greedy_discernibility,
+            grouped_discernibility_round, minimum_discerning_attributes, private_kd,
+            private_kd_round, score_candidates, subset_entropies,
         },
     };
     use pyo3::prelude::*;

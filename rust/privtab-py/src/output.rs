@@ -88,6 +88,10 @@ into_numpy! {
         let arrays: PyResult<Vec<_>> = v.into_iter().map(|a| a.into_numpy(py)).collect();
         arrays?.into_bound_py_any(py)
     };
+    Vec<Vec<u64>> => |v, py| {
+        let arrays: PyResult<Vec<_>> = v.into_iter().map(|a| a.into_numpy(py)).collect();
+        arrays?.into_bound_py_any(py)
+    };
     bool => |x, py| x.into_bound_py_any(py);
     f64 => |x, py| x.into_bound_py_any(py);
     u64 => |x, py| x.into_bound_py_any(py);

@@ -241,6 +241,48 @@ pub(crate) fn grouped_discernibility_round<'py>(
     ))
 }
 
+/// The (class, value, label) counts of the columns `which` of a part (a 2-D uint8,
+/// uint16 or uint32 array, a column per row), classes of S `classes` below `n_classes`:
+/// one dense table per column, cell `(class · cardinality + value) · n_labels + label`.
+#[pyfunction]
+#[pyo3(signature = (
+    columns, which, cardinalities, classes, n_classes, labels, n_labels, n_threads=None,
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn class_value_label_counts<'py>(
+    columns: &Bound<'py, PyAny>,
+    which: Vec<usize>,
+    cardinalities: PyReadonlyArray1<'_, u32>,
+    classes: PyReadonlyArray1<'_, u32>,
+    n_classes: usize,
+    labels: PyReadonlyArray1<'_, u32>,
+    n_labels: u32,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = columns.py();
+    let cards = contiguous(&cardinalities, "cardinalities")?;
+    let classes = contiguous(&classes, "classes")?;
+    let labels = contiguous(&labels, "labels")?;
+    macro_rules! counts_of {
+        ($($code:ty),*) => {$(
+            if let Ok(codes) = columns.extract::<PyReadonlyArray2<'_, $code>>() {
+                let codes = contiguous(&codes, "columns")?;
+                let tables = run(py, n_threads, || {
+                    let labels = Labels::new(labels, n_labels)?;
+                    partition::class_value_label_counts(
+                        codes, &which, cards, classes, n_classes, &labels,
+                    )
+                })?;
+                return Numpy(tables).into_pyobject(py);
+            }
+        )*};
+    }
+    counts_of!(u8, u16, u32);
+    Err(PyTypeError::new_err(
+        "columns must be a 2-D uint8, uint16 or uint32 array",
+    ))
+}
+
 /// The attribute PrivateKD's round `round` picks (a position in `gains`), given every
 /// remaining candidate's gain n·(F(S ∪ {a}) − F(S)).
 #[pyfunction]

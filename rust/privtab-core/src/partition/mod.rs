@@ -32,12 +32,99 @@ pub use subsets::{MAX_SUBSETS, SubsetEntropies, subset_entropies};
 
 use rayon::prelude::*;
 
-use crate::columns::{Columns, check_codes};
+use crate::columns::{Code, Columns, all_below, check_codes};
 use crate::counts::{
     Contingency, SparseCounts, contingency, dense_counts, prefer_dense, value_counts,
 };
 use crate::resources::check_interrupt;
 use crate::{Error, Result};
+
+/// The (class, value, label) counts of the columns `which` of a part of a table, all in
+/// one pass over its rows: the tables a distributed discernibility search adds up over
+/// the partitions while the classes of S span them (paper 001 §2.2), read from the
+/// part's codes in their own unsigned type.
+///
+/// `codes` holds the part's columns one after another (`labels.codes().len()` rows each);
+/// `classes` is the class of S of every row, below `n_classes`. Table `p` has
+/// `n_classes · cardinalities[p] · n_labels` cells, the count of (class, value, label)
+/// in cell `(class · cardinalities[p] + value) · n_labels + label`.
+///
+/// # Errors
+/// [`Error::InvalidData`] for lengths that do not match, a column number out of range, a
+/// class ≥ `n_classes` or a code ≥ its cardinality (naming the row);
+/// [`Error::OutputTooLarge`] when the tables cannot be allocated.
+pub fn class_value_label_counts<C: Code + Into<u32>>(
+    codes: &[C],
+    which: &[usize],
+    cardinalities: &[u32],
+    classes: &[u32],
+    n_classes: usize,
+    labels: &Labels<'_>,
+) -> Result<Vec<Vec<u64>>> {
+    let n = labels.codes().len();
+    let n_cols = codes.len().checked_div(n).unwrap_or(0);
+    if n_cols * n != codes.len() || classes.len() != n || which.len() != cardinalities.len() {
+        return Err(Error::InvalidData(format!(
+            "codes ({} values), classes ({}) and labels ({n}) must describe the same rows, \
+             and which ({}) and cardinalities ({}) the same columns",
+            codes.len(),
+            classes.len(),
+            which.len(),
+            cardinalities.len()
+        )));
+    }
+    let column = |j: usize| &codes[j * n..(j + 1) * n];
+    for (&j, &card) in which.iter().zip(cardinalities) {
+        if n > 0 && j >= n_cols {
+            return Err(Error::InvalidData(format!(
+                "which holds column {j}, but codes has {n_cols} columns"
+            )));
+        }
+        if n > 0 && !all_below(column(j), card) {
+            check_codes(column(j), card, &format!("codes column {j}"))?;
+        }
+    }
+    if let Some(row) = classes.iter().position(|&c| c as usize >= n_classes) {
+        return Err(Error::InvalidData(format!(
+            "classes[{row}] = {} is >= n_classes = {n_classes}",
+            classes[row]
+        )));
+    }
+    let n_labels = labels.n_labels() as usize;
+    let too_large = || Error::OutputTooLarge("the (class, value, label) tables".to_string());
+    let mut offsets = vec![0usize];
+    for &card in cardinalities {
+        let cells = n_classes
+            .checked_mul(card as usize)
+            .and_then(|c| c.checked_mul(n_labels))
+            .and_then(|c| c.checked_add(*offsets.last().unwrap_or(&0)))
+            .ok_or_else(too_large)?;
+        offsets.push(cells);
+    }
+    let total = *offsets.last().unwrap_or(&0);
+    let label_codes = labels.codes();
+    let table = dense_counts(
+        n,
+        total,
+        "the (class, value, label) tables",
+        |table, rows| {
+            let (classes, labels) = (&classes[rows.clone()], &label_codes[rows.clone()]);
+            for (p, (&j, &card)) in which.iter().zip(cardinalities).enumerate() {
+                let counts = &mut table[offsets[p]..offsets[p + 1]];
+                let values = &column(j)[rows.clone()];
+                for ((&value, &class), &label) in values.iter().zip(classes).zip(labels) {
+                    let cell = (class as usize * card as usize + value.into() as usize) * n_labels
+                        + label as usize;
+                    counts[cell] += 1;
+                }
+            }
+        },
+    )?;
+    Ok(offsets
+        .windows(2)
+        .map(|range| table[range[0]..range[1]].to_vec())
+        .collect())
+}
 
 /// Label codes `0..n_labels` of every row, with their counts.
 #[derive(Clone, Debug)]

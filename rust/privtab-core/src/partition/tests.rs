@@ -707,3 +707,45 @@ fn names_parse_and_scores_become_columns() {
     };
     assert_eq!(selection.discernibility_path(4), vec![1.5]);
 }
+
+#[test]
+fn class_value_label_counts_match_brute_force() {
+    for (n, seed) in [(3000, 51), (1, 52), (0, 53), (200_000, 54)] {
+        let (data, cards, y) = search_table(n, seed);
+        let narrow: Vec<u16> = data.iter().map(|&v| (v % 40_000) as u16).collect();
+        let cols = Columns::new(&data, n, &cards).expect("cols");
+        let classes = Partition::from_columns(cols, &[0, 2]).expect("partition");
+        let n_classes = classes.n_classes() + 1;
+        let labels = Labels::new(&y, 3).expect("labels");
+        let which = [5usize, 1, 6];
+        let which_cards: Vec<u32> = which.iter().map(|&j| cards[j]).collect();
+        let tables = class_value_label_counts(
+            &narrow,
+            &which,
+            &which_cards,
+            classes.classes(),
+            n_classes,
+            &labels,
+        )
+        .expect("tables");
+        for (p, &j) in which.iter().enumerate() {
+            let card = cards[j] as usize;
+            let mut want = vec![0u64; n_classes * card * 3];
+            for i in 0..n {
+                let class = classes.classes()[i] as usize;
+                let value = data[j * n + i] as usize;
+                want[(class * card + value) * 3 + y[i] as usize] += 1;
+            }
+            assert_eq!(tables[p], want, "n {n}, column {j}");
+        }
+    }
+    let (data, cards, y) = search_table(50, 55);
+    let labels = Labels::new(&y, 3).expect("labels");
+    let classes = vec![0u32; 50];
+    let err = class_value_label_counts(&data, &[2], &[2], &classes, 1, &labels);
+    assert!(matches!(err, Err(Error::InvalidData(m)) if m.contains("codes column 2")));
+    let err = class_value_label_counts(&data, &[2], &[cards[2]], &classes, 0, &labels);
+    assert!(matches!(err, Err(Error::InvalidData(m)) if m.contains("n_classes")));
+    let err = class_value_label_counts(&data, &[9], &[5], &classes, 1, &labels);
+    assert!(matches!(err, Err(Error::InvalidData(m)) if m.contains("column 9")));
+}
