@@ -464,9 +464,11 @@ class _SearchPart:
     def all_counts(
         self, candidates: list[int], cards: np.ndarray, n_labels: int
     ) -> list[KeyCounts]:
-        """:meth:`counts` of every candidate; in one pass over the rows (the core's
-        ``class_value_label_counts``) while every table is dense and all fit in
-        :data:`_ONE_PASS_CELLS` cells."""
+        """Return :meth:`counts` of every candidate.
+
+        In one pass over the rows (the core's ``class_value_label_counts``) while
+        every table is dense and all fit in :data:`_ONE_PASS_CELLS` cells.
+        """
         n = self.labels.shape[0]
         n_classes = max(self.n_classes, 1)
         cells = [n_classes * int(cards[a]) * n_labels for a in candidates]
