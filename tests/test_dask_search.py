@@ -217,17 +217,30 @@ def test_a_bad_code_in_a_partition_is_named_as_in_memory():
         engine._block_columns(X, cards, "X")
 
 
-def test_radix_order_is_numpys_stable_order():
-    rng = np.random.default_rng(3)
-    for bound, dtype in [(1, np.uint32), (300, np.int64), (70_000, np.uint32)]:
-        keys = rng.integers(0, bound, 5000).astype(dtype)
-        np.testing.assert_array_equal(
-            engine._stable_order(keys, bound), np.argsort(keys, kind="stable")
-        )
-    keys = rng.integers(0, 2**40, 5000).astype(np.uint64)
-    np.testing.assert_array_equal(
-        engine._stable_order(keys, 2**40), np.argsort(keys, kind="stable")
-    )
+def test_a_split_routes_rows_by_destination_in_their_order():
+    """The rows of a part split by the destination of their refined class (NumPy
+    reference: the stable order of the destinations), dropped groups left out."""
+    rng = np.random.default_rng(9)
+    cards = np.array([3, 5, 40], dtype=np.uint32)
+    n_rows = 4000
+    columns = np.vstack([rng.integers(0, c, n_rows) for c in cards]).astype(np.uint8)
+    labels = rng.integers(0, 2, n_rows).astype(np.uint8)
+    classes = rng.integers(0, 6, n_rows).astype(np.uint32)
+    part = engine._SearchPart(columns, [0, 1, 2], labels, classes, 6)
+    # Refined by column 1: groups (class, value) keyed class * 5 + value; keep some.
+    groups = np.unique(classes.astype(np.uint64) * 5 + columns[1])[::3]
+    destination = rng.integers(0, 3, groups.shape[0]).astype(np.uint32)
+    local_ids = rng.permutation(groups.shape[0]).astype(np.uint32)
+    pieces = engine._split_part(part, 1, 5, (groups, destination, local_ids), 3)
+    keys = classes.astype(np.uint64) * 5 + columns[1]
+    rank = np.searchsorted(groups, keys).clip(max=groups.shape[0] - 1)
+    kept = groups[rank] == keys
+    for p, piece in enumerate(pieces):
+        rows = np.flatnonzero(kept & (destination[rank] == p))
+        assert piece.index == [0, 2]
+        np.testing.assert_array_equal(piece.columns, columns[[0, 2]][:, rows])
+        np.testing.assert_array_equal(piece.labels, labels[rows])
+        np.testing.assert_array_equal(piece.classes, local_ids[rank[rows]])
 
 
 def test_partition_counts_dense_or_sorted_are_those_of_numpy():

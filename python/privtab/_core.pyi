@@ -309,6 +309,16 @@ def class_value_label_counts(
     n_labels: int,
     n_threads: int | None = None,
 ) -> list[npt.NDArray[np.uint64]]: ...
+def split_rows(
+    columns: npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | npt.NDArray[np.uint32],
+    which: list[int],
+    labels: npt.NDArray[np.uint32],
+    classes: npt.NDArray[np.uint32],
+    destination: npt.NDArray[np.uint32],
+    local_ids: npt.NDArray[np.uint32],
+    n_parts: int,
+    n_threads: int | None = None,
+) -> list[tuple[npt.NDArray[Any], npt.NDArray[np.uint32], npt.NDArray[np.uint32]]]: ...
 def private_kd_round(
     gains: npt.NDArray[np.uint64],
     epsilon_step: float,

@@ -614,27 +614,20 @@ def _split_part(
     classes = part.refined_classes(
         attribute, card, groups, np.arange(groups.shape[0], dtype=np.uint32)
     )
-    kept = classes != _DROPPED
-    # Rows of groups that no longer mix labels go to the extra bucket n_parts.
-    target = np.full(classes.shape[0], n_parts, dtype=np.uint32)
-    target[kept] = destination[classes[kept]]
-    order = _stable_order(target, n_parts + 1)
-    bounds = np.searchsorted(target[order], np.arange(n_parts + 1))
     moved = [p for p, j in enumerate(part.index) if j >= 0 and j != attribute]
     index = [part.index[p] for p in moved]
-    pieces = []
-    for p in range(n_parts):
-        rows = order[bounds[p] : bounds[p + 1]]
-        pieces.append(
-            _SearchPart(
-                _take_rows([part.columns[q] for q in moved], rows),
-                index,
-                part.labels[rows],
-                local_ids[classes[rows]],
-                0,
-            )
-        )
-    return pieces
+    pieces = _core.split_rows(
+        aligned(part.columns, part.columns.dtype),
+        moved,
+        aligned(part.labels, np.uint32),
+        classes,
+        aligned(destination, np.uint32),
+        aligned(local_ids, np.uint32),
+        n_parts,
+    )
+    return [
+        _SearchPart(codes, index, labels, local, 0) for codes, labels, local in pieces
+    ]
 
 
 def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _LocalPart:
@@ -651,22 +644,6 @@ def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _LocalPart:
         np.concatenate([p.classes for p in pieces]),
         n_classes,
     )
-
-
-def _stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
-    """Return the stable sorting permutation of integer ``keys`` below ``bound``.
-
-    A least-significant-digit radix sort on 16-bit digits (numpy sorts ``uint16``
-    stably by counting), a pass per digit that ``bound`` needs.
-    """
-    order: np.ndarray | None = None
-    for shift in range(0, max(int(bound) - 1, 1).bit_length(), 16):
-        current = keys if order is None else keys[order]
-        digits = ((current >> shift) & 0xFFFF).astype(np.uint16)
-        step = np.argsort(digits, kind="stable")
-        order = step if order is None else order[step]
-    assert order is not None
-    return order
 
 
 def _take_rows(columns: Sequence[np.ndarray], rows: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ use privtab_core::histogram::Histogram;
 use privtab_core::microagg::Microaggregation;
 use privtab_core::mining::{MaximalSets, Transactions};
 use privtab_core::pairwise::PairwiseCounts;
-use privtab_core::partition::{GroupedRound, ScoreColumns, SubsetEntropies};
+use privtab_core::partition::{GroupedRound, RowPiece, ScoreColumns, SubsetEntropies};
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -43,6 +43,20 @@ impl<C: Element> IntoNumpy for GroupedRound<C> {
             (Matrix(n_columns, n_rows, codes), labels)
         });
         (self.undiscerned_pairs, refined, self.bounds).into_numpy(py)
+    }
+}
+
+impl<C: Element> IntoNumpy for Vec<RowPiece<C>> {
+    fn into_numpy(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        let pieces: PyResult<Vec<_>> = self
+            .into_iter()
+            .map(|piece| {
+                let n_rows = piece.labels.len();
+                let codes = Matrix(piece.n_columns, n_rows, piece.codes);
+                (codes, piece.labels, piece.classes).into_numpy(py)
+            })
+            .collect();
+        pieces?.into_bound_py_any(py)
     }
 }
 

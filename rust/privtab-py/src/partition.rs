@@ -283,6 +283,49 @@ pub(crate) fn class_value_label_counts<'py>(
     ))
 }
 
+/// Splits the rows of a part by destination (the move of the distributed search): row
+/// `r` of class `classes[r]` (u32::MAX: dropped) goes to part `destination[class]` as
+/// class `local_ids[class]`; returns one `(codes, labels, classes)` per part, codes of
+/// the columns `which` (rows of `columns`) in the dtype of `columns`.
+#[pyfunction]
+#[pyo3(signature = (
+    columns, which, labels, classes, destination, local_ids, n_parts, n_threads=None,
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn split_rows<'py>(
+    columns: &Bound<'py, PyAny>,
+    which: Vec<usize>,
+    labels: PyReadonlyArray1<'_, u32>,
+    classes: PyReadonlyArray1<'_, u32>,
+    destination: PyReadonlyArray1<'_, u32>,
+    local_ids: PyReadonlyArray1<'_, u32>,
+    n_parts: usize,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = columns.py();
+    let labels = contiguous(&labels, "labels")?;
+    let classes = contiguous(&classes, "classes")?;
+    let destination = contiguous(&destination, "destination")?;
+    let local_ids = contiguous(&local_ids, "local_ids")?;
+    macro_rules! split_of {
+        ($($code:ty),*) => {$(
+            if let Ok(codes) = columns.extract::<PyReadonlyArray2<'_, $code>>() {
+                let codes = contiguous(&codes, "columns")?;
+                let pieces = run(py, n_threads, || {
+                    partition::split_rows(
+                        codes, &which, labels, classes, destination, local_ids, n_parts,
+                    )
+                })?;
+                return Numpy(pieces).into_pyobject(py);
+            }
+        )*};
+    }
+    split_of!(u8, u16, u32);
+    Err(PyTypeError::new_err(
+        "columns must be a 2-D uint8, uint16 or uint32 array",
+    ))
+}
+
 /// The attribute PrivateKD's round `round` picks (a position in `gains`), given every
 /// remaining candidate's gain n·(F(S ∪ {a}) − F(S)).
 #[pyfunction]

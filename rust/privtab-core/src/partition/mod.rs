@@ -36,7 +36,7 @@ use crate::columns::{Code, Columns, all_below, check_codes};
 use crate::counts::{
     Contingency, SparseCounts, contingency, dense_counts, prefer_dense, value_counts,
 };
-use crate::resources::check_interrupt;
+use crate::resources::{ZeroBits, check_interrupt, zeroed_vec};
 use crate::{Error, Result};
 
 /// The (class, value, label) counts of the columns `which` of a part of a table, all in
@@ -125,6 +125,117 @@ pub fn class_value_label_counts<C: Code + Into<u32>>(
         .map(|range| table[range[0]..range[1]].to_vec())
         .collect())
 }
+
+/// The rows of one part of a distributed table bound for another part: for the columns
+/// `which`, their codes (column-major, the input's type), labels and classes there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowPiece<C> {
+    /// Number of columns of `codes`.
+    pub n_columns: usize,
+    pub codes: Vec<C>,
+    pub labels: Vec<u32>,
+    pub classes: Vec<u32>,
+}
+
+/// Splits the rows of a part by destination: row `r` of class `classes[r]` goes to part
+/// `destination[classes[r]]`, as a row of class `local_ids[classes[r]]` there; rows of
+/// class [`DROPPED`] go nowhere. Rows keep their order within a piece (a stable counting
+/// sort), and each column moves in one pass. This is the move of a distributed
+/// discernibility search after which every class of S lies in one partition (paper 001
+/// §2.2).
+///
+/// # Errors
+/// [`Error::InvalidData`] for lengths that do not match, a column of `which` out of
+/// range, a class (other than [`DROPPED`]) without a destination, or a destination
+/// ≥ `n_parts`; [`Error::OutputTooLarge`] when the pieces cannot be allocated.
+pub fn split_rows<C: Copy + Send + Sync + ZeroBits>(
+    codes: &[C],
+    which: &[usize],
+    labels: &[u32],
+    classes: &[u32],
+    destination: &[u32],
+    local_ids: &[u32],
+    n_parts: usize,
+) -> Result<Vec<RowPiece<C>>> {
+    let n = labels.len();
+    let n_cols = codes.len().checked_div(n).unwrap_or(0);
+    if n_cols * n != codes.len() || classes.len() != n || destination.len() != local_ids.len() {
+        return Err(Error::InvalidData(format!(
+            "codes ({} values), labels ({n}) and classes ({}) must describe the same rows, \
+             and destination ({}) and local_ids ({}) the same classes",
+            codes.len(),
+            classes.len(),
+            destination.len(),
+            local_ids.len()
+        )));
+    }
+    if let Some(&j) = which.iter().find(|&&j| n > 0 && j >= n_cols) {
+        return Err(Error::InvalidData(format!(
+            "which holds column {j}, but codes has {n_cols} columns"
+        )));
+    }
+    if let Some(p) = destination.iter().position(|&d| d as usize >= n_parts) {
+        return Err(Error::InvalidData(format!(
+            "destination[{p}] = {} is >= n_parts = {n_parts}",
+            destination[p]
+        )));
+    }
+    let mut sizes = vec![0usize; n_parts];
+    let mut slot = zeroed_vec::<u32>(n, "the row slots")?;
+    let mut part_of = zeroed_vec::<u32>(n, "the row destinations")?;
+    for (row, &class) in classes.iter().enumerate() {
+        if class == DROPPED {
+            part_of[row] = u32::MAX;
+            continue;
+        }
+        let Some(&part) = destination.get(class as usize) else {
+            return Err(Error::InvalidData(format!(
+                "classes[{row}] = {class} has no destination ({} classes)",
+                destination.len()
+            )));
+        };
+        part_of[row] = part;
+        slot[row] = sizes[part as usize] as u32;
+        sizes[part as usize] += 1;
+    }
+    let mut pieces = Vec::with_capacity(n_parts);
+    for &size in &sizes {
+        pieces.push(RowPiece {
+            n_columns: which.len(),
+            codes: zeroed_vec::<C>(size * which.len(), "the moved rows")?,
+            labels: zeroed_vec::<u32>(size, "the moved labels")?,
+            classes: zeroed_vec::<u32>(size, "the moved classes")?,
+        });
+    }
+    let mut targets: Vec<Vec<&mut [C]>> = (0..which.len()).map(|_| Vec::new()).collect();
+    for (piece, &size) in pieces.iter_mut().zip(&sizes) {
+        let mut chunks = piece.codes.chunks_mut(size.max(1));
+        for target in &mut targets {
+            target.push(chunks.next().unwrap_or(&mut []));
+        }
+    }
+    let moves = |values: &[C], outs: &mut [&mut [C]]| {
+        for ((&value, &part), &at) in values.iter().zip(&part_of).zip(&slot) {
+            if let Some(out) = outs.get_mut(part as usize) {
+                out[at as usize] = value;
+            }
+        }
+    };
+    targets
+        .par_iter_mut()
+        .zip(which)
+        .for_each(|(outs, &j)| moves(&codes[j * n..(j + 1) * n], outs));
+    for (row, (&part, &at)) in part_of.iter().zip(&slot).enumerate() {
+        if let Some(piece) = pieces.get_mut(part as usize) {
+            piece.labels[at as usize] = labels[row];
+            piece.classes[at as usize] = local_ids[classes[row] as usize];
+        }
+    }
+    Ok(pieces)
+}
+
+/// The class of a row that [`split_rows`] moves nowhere.
+pub const DROPPED: u32 = u32::MAX;
 
 /// Label codes `0..n_labels` of every row, with their counts.
 #[derive(Clone, Debug)]

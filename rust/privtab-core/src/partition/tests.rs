@@ -749,3 +749,57 @@ fn class_value_label_counts_match_brute_force() {
     let err = class_value_label_counts(&data, &[9], &[5], &classes, 1, &labels);
     assert!(matches!(err, Err(Error::InvalidData(m)) if m.contains("column 9")));
 }
+
+#[test]
+fn split_rows_routes_every_row_in_order() {
+    let n = 5000;
+    let (data, _, y) = search_table(n, 61);
+    let codes: Vec<u8> = data.iter().map(|&v| (v % 256) as u8).collect();
+    let n_classes = 50usize;
+    let classes: Vec<u32> = (0..n)
+        .map(|i| {
+            if i % 7 == 3 {
+                DROPPED
+            } else {
+                (i * 31 % n_classes) as u32
+            }
+        })
+        .collect();
+    // Classes 0..50 to parts 0, 2, 3 (part 1 gets none), numbered 100 + class there.
+    let destination: Vec<u32> = (0..n_classes as u32)
+        .map(|c| [0, 2, 3][c as usize % 3])
+        .collect();
+    let local_ids: Vec<u32> = (0..n_classes as u32).map(|c| 100 + c).collect();
+    let which = [4usize, 0, 6];
+    let pieces =
+        split_rows(&codes, &which, &y, &classes, &destination, &local_ids, 4).expect("split");
+    assert_eq!(pieces.len(), 4);
+    for (part, piece) in pieces.iter().enumerate() {
+        let rows: Vec<usize> = (0..n)
+            .filter(|&i| classes[i] != DROPPED && destination[classes[i] as usize] as usize == part)
+            .collect();
+        let codes = &codes;
+        let want: Vec<u8> = which
+            .iter()
+            .flat_map(|&j| rows.iter().map(move |&i| codes[j * n + i]))
+            .collect();
+        assert_eq!(piece.codes, want, "part {part}");
+        let labels: Vec<u32> = rows.iter().map(|&i| y[i]).collect();
+        assert_eq!(piece.labels, labels);
+        let local: Vec<u32> = rows.iter().map(|&i| 100 + classes[i]).collect();
+        assert_eq!(piece.classes, local);
+    }
+    assert!(pieces[1].codes.is_empty());
+    let bad = split_rows(
+        &codes,
+        &which,
+        &y,
+        &classes,
+        &destination[..10],
+        &local_ids[..10],
+        4,
+    );
+    assert!(matches!(bad, Err(Error::InvalidData(m)) if m.contains("no destination")));
+    let bad = split_rows(&codes, &which, &y, &classes, &destination, &local_ids, 3);
+    assert!(matches!(bad, Err(Error::InvalidData(m)) if m.contains("n_parts")));
+}
