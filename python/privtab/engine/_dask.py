@@ -434,13 +434,19 @@ class _SearchPart:
         if kept.all():
             # The rows stay: share the codes, only the class ids are new.
             return _SearchPart(self.columns, index, self.labels, classes, n_classes)
-        where = np.flatnonzero(kept)
         rows = [p for p, j in enumerate(index) if j >= 0]
-        columns = _take_rows([self.columns[p] for p in rows], where)
-        index = [index[p] for p in rows]
-        return _SearchPart(
-            columns, index, self.labels[where], classes[where], n_classes
+        # The kept rows in their order: a split into one part, in the core.
+        ((columns, labels, classes),) = _core.split_rows(
+            aligned(self.columns, self.columns.dtype),
+            rows,
+            aligned(self.labels, np.uint32),
+            classes,
+            np.zeros(n_classes, dtype=np.uint32),
+            np.arange(n_classes, dtype=np.uint32),
+            1,
         )
+        index = [index[p] for p in rows]
+        return _SearchPart(columns, index, labels, classes, n_classes)
 
     def refined_classes(
         self, attribute: int, card: int, groups: np.ndarray, new_ids: np.ndarray
@@ -644,21 +650,6 @@ def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _LocalPart:
         np.concatenate([p.classes for p in pieces]),
         n_classes,
     )
-
-
-def _take_rows(columns: Sequence[np.ndarray], rows: np.ndarray) -> np.ndarray:
-    """Return the codes of ``rows`` of every column (one gather each), stacked.
-
-    ``columns`` are 1-D arrays of one dtype (the rows of a 2-D array, or views of
-    some of them: no copy is made to select columns).
-    """
-    # numpy gathers by intp indices; other index types are converted on every call.
-    rows = rows.astype(np.intp, copy=False)
-    dtype = columns[0].dtype if len(columns) else np.dtype(np.uint8)
-    out = np.empty((len(columns), rows.shape[0]), dtype=dtype)
-    for source, target in zip(columns, out, strict=True):
-        np.take(source, rows, out=target)
-    return out
 
 
 def _local_round(

@@ -206,13 +206,13 @@ impl Codes {
         })
     }
 
-    /// A copy of `codes` in the same type (one of `u8`, `u16` and `u32`, the types of
-    /// [`grouped_round`]'s codes).
-    fn of<C: Code + Into<u32>>(codes: &[C]) -> Result<Self> {
+    /// A copy of `codes[positions]` (all of `codes` when `positions` is `None`) in the
+    /// same type (one of `u8`, `u16` and `u32`, the types of [`grouped_round`]'s codes).
+    fn of<C: Code + Into<u32>>(codes: &[C], positions: Option<&[u32]>) -> Result<Self> {
         Ok(match std::mem::size_of::<C>() {
-            1 => Codes::U8(gather_map(codes, None, |v| v.into() as u8)?),
-            2 => Codes::U16(gather_map(codes, None, |v| v.into() as u16)?),
-            _ => Codes::U32(gather_map(codes, None, Into::into)?),
+            1 => Codes::U8(gather_map(codes, positions, |v| v.into() as u8)?),
+            2 => Codes::U16(gather_map(codes, positions, |v| v.into() as u16)?),
+            _ => Codes::U32(gather_map(codes, positions, Into::into)?),
         })
     }
 
@@ -1315,14 +1315,17 @@ where
     let n = labels.codes().len();
     check_table(codes, n, cardinalities)?;
     let cols = Columns::without_values(n, cardinalities);
-    let copies = (0..cardinalities.len())
-        .into_par_iter()
-        .map(|j| Codes::of(&codes[j * n..(j + 1) * n]));
+    let copies = |positions: Option<&[u32]>| {
+        (0..cardinalities.len())
+            .into_par_iter()
+            .map(|j| Codes::of(&codes[j * n..(j + 1) * n], positions))
+            .collect::<Result<Vec<Codes>>>()
+    };
     let grouped_labels;
     let (mut search, regrouped) = match groups {
         RowGroups::Bounds(bounds) => {
             let mut search = DiscernibilitySearch::from_groups(cols, labels, bounds)?;
-            search.copies = copies.collect::<Result<_>>()?;
+            search.copies = copies(None)?;
             (search, false)
         }
         RowGroups::Classes { classes, n_classes } => {
@@ -1330,9 +1333,7 @@ where
             grouped_labels = gather(labels.codes(), &source)?;
             let labels = Labels::new(&grouped_labels, labels.n_labels())?;
             let mut search = DiscernibilitySearch::from_groups(cols, &labels, bounds)?;
-            let copies: Vec<Codes> = copies.collect::<Result<_>>()?;
-            search.copies = Codes::move_all(&copies, Move::Gather(&source), Vec::new())?;
-            search.spare = copies;
+            search.copies = copies(Some(&source))?;
             (search, true)
         }
     };
