@@ -671,15 +671,14 @@ def _local_round(
     core groups them as it copies them.
     """
     position = None if refine_by is None else part.index.index(refine_by)
-    grouped = part.bounds is not None
     pairs, refined, bounds = _core.grouped_discernibility_round(
         aligned(part.columns, part.columns.dtype),
         aligned(cards[part.index], np.uint32),
         aligned(part.labels, np.uint32),
         n_labels,
-        aligned(part.bounds, np.uint64) if grouped else None,
+        None if part.bounds is None else aligned(part.bounds, np.uint64),
         position,
-        classes=None if grouped else aligned(part.classes, np.uint32),
+        classes=None if part.classes is None else aligned(part.classes, np.uint32),
         n_classes=part.n_classes,
     )
     others = [j for j in part.index if j != refine_by]

@@ -136,3 +136,29 @@ macro_rules! run_on_int_arrays {
     };
 }
 pub(crate) use run_on_int_arrays;
+
+/// Runs `$kernel` on the codes of `$columns`, a 2-D uint8, uint16 or uint32 array, bound to
+/// `$codes` as a contiguous slice of its own type (so narrow codes are read in place),
+/// with the GIL released, and returns the kernel's result as Python objects.
+macro_rules! run_on_unsigned_columns {
+    ($columns:ident, $n_threads:expr, |$codes:ident| $kernel:expr) => {
+        run_on_unsigned_columns!(@try $columns, $n_threads, |$codes| $kernel; u8, u16, u32)
+    };
+    (@try $columns:ident, $n_threads:expr, |$codes:ident| $kernel:expr;
+        $t:ty $(, $rest:ty)*) => {
+        if let Ok(array) = $columns.extract::<numpy::PyReadonlyArray2<'_, $t>>() {
+            let py = $columns.py();
+            let $codes = $crate::errors::contiguous(&array, "columns")?;
+            let result = $crate::errors::run(py, $n_threads, || $kernel)?;
+            pyo3::IntoPyObject::into_pyobject($crate::output::Numpy(result), py)
+        } else {
+            run_on_unsigned_columns!(@try $columns, $n_threads, |$codes| $kernel; $($rest),*)
+        }
+    };
+    (@try $columns:ident, $n_threads:expr, |$codes:ident| $kernel:expr;) => {
+        Err(pyo3::exceptions::PyTypeError::new_err(
+            "columns must be a 2-D uint8, uint16 or uint32 array",
+        ))
+    };
+}
+pub(crate) use run_on_unsigned_columns;

@@ -6,9 +6,9 @@ use privtab_core::partition::{
     self, Labels, RowGroups, Rule, ScoreColumns, Selection, SubsetEntropies,
 };
 
-use crate::args::table_kernels;
+use crate::args::{run_on_unsigned_columns, table_kernels};
 use crate::prelude::*;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 
 /// A selection as `(order, F of every prefix)`.
 fn order_path(selection: Selection, n_rows: usize) -> (Vec<usize>, Vec<f64>) {
@@ -202,7 +202,6 @@ pub(crate) fn grouped_discernibility_round<'py>(
     classes: Option<PyReadonlyArray1<'_, u32>>,
     n_classes: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let py = columns.py();
     let cards = contiguous(&cardinalities, "cardinalities")?;
     let labels = contiguous(&labels, "labels")?;
     let classes = classes
@@ -223,22 +222,10 @@ pub(crate) fn grouped_discernibility_round<'py>(
             ));
         }
     };
-    macro_rules! round_of {
-        ($($code:ty),*) => {$(
-            if let Ok(codes) = columns.extract::<PyReadonlyArray2<'_, $code>>() {
-                let codes = contiguous(&codes, "columns")?;
-                let round = run(py, n_threads, || {
-                    let labels = Labels::new(labels, n_labels)?;
-                    partition::grouped_round(codes, cards, &labels, groups.clone(), refine_by)
-                })?;
-                return Numpy(round).into_pyobject(py);
-            }
-        )*};
-    }
-    round_of!(u8, u16, u32);
-    Err(PyTypeError::new_err(
-        "columns must be a 2-D uint8, uint16 or uint32 array",
-    ))
+    run_on_unsigned_columns!(columns, n_threads, |codes| {
+        let labels = Labels::new(labels, n_labels)?;
+        partition::grouped_round(codes, cards, &labels, groups.clone(), refine_by)
+    })
 }
 
 /// The (class, value, label) counts of the columns `which` of a part (a 2-D uint8,
@@ -259,28 +246,13 @@ pub(crate) fn class_value_label_counts<'py>(
     n_labels: u32,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let py = columns.py();
     let cards = contiguous(&cardinalities, "cardinalities")?;
     let classes = contiguous(&classes, "classes")?;
     let labels = contiguous(&labels, "labels")?;
-    macro_rules! counts_of {
-        ($($code:ty),*) => {$(
-            if let Ok(codes) = columns.extract::<PyReadonlyArray2<'_, $code>>() {
-                let codes = contiguous(&codes, "columns")?;
-                let tables = run(py, n_threads, || {
-                    let labels = Labels::new(labels, n_labels)?;
-                    partition::class_value_label_counts(
-                        codes, &which, cards, classes, n_classes, &labels,
-                    )
-                })?;
-                return Numpy(tables).into_pyobject(py);
-            }
-        )*};
-    }
-    counts_of!(u8, u16, u32);
-    Err(PyTypeError::new_err(
-        "columns must be a 2-D uint8, uint16 or uint32 array",
-    ))
+    run_on_unsigned_columns!(columns, n_threads, |codes| {
+        let labels = Labels::new(labels, n_labels)?;
+        partition::class_value_label_counts(codes, &which, cards, classes, n_classes, &labels)
+    })
 }
 
 /// Splits the rows of a part by destination (the move of the distributed search): row
@@ -302,28 +274,21 @@ pub(crate) fn split_rows<'py>(
     n_parts: usize,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let py = columns.py();
     let labels = contiguous(&labels, "labels")?;
     let classes = contiguous(&classes, "classes")?;
     let destination = contiguous(&destination, "destination")?;
     let local_ids = contiguous(&local_ids, "local_ids")?;
-    macro_rules! split_of {
-        ($($code:ty),*) => {$(
-            if let Ok(codes) = columns.extract::<PyReadonlyArray2<'_, $code>>() {
-                let codes = contiguous(&codes, "columns")?;
-                let pieces = run(py, n_threads, || {
-                    partition::split_rows(
-                        codes, &which, labels, classes, destination, local_ids, n_parts,
-                    )
-                })?;
-                return Numpy(pieces).into_pyobject(py);
-            }
-        )*};
-    }
-    split_of!(u8, u16, u32);
-    Err(PyTypeError::new_err(
-        "columns must be a 2-D uint8, uint16 or uint32 array",
-    ))
+    run_on_unsigned_columns!(columns, n_threads, |codes| {
+        partition::split_rows(
+            codes,
+            &which,
+            labels,
+            classes,
+            destination,
+            local_ids,
+            n_parts,
+        )
+    })
 }
 
 /// The attribute PrivateKD's round `round` picks (a position in `gains`), given every
