@@ -100,15 +100,18 @@ def test_discrete_laplace_test_has_power(factor):
     ("sensitivity", "epsilon"),
     [
         (1.0, 3.0),  # numerator 1: no offset, two tries per random word
-        (1.0, 3 * 2.0**-10),  # numerator 2^10: the whole offset inside the word
-        (1.0, 0.1),  # numerator 2^55 below D = 32 den: low offset bits drawn lazily
-        (2.0, 0.01),  # numerator 2^60 above D
+        (1.0, 3 * 2.0**-10),  # numerator 2^10: two tries per word, lazy last offset bit
+        (1.0, 0.1),  # numerator 2^55 below D = 32 den: two tries, lazy offset bits
+        (2.0, 0.01),  # numerator 2^60 above D: two tries, lazy offset bits
         (3.0, 0.1),  # numerator 3 * 2^55 (not a power of two) below D
         (3.0, 0.05),  # numerator 3 * 2^56 above D
+        (1.0, 2.0**-10),  # scale 1024 = 2^10 / 1: one try per word, offset in the word
+        (1.0, 1e-3),  # numerator 2^60: one try per word, lazy offset bits
     ],
 )
 def test_discrete_laplace_bulk_paths_exact_pmf(sensitivity, epsilon):
-    # Each scale takes one path of the batched sampler (one random word per variate).
+    # Each scale takes one path of the batched sampler (half a random word or one per
+    # variate).
     samples = _core.discrete_laplace_samples(200_000, sensitivity, epsilon, 26)
     assert_accepts(chi2_discrete_pvalue(samples, stats.dlaplace(epsilon / sensitivity)))
 

@@ -19,12 +19,14 @@
 //! on `[0, num)` with `P(L = l) ∝ exp(-l/(32·num))` (a uniform draw accepted with the exact
 //! Bernoulli of Algorithm 1, with probability above `exp(-1/32)`). The sign is the spare
 //! bit of the block index's word. About two random words per variate replace the ten or
-//! so, and as many unpredictable branches, of the all-Bernoulli construction. A thresholded
+//! so, and as many unpredictable branches, of the all-Bernoulli construction; many
+//! variates at once ([`DiscreteLaplace::samples`]) take one word or half a word each, the
+//! fields of a word deciding nearly every draw alone (`BlockTable`). A thresholded
 //! release ([`DiscreteLaplace::sample_above`]) draws the offset only when the block alone
 //! does not settle the comparison; bits that are never looked at do not change the law of
 //! what is.
 
-use super::blocks::{BLOCKS, PREFIX_BITS, block_index, block_index_from_prefix};
+use super::blocks::{BLOCKS, block_index, block_index_from_prefix};
 use super::{alloc_output, below_u64, below_u128};
 use crate::error::check_positive_finite;
 use crate::rng::{Rng, Seed, try_fill_chunked, try_fill_chunks};
@@ -388,24 +390,56 @@ impl Blocked {
 /// table of block edges yields without a restart.
 const TABLED_BLOCKS: usize = 256;
 
-/// Bits of a word that carry the leading bits of the offset in [`BlockTable::magnitude`].
-const OFFSET_BITS: u32 = 27;
-
-/// Bits of a word that carry the leading bits of the uniform of the offset's first
-/// Bernoulli trial: `U` on `[0, 32·num)` is `q·num + u` with `q` on `[0, 32)`.
+/// Bits of the uniform `U` on `[0, 32·num)` of the offset's first Bernoulli trial that a
+/// try carries: `U = q·num + u` with `q` on `[0, 32)`.
 const TRIAL_BITS: u32 = 5;
 
-/// The batched sampler of [`Blocked`] for many variates: one random word per variate in
-/// nearly every draw.
+/// How [`BlockTable`] splits a random word into tries, each from the top of
+/// `64 / TRIES` bits of the word: the leading `PREFIX` bits of the block index's uniform,
+/// the sign, the `q` of the offset's first trial, and the leading bits of the offset.
+trait Layout {
+    const TRIES: u32;
+    const PREFIX: u32;
+    /// Bits of a try left for the leading bits of the offset.
+    const OFFSET: u32 = 64 / Self::TRIES - Self::PREFIX - 1 - TRIAL_BITS;
+}
+
+/// One try per word: a 31-bit prefix (ties about 2^-23) and 27 bits of the offset.
+struct WholeWord;
+
+impl Layout for WholeWord {
+    const TRIES: u32 = 1;
+    const PREFIX: u32 = 31;
+}
+
+/// Two tries per word: a 17-bit prefix (ties about 2^-9) and 9 bits of the offset.
+struct HalfWord;
+
+impl Layout for HalfWord {
+    const TRIES: u32 = 2;
+    const PREFIX: u32 = 17;
+}
+
+/// Two tries per word without an offset (`num = 1`): a 26-bit prefix (ties about 2^-18).
+struct HalfWordBare;
+
+impl Layout for HalfWordBare {
+    const TRIES: u32 = 2;
+    const PREFIX: u32 = 26;
+}
+
+/// The batched sampler of [`Blocked`] for many variates: one random word per variate, or
+/// half a word, in nearly every draw.
 ///
 /// For the blocks `J < 256` it stores `low_J = q·J + ⌊r·J / D⌋` and `rest_J = r·J mod D`
 /// (`num = q·D + r`), so that the magnitude `⌊(num·J + L) / D⌋` is
 /// `low_J + ⌊(rest_J + L) / D⌋`: no multiplication, and a single comparison when
-/// `num ≤ D` (scales up to 32). A word `w` is split into independent uniform fields: the
-/// leading 31 bits of the block index's uniform
+/// `num ≤ D` (scales up to 32). A word, or each half of it ([`Layout`]), is split into
+/// independent uniform fields: the leading 31 (17, or 26 when `num = 1`) bits of the
+/// block index's uniform
 /// ([`block_index_from_prefix`]), the sign, the 5 leading bits `q` of the uniform `U` on
 /// `[0, 32·num)` of the offset's first Bernoulli trial, and, when `num = 2^b`, the
-/// leading `min(b, 27)` bits of the offset `L` itself.
+/// leading `min(b, 27)` (`min(b, 9)`) bits of the offset `L` itself.
 ///
 /// The offset is accepted when Algorithm 1 of Canonne et al. (Bernoulli(exp(-γ)),
 /// `γ = L / (32·num)`) stops after its first trial, Bernoulli(γ): `U < L`. With
@@ -415,7 +449,8 @@ const TRIAL_BITS: u32 = 5;
 /// [`Blocked::offset`] (a rejected `L` is replaced by a fresh accepted one). An accepted
 /// `L` is uniform on `[0, num)` given its leading bits, so when those bits place
 /// `rest_J + L` inside one multiple of `D` the magnitude is known without the remaining
-/// bits, and they are drawn only otherwise (probability about `2^(b - 27) / D`). Each
+/// bits, and they are drawn only otherwise (probability about `2^(b - 27) / D`, or
+/// `2^(b - 9) / D`: half words serve the scales where this is at most 1/32). Each
 /// step follows the stated law exactly; bits never looked at do not change the law of
 /// what is.
 #[derive(Clone, Debug)]
@@ -483,20 +518,33 @@ impl BlockTable {
         (whole + carry, part - carry * self.divisor)
     }
 
-    /// The magnitude (at most `i64::MAX`) of the variate whose word is `word`, further
-    /// words (rare) from `rng`.
+    /// The offset bits a try of layout `L` holds: `(mask, unknown)`, its leading bits
+    /// `try & mask` followed by `unknown` bits (`num = 2^b`; `None` otherwise).
+    fn split<L: Layout>(&self) -> Option<(u64, u32)> {
+        self.offset_bits.map(|bits| {
+            let leading = bits.min(L::OFFSET);
+            ((1 << leading) - 1, bits - leading)
+        })
+    }
+
+    /// The magnitude (at most `i64::MAX`) of the try at the top of `word` (layout `L`,
+    /// offset bits `split`), further words (rare) from `rng`.
     #[inline(always)]
-    fn magnitude(&self, rng: &mut Rng, word: u64) -> Result<u64> {
-        let block = block_index_from_prefix(rng, word >> (64 - PREFIX_BITS));
-        let (known, width) = match self.offset_bits {
-            Some(bits) => {
-                let leading = bits.min(OFFSET_BITS);
-                let unknown = bits - leading;
-                ((word & ((1 << leading) - 1)) << unknown, 1u64 << unknown)
-            }
+    fn magnitude<L: Layout>(
+        &self,
+        rng: &mut Rng,
+        word: u64,
+        split: Option<(u64, u32)>,
+    ) -> Result<u64> {
+        let block = block_index_from_prefix(rng, word >> (64 - L::PREFIX), L::PREFIX);
+        let (known, width) = match split {
+            Some((mask, unknown)) => (
+                ((word >> (64 - 64 / L::TRIES)) & mask) << unknown,
+                1u64 << unknown,
+            ),
             None => (below_u64(rng, self.blocked.num), 1),
         };
-        let trial = (word >> OFFSET_BITS) & ((1 << TRIAL_BITS) - 1);
+        let trial = (word >> (64 - L::PREFIX - 1 - TRIAL_BITS)) & ((1 << TRIAL_BITS) - 1);
         let accepted = self.blocked.num == 1 || trial != 0;
         if let Some((&low, &rest)) = self
             .low
@@ -558,30 +606,41 @@ impl BlockTable {
 
     /// Fills `out` with `DLap(num/den)` variates: the words of a batch are drawn first and
     /// the rare further words after each of them; a negative zero is rejected by writing
-    /// its slot again, so no branch depends on the sign. Without an offset (`num = 1`) a
-    /// variate needs only the 32 bits of a block-index prefix and a sign, so each word
-    /// serves two: its upper half, then its lower half moved up.
+    /// its slot again, so no branch depends on the sign. Half words serve the scales whose
+    /// offset is drawn whole (`num` not a power of two), or whose 9 leading offset bits
+    /// settle the magnitude in all but at most 1/32 of the draws.
     fn fill(&self, rng: &mut Rng, out: &mut [i64]) -> Result<()> {
+        let halves = match self.offset_bits {
+            None => true,
+            Some(bits) => {
+                bits <= HalfWord::OFFSET
+                    || (1u128 << (bits - HalfWord::OFFSET)) * u128::from(BLOCKS)
+                        <= u128::from(self.divisor)
+            }
+        };
         if self.blocked.num == 1 {
-            self.fill_from::<2>(rng, out)
+            self.fill_from::<HalfWordBare>(rng, out)
+        } else if halves {
+            self.fill_from::<HalfWord>(rng, out)
         } else {
-            self.fill_from::<1>(rng, out)
+            self.fill_from::<WholeWord>(rng, out)
         }
     }
 
-    /// [`BlockTable::fill`] with `HALVES` variates (tries) per word.
+    /// [`BlockTable::fill`] with the tries of layout `L`.
     #[inline(always)]
-    fn fill_from<const HALVES: usize>(&self, rng: &mut Rng, out: &mut [i64]) -> Result<()> {
+    fn fill_from<L: Layout>(&self, rng: &mut Rng, out: &mut [i64]) -> Result<()> {
         const BATCH: usize = 64;
+        let split = self.split::<L>();
         let mut words = [0u64; BATCH];
         let mut filled = 0;
         while filled < out.len() {
             words.iter_mut().for_each(|word| *word = rng.next_u64());
             for &word in &words {
-                for half in 0..HALVES {
-                    let word = word << (32 * half);
-                    let magnitude = self.magnitude(rng, word)?;
-                    let negative = (word >> (64 - PREFIX_BITS - 1)) & 1;
+                for index in 0..L::TRIES {
+                    let word = word << (64 / L::TRIES * index);
+                    let magnitude = self.magnitude::<L>(rng, word, split)?;
+                    let negative = (word >> (63 - L::PREFIX)) & 1;
                     let flip = 0u64.wrapping_sub(negative);
                     out[filled] = (magnitude ^ flip).wrapping_add(negative) as i64;
                     filled += usize::from((negative == 0) | (magnitude != 0));
