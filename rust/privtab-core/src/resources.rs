@@ -180,6 +180,8 @@ unsafe impl ZeroBits for u16 {}
 unsafe impl ZeroBits for u32 {}
 // SAFETY: zero bytes are the integer 0.
 unsafe impl ZeroBits for u64 {}
+// SAFETY: zero bytes are the integer 0.
+unsafe impl ZeroBits for i64 {}
 // SAFETY: zero bytes are the double +0.0.
 unsafe impl ZeroBits for f64 {}
 

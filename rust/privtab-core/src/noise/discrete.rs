@@ -29,6 +29,7 @@
 use super::blocks::{BLOCKS, block_index, block_index_from_prefix};
 use super::{alloc_output, below_u64, below_u128};
 use crate::error::check_positive_finite;
+use crate::resources::zeroed_vec;
 use crate::rng::{Rng, Seed, try_fill_chunked, try_fill_chunks};
 use crate::{Error, Result};
 use rand::Rng as _;
@@ -819,7 +820,7 @@ impl DiscreteLaplace {
     /// [`Error::OutputTooLarge`] when the output cannot be allocated; [`Error::InvalidData`]
     /// when a variate does not fit in an `i64`.
     pub fn samples(&self, n: usize, seed: &Seed) -> Result<Vec<i64>> {
-        let mut out = alloc_output(n, "discrete laplace samples")?;
+        let mut out = zeroed_vec(n, "discrete laplace samples")?;
         self.fill(&mut out, seed)?;
         Ok(out)
     }
