@@ -96,6 +96,60 @@ def test_discrete_laplace_test_has_power(factor):
     assert_rejects(chi2_discrete_pvalue(samples, stats.dlaplace(0.3)))
 
 
+@pytest.mark.parametrize(
+    ("sensitivity", "epsilon"),
+    [
+        (1.0, 3.0),  # numerator 1: no offset, two tries per random word
+        (1.0, 3 * 2.0**-10),  # numerator 2^10: two tries per word, lazy last offset bit
+        (1.0, 0.1),  # numerator 2^55 below D = 32 den: two tries, lazy offset bits
+        (2.0, 0.01),  # numerator 2^60 above D: two tries, lazy offset bits
+        (3.0, 0.1),  # numerator 3 * 2^55 (not a power of two) below D
+        (3.0, 0.05),  # numerator 3 * 2^56 above D
+        (1.0, 2.0**-10),  # scale 1024 = 2^10 / 1: one try per word, offset in the word
+        (1.0, 1e-3),  # numerator 2^60: one try per word, lazy offset bits
+    ],
+)
+def test_discrete_laplace_bulk_paths_exact_pmf(sensitivity, epsilon):
+    # Each scale takes one path of the batched sampler (half a random word or one per
+    # variate).
+    samples = _core.discrete_laplace_samples(200_000, sensitivity, epsilon, 26)
+    assert_accepts(chi2_discrete_pvalue(samples, stats.dlaplace(epsilon / sensitivity)))
+
+
+def _residue_probs(scale: float, period: int, bins: int) -> np.ndarray:
+    """Probabilities of the `bins` equal ranges of `|Z| mod period` for Z ~ DLap(scale).
+
+    P(|Z| = m) = c q^m (twice for m >= 1), c = (1 - q) / (1 + q), q = exp(-1/scale), so
+    P(|Z| mod period = r) = 2c q^r / (1 - q^period) - c [r = 0].
+    """
+    one_minus_q = -math.expm1(-1 / scale)
+    c = one_minus_q / (2 - one_minus_q)
+    width = period // bins
+    starts = np.arange(bins) * width
+    sums = np.exp(-starts / scale) * -np.expm1(-width / scale) / one_minus_q
+    probs = 2 * c * sums / -math.expm1(-period / scale)
+    probs[0] -= c
+    return probs
+
+
+@pytest.mark.parametrize(
+    ("sensitivity", "period"),
+    [(2.0**32, 2**27), (3 * 2.0**30, 3 * 2**25)],
+)
+def test_discrete_laplace_offset_law_inside_blocks(sensitivity, period):
+    # Scale sensitivity / 1 = num: a block spans period = num / 32 magnitudes, and
+    # |Z| mod period is the offset's own law, P(r) ∝ exp(-r / scale) (a 3 % slope over a
+    # block). At 2^32 every offset needs its low bits (drawn lazily); 3 * 2^30 is not a
+    # power of two. A uniform offset (the acceptance step left out) is rejected.
+    samples = _core.discrete_laplace_samples(2_000_000, sensitivity, 1.0, 27)
+    bins = 32
+    residues = np.abs(samples) % period
+    observed = np.bincount(residues // (period // bins), minlength=bins)
+    assert len(observed) == bins
+    assert_accepts(chi2_pvalue(observed, _residue_probs(sensitivity, period, bins)))
+    assert_rejects(chi2_pvalue(observed, _residue_probs(1e30, period, bins)))
+
+
 def test_discrete_laplace_scale_is_the_exact_ratio():
     for sensitivity, epsilon in [(1.0, 0.1), (0.7, 0.45), (3.0, 1e-9), (2.5, 8.0)]:
         num, den = _core.discrete_laplace_scale(sensitivity, epsilon)

@@ -378,6 +378,56 @@ pub(crate) fn block_index(rng: &mut Rng, top: u64) -> u64 {
     }
 }
 
+/// For each [`GUIDE`] bucket with guess `g`: the half edge `E_g` (0-based) with `g` in its
+/// lowest 8 bits, which no prefix of at most 55 bits looks at. `E_g` is the only edge that
+/// a prefix inside the bucket can leave undecided (a bucket holds at most one edge, and
+/// the bucket's other edges lie below it).
+const PREFIX_GUIDE: [u64; GUIDE.len()] = {
+    let mut table = [0u64; GUIDE.len()];
+    let mut bucket = 0;
+    while bucket < table.len() {
+        let guess = GUIDE[bucket] as usize;
+        table[bucket] = (HALF_EDGES[guess] & !0xff) | guess as u64;
+        bucket += 1;
+    }
+    table
+};
+
+/// The block index `J` as [`block_index`] draws it, for a uniform `U` whose leading `bits`
+/// bits are `prefix` (`17 ≤ bits ≤ 55`), so that one random word serves a block index and
+/// other fields.
+///
+/// With `s = 63 - bits`, edge `j` (`e^{-j/32}`, as the half edge
+/// `E = ⌊2^63·e^{-j/32}⌋`) is decided by the prefix unless `E >> s == prefix`:
+/// `U < e^{-j/32}` when `(prefix + 1)·2^s ≤ E`, and not when `prefix·2^s > E`. The words
+/// `prefix·2^s + [0, 2^s)` share one [`GUIDE`] bucket (its width is at least `2^46 ≥ 2^s`),
+/// whose guess `g` counts the edges above it but its own edge `g`:
+/// `J = g + [prefix < E_g >> s]` unless `E_g >> s == prefix`. Then, or past the table
+/// (probability about `2^8 / 2^bits + e^-8` together), the next `s` bits of `U` are
+/// drawn and [`block_index`] goes on from the 63-bit word, which extends ties and
+/// restarts exactly as it always does.
+#[inline(always)]
+pub(crate) fn block_index_from_prefix(rng: &mut Rng, prefix: u64, bits: u32) -> u64 {
+    debug_assert!((17..=55).contains(&bits) && prefix < 1 << bits);
+    let shift = 63 - bits;
+    let last = HALF_EDGES[HALF_EDGES.len() - 1] >> shift;
+    if prefix >= last {
+        let entry = PREFIX_GUIDE[guide_bucket(prefix << shift)];
+        let edge = entry >> shift;
+        if edge != prefix {
+            return (entry & 0xff) + u64::from(prefix < edge);
+        }
+    }
+    extend_prefix(rng, prefix, shift)
+}
+
+#[cold]
+#[inline(never)]
+fn extend_prefix(rng: &mut Rng, prefix: u64, shift: u32) -> u64 {
+    let next = rng.next_u64() >> (64 - shift);
+    block_index(rng, (prefix << shift) | next)
+}
+
 /// Whether `U < e^{-j/32}`, exactly, for the uniform `U = 0.b₁b₂…` whose first 63 bits are
 /// `top` and whose following bits are the successive words of `next_word`, most significant
 /// first (`1 ≤ j ≤ 256`).
@@ -594,6 +644,41 @@ mod tests {
             for top in [edge - 1, edge, edge + 1, rng.next_u64() >> 1] {
                 if top > last {
                     assert_eq!(half_edges_passed(top), count(top), "{top}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn prefix_block_index_counts_the_edges_the_prefix_decides() {
+        check_prefix_block_index::<17>();
+        check_prefix_block_index::<31>();
+        check_prefix_block_index::<55>();
+    }
+
+    fn check_prefix_block_index<const BITS: u32>() {
+        let mut rng = crate::rng::Seed::from_u64(4).stream(0);
+        let shift = 63 - BITS;
+        let last = HALF_EDGES[255] >> shift;
+        let decided = |prefix: u64| HALF_EDGES.iter().filter(|&&e| e >> shift > prefix).count();
+        let mut prefixes: Vec<u64> = HALF_EDGES
+            .iter()
+            .flat_map(|&edge| [(edge >> shift) - 1, edge >> shift, (edge >> shift) + 1])
+            .collect();
+        prefixes.extend((0..10_000).map(|_| rng.next_u64() >> (64 - BITS)));
+        prefixes.extend([0, last - 1, (1 << BITS) - 1]);
+        for prefix in prefixes {
+            let tied = HALF_EDGES.iter().any(|&e| e >> shift == prefix);
+            for _ in 0..4 {
+                let block = block_index_from_prefix(&mut rng, prefix, BITS) as usize;
+                if prefix < last {
+                    assert!(block >= 256, "{prefix}");
+                } else if tied {
+                    // A tie with the last edge may restart past the table.
+                    let below = decided(prefix);
+                    assert!(block == below || block == below + 1 || below == 255 && block > 256);
+                } else {
+                    assert_eq!(block, decided(prefix), "{BITS} {prefix}");
                 }
             }
         }

@@ -19,14 +19,17 @@
 //! on `[0, num)` with `P(L = l) ∝ exp(-l/(32·num))` (a uniform draw accepted with the exact
 //! Bernoulli of Algorithm 1, with probability above `exp(-1/32)`). The sign is the spare
 //! bit of the block index's word. About two random words per variate replace the ten or
-//! so, and as many unpredictable branches, of the all-Bernoulli construction. A thresholded
+//! so, and as many unpredictable branches, of the all-Bernoulli construction; many
+//! variates at once ([`DiscreteLaplace::samples`]) take one word or half a word each, the
+//! fields of a word deciding nearly every draw alone (`BlockTable`). A thresholded
 //! release ([`DiscreteLaplace::sample_above`]) draws the offset only when the block alone
 //! does not settle the comparison; bits that are never looked at do not change the law of
 //! what is.
 
-use super::blocks::{BLOCKS, block_index};
+use super::blocks::{BLOCKS, block_index, block_index_from_prefix};
 use super::{alloc_output, below_u64, below_u128};
 use crate::error::check_positive_finite;
+use crate::resources::zeroed_vec;
 use crate::rng::{Rng, Seed, try_fill_chunked, try_fill_chunks};
 use crate::{Error, Result};
 use rand::Rng as _;
@@ -344,8 +347,16 @@ impl Blocked {
     /// uniform `top`; `None` on 128-bit overflow.
     #[inline]
     fn magnitude(&self, rng: &mut Rng, top: u64) -> Option<u128> {
-        let block = u128::from(block_index(rng, top));
+        let block = block_index(rng, top);
         let offset = if self.num == 1 { 0 } else { self.offset(rng) };
+        self.exact(block, offset)
+    }
+
+    /// `⌊(num·block + offset) / D⌋`, the magnitude of block `block` at offset `offset`;
+    /// `None` on 128-bit overflow.
+    #[inline]
+    fn exact(&self, block: u64, offset: u64) -> Option<u128> {
+        let block = u128::from(block);
         let low = self
             .remainder
             .checked_mul(block)?
@@ -356,31 +367,6 @@ impl Blocked {
             _ => low / self.divisor,
         };
         self.quotient.checked_mul(block)?.checked_add(low)
-    }
-
-    /// Fills `out` with `DLap(num/den)` variates (a fair sign and the magnitude, a negative
-    /// zero rejected): each word of a batch gives a sign and the uniform of a block index,
-    /// and the rare further words (ties with the table, restarts) and the offsets are drawn
-    /// from `rng` after the batch. A rejected variate's slot is simply written again, so no
-    /// branch depends on the sign.
-    fn fill(&self, rng: &mut Rng, out: &mut [i64]) -> Result<()> {
-        const BATCH: usize = 64;
-        let mut words = [0u64; BATCH];
-        let mut filled = 0;
-        while filled < out.len() {
-            words.iter_mut().for_each(|word| *word = rng.next_u64());
-            for &word in &words {
-                let magnitude = self.magnitude(rng, word >> 1).ok_or_else(too_large)?;
-                let magnitude = i64::try_from(magnitude).map_err(|_| too_large())?;
-                let negative = word & 1 == 1;
-                out[filled] = if negative { -magnitude } else { magnitude };
-                filled += usize::from(!negative || magnitude != 0);
-                if filled == out.len() {
-                    break;
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The offset `L` on `[0, num)`, `P(L = l) ∝ exp(-l / (32·num))`: a uniform draw
@@ -398,6 +384,274 @@ impl Blocked {
                 return offset;
             }
         }
+    }
+}
+
+/// Blocks whose first magnitude and remainder [`BlockTable`] stores: every block index the
+/// table of block edges yields without a restart.
+const TABLED_BLOCKS: usize = 256;
+
+/// Bits of the uniform `U` on `[0, 32·num)` of the offset's first Bernoulli trial that a
+/// try carries: `U = q·num + u` with `q` on `[0, 32)`.
+const TRIAL_BITS: u32 = 5;
+
+/// How [`BlockTable`] splits a random word into tries, each from the top of
+/// `64 / TRIES` bits of the word: the leading `PREFIX` bits of the block index's uniform,
+/// the sign, the `q` of the offset's first trial, and the leading bits of the offset.
+trait Layout {
+    const TRIES: u32;
+    const PREFIX: u32;
+    /// Bits of a try left for the leading bits of the offset.
+    const OFFSET: u32 = 64 / Self::TRIES - Self::PREFIX - 1 - TRIAL_BITS;
+}
+
+/// One try per word: a 31-bit prefix (ties about 2^-23) and 27 bits of the offset.
+struct WholeWord;
+
+impl Layout for WholeWord {
+    const TRIES: u32 = 1;
+    const PREFIX: u32 = 31;
+}
+
+/// Two tries per word: a 17-bit prefix (ties about 2^-9) and 9 bits of the offset.
+struct HalfWord;
+
+impl Layout for HalfWord {
+    const TRIES: u32 = 2;
+    const PREFIX: u32 = 17;
+}
+
+/// Two tries per word without an offset (`num = 1`): a 26-bit prefix (ties about 2^-18).
+struct HalfWordBare;
+
+impl Layout for HalfWordBare {
+    const TRIES: u32 = 2;
+    const PREFIX: u32 = 26;
+}
+
+/// The batched sampler of [`Blocked`] for many variates: one random word per variate, or
+/// half a word, in nearly every draw.
+///
+/// For the blocks `J < 256` it stores `low_J = q·J + ⌊r·J / D⌋` and `rest_J = r·J mod D`
+/// (`num = q·D + r`), so that the magnitude `⌊(num·J + L) / D⌋` is
+/// `low_J + ⌊(rest_J + L) / D⌋`: no multiplication, and a single comparison when
+/// `num ≤ D` (scales up to 32). A word, or each half of it ([`Layout`]), is split into
+/// independent uniform fields: the leading 31 (17, or 26 when `num = 1`) bits of the
+/// block index's uniform
+/// ([`block_index_from_prefix`]), the sign, the 5 leading bits `q` of the uniform `U` on
+/// `[0, 32·num)` of the offset's first Bernoulli trial, and, when `num = 2^b`, the
+/// leading `min(b, 27)` (`min(b, 9)`) bits of the offset `L` itself.
+///
+/// The offset is accepted when Algorithm 1 of Canonne et al. (Bernoulli(exp(-γ)),
+/// `γ = L / (32·num)`) stops after its first trial, Bernoulli(γ): `U < L`. With
+/// `U = q·num + u`, `q ≥ 1` gives `U ≥ num > L`, so the trial fails and `L` is accepted
+/// (probability 31/32) whatever `u` and the rest of `L` are: they are not drawn. Only when
+/// `q = 0` are `u` and the rest of `L` drawn, and the trials continue as in
+/// [`Blocked::offset`] (a rejected `L` is replaced by a fresh accepted one). An accepted
+/// `L` is uniform on `[0, num)` given its leading bits, so when those bits place
+/// `rest_J + L` inside one multiple of `D` the magnitude is known without the remaining
+/// bits, and they are drawn only otherwise (probability about `2^(b - 27) / D`, or
+/// `2^(b - 9) / D`: half words serve the scales where this is at most 1/32). Each
+/// step follows the stated law exactly; bits never looked at do not change the law of
+/// what is.
+#[derive(Clone, Debug)]
+struct BlockTable {
+    blocked: Blocked,
+    divisor: u64,
+    /// `⌊(2^64 - 1) / D⌋`, for the quotients by `D` of numbers below 2^63.
+    reciprocal: u64,
+    /// `b` when `num = 2^b`.
+    offset_bits: Option<u32>,
+    low: [u64; TABLED_BLOCKS],
+    rest: [u64; TABLED_BLOCKS],
+}
+
+impl BlockTable {
+    /// The table of `blocked`, or `None` when its numbers do not fit the 64-bit fast path
+    /// (`D` or `num` above 2^62, or a magnitude of the tabled blocks beyond `i64`).
+    fn new(blocked: &Blocked) -> Option<Self> {
+        let divisor = u64::try_from(blocked.divisor).ok()?;
+        if divisor > 1 << 62 || blocked.num > 1 << 62 {
+            return None;
+        }
+        let quotient = u64::try_from(blocked.quotient).ok()?;
+        let remainder = u64::try_from(blocked.remainder).ok()?;
+        let mut low = [0u64; TABLED_BLOCKS];
+        let mut rest = [0u64; TABLED_BLOCKS];
+        let (mut block_low, mut block_rest) = (0u64, 0u64);
+        for (low, rest) in low.iter_mut().zip(&mut rest) {
+            (*low, *rest) = (block_low, block_rest);
+            block_low = block_low.checked_add(quotient)?;
+            block_rest += remainder;
+            if block_rest >= divisor {
+                block_rest -= divisor;
+                block_low = block_low.checked_add(1)?;
+            }
+        }
+        let last = TABLED_BLOCKS - 1;
+        let largest = low[last].checked_add((rest[last] + blocked.num - 1) / divisor)?;
+        i64::try_from(largest).ok()?;
+        Some(BlockTable {
+            blocked: *blocked,
+            divisor,
+            reciprocal: u64::MAX / divisor,
+            offset_bits: blocked
+                .num
+                .is_power_of_two()
+                .then(|| blocked.num.trailing_zeros()),
+            low,
+            rest,
+        })
+    }
+
+    /// `(⌊x / D⌋, x mod D)` for `x < D + num ≤ 2^63`: one comparison when `num ≤ D`;
+    /// otherwise the high word of `x` times [`BlockTable::reciprocal`], which is the
+    /// quotient or one less (it errs by less than `x / 2^63 < 1`), and one correction.
+    #[inline]
+    fn div_rem(&self, x: u64) -> (u64, u64) {
+        let whole = if self.blocked.num <= self.divisor {
+            0
+        } else {
+            ((u128::from(x) * u128::from(self.reciprocal)) >> 64) as u64
+        };
+        let part = x - whole * self.divisor;
+        let carry = u64::from(part >= self.divisor);
+        (whole + carry, part - carry * self.divisor)
+    }
+
+    /// The offset bits a try of layout `L` holds: `(mask, unknown)`, its leading bits
+    /// `try & mask` followed by `unknown` bits (`num = 2^b`; `None` otherwise).
+    fn split<L: Layout>(&self) -> Option<(u64, u32)> {
+        self.offset_bits.map(|bits| {
+            let leading = bits.min(L::OFFSET);
+            ((1 << leading) - 1, bits - leading)
+        })
+    }
+
+    /// The magnitude (at most `i64::MAX`) of the try at the top of `word` (layout `L`,
+    /// offset bits `split`), further words (rare) from `rng`.
+    #[inline(always)]
+    fn magnitude<L: Layout>(
+        &self,
+        rng: &mut Rng,
+        word: u64,
+        split: Option<(u64, u32)>,
+    ) -> Result<u64> {
+        let block = block_index_from_prefix(rng, word >> (64 - L::PREFIX), L::PREFIX);
+        let (known, width) = match split {
+            Some((mask, unknown)) => (
+                ((word >> (64 - 64 / L::TRIES)) & mask) << unknown,
+                1u64 << unknown,
+            ),
+            None => (below_u64(rng, self.blocked.num), 1),
+        };
+        let trial = (word >> (64 - L::PREFIX - 1 - TRIAL_BITS)) & ((1 << TRIAL_BITS) - 1);
+        let accepted = self.blocked.num == 1 || trial != 0;
+        if let Some((&low, &rest)) = self
+            .low
+            .get(block as usize)
+            .zip(self.rest.get(block as usize))
+            && accepted
+        {
+            let (whole, part) = self.div_rem(rest + known);
+            if part + width <= self.divisor {
+                return Ok(low + whole);
+            }
+        }
+        self.complete(rng, block, known, width, accepted)
+    }
+
+    /// The magnitude once the rest of the offset matters: the offset's remaining bits, the
+    /// remainder of its first trial when `accepted` is false, and blocks past the table.
+    #[cold]
+    #[inline(never)]
+    fn complete(
+        &self,
+        rng: &mut Rng,
+        block: u64,
+        known: u64,
+        width: u64,
+        accepted: bool,
+    ) -> Result<u64> {
+        let mut offset = known;
+        if width > 1 {
+            offset |= rng.next_u64() & (width - 1);
+        }
+        if !accepted && !self.rest_of_trials(rng, offset) {
+            offset = self.blocked.offset(rng);
+        }
+        let magnitude = self.blocked.exact(block, offset).ok_or_else(too_large)?;
+        u64::try_from(magnitude)
+            .ok()
+            .filter(|&magnitude| magnitude <= i64::MAX as u64)
+            .ok_or_else(too_large)
+    }
+
+    /// Whether Algorithm 1 accepts the offset `offset` after a first trial with `q = 0`.
+    fn rest_of_trials(&self, rng: &mut Rng, offset: u64) -> bool {
+        let num = self.blocked.num;
+        let u = match self.offset_bits {
+            Some(_) => rng.next_u64() & (num - 1),
+            None => below_u64(rng, num),
+        };
+        if u >= offset {
+            return true;
+        }
+        let scaled = u128::from(num) * u128::from(BLOCKS);
+        let mut k = 2u64;
+        while bernoulli_over_wide(rng, offset, scaled, k) {
+            k += 1;
+        }
+        k & 1 == 1
+    }
+
+    /// Fills `out` with `DLap(num/den)` variates: the words of a batch are drawn first and
+    /// the rare further words after each of them; a negative zero is rejected by writing
+    /// its slot again, so no branch depends on the sign. Half words serve the scales whose
+    /// offset is drawn whole (`num` not a power of two), or whose 9 leading offset bits
+    /// settle the magnitude in all but at most 1/32 of the draws.
+    fn fill(&self, rng: &mut Rng, out: &mut [i64]) -> Result<()> {
+        let halves = match self.offset_bits {
+            None => true,
+            Some(bits) => {
+                bits <= HalfWord::OFFSET
+                    || (1u128 << (bits - HalfWord::OFFSET)) * u128::from(BLOCKS)
+                        <= u128::from(self.divisor)
+            }
+        };
+        if self.blocked.num == 1 {
+            self.fill_from::<HalfWordBare>(rng, out)
+        } else if halves {
+            self.fill_from::<HalfWord>(rng, out)
+        } else {
+            self.fill_from::<WholeWord>(rng, out)
+        }
+    }
+
+    /// [`BlockTable::fill`] with the tries of layout `L`.
+    #[inline(always)]
+    fn fill_from<L: Layout>(&self, rng: &mut Rng, out: &mut [i64]) -> Result<()> {
+        const BATCH: usize = 64;
+        let split = self.split::<L>();
+        let mut words = [0u64; BATCH];
+        let mut filled = 0;
+        while filled < out.len() {
+            words.iter_mut().for_each(|word| *word = rng.next_u64());
+            for &word in &words {
+                for index in 0..L::TRIES {
+                    let word = word << (64 / L::TRIES * index);
+                    let magnitude = self.magnitude::<L>(rng, word, split)?;
+                    let negative = (word >> (63 - L::PREFIX)) & 1;
+                    let flip = 0u64.wrapping_sub(negative);
+                    out[filled] = (magnitude ^ flip).wrapping_add(negative) as i64;
+                    filled += usize::from((negative == 0) | (magnitude != 0));
+                    if filled == out.len() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -566,7 +820,7 @@ impl DiscreteLaplace {
     /// [`Error::OutputTooLarge`] when the output cannot be allocated; [`Error::InvalidData`]
     /// when a variate does not fit in an `i64`.
     pub fn samples(&self, n: usize, seed: &Seed) -> Result<Vec<i64>> {
-        let mut out = alloc_output(n, "discrete laplace samples")?;
+        let mut out = zeroed_vec(n, "discrete laplace samples")?;
         self.fill(&mut out, seed)?;
         Ok(out)
     }
@@ -578,11 +832,9 @@ impl DiscreteLaplace {
     /// the draws or more) go through the batched, branch-free [`Blocked::fill`]; larger
     /// scales measured faster one variate at a time.
     fn fill(&self, out: &mut [i64], seed: &Seed) -> Result<()> {
-        match &self.blocked {
-            Some(blocked) if blocked.num == 1 => {
-                try_fill_chunks(out, seed, |rng, chunk| blocked.fill(rng, chunk))
-            }
-            _ => try_fill_chunked(out, seed, |rng, _| self.sample(rng)),
+        match self.blocked.as_ref().and_then(BlockTable::new) {
+            Some(table) => try_fill_chunks(out, seed, |rng, chunk| table.fill(rng, chunk)),
+            None => try_fill_chunked(out, seed, |rng, _| self.sample(rng)),
         }
     }
 
