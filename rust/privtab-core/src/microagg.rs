@@ -155,10 +155,22 @@ pub struct AttributeMask {
 /// bounds, so the widening is public; it is about `m·10^-16·B`, negligible unless
 /// `Δ_j` is 15 orders of magnitude below the values.
 pub fn noise_sensitivity(sensitivity: f64, cluster_size: usize, bounds: (f64, f64)) -> f64 {
+    widen(sensitivity, rounding_term(cluster_size, bounds))
+}
+
+/// `2·γ·B` of [`noise_sensitivity`]: one per cluster size, computed once per attribute
+/// rather than once per cluster.
+fn rounding_term(cluster_size: usize, bounds: (f64, f64)) -> f64 {
     let unit = (cluster_size as f64 + 1.0) * 2f64.powi(-53);
     let gamma = unit / (1.0 - unit);
     let magnitude = bounds.0.abs().max(bounds.1.abs());
-    (sensitivity + 2.0 * gamma * magnitude) * (1.0 + 2f64.powi(-50))
+    2.0 * gamma * magnitude
+}
+
+/// [`noise_sensitivity`] given its [`rounding_term`].
+#[inline]
+fn widen(sensitivity: f64, rounding: f64) -> f64 {
+    (sensitivity + rounding) * (1.0 + 2f64.powi(-50))
 }
 
 /// The cluster label of every record under individual-ranking microaggregation with
@@ -513,9 +525,13 @@ fn mask_into(
     let n_clusters = centroids.len();
     // Consecutive clusters often share Δ_j (always under DP), so the last grid is reused.
     let mut grid: Option<(f64, GridLaplace)> = None;
+    let (rounding, last_rounding) = (
+        rounding_term(k, bounds),
+        rounding_term(n - (n / k - 1) * k, bounds),
+    );
     for (j, (centroid, &sensitivity)) in centroids.iter_mut().zip(&sensitivities).enumerate() {
-        let size = if j + 1 == n_clusters { n - j * k } else { k };
-        let calibrated = noise_sensitivity(sensitivity, size, bounds);
+        let last = j + 1 == n_clusters;
+        let calibrated = widen(sensitivity, if last { last_rounding } else { rounding });
         if calibrated > 0.0 {
             let mechanism = match grid {
                 Some((cached, mechanism)) if cached == calibrated => mechanism,
