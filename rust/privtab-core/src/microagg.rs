@@ -19,9 +19,12 @@
 //!    (post-processing); every record of the cluster receives that released value.
 //!
 //! The three sensitivities `Δ_j` are in [`Mechanism`]. The ranking is a radix sort of the
-//! values' order-preserving bit patterns, ties broken by record index (module `rank`);
-//! the cluster statistics come from one pass over the sorted order and the released values
-//! are written straight into the output. [`mask_columns`] runs the attributes in parallel
+//! values' order-preserving bit patterns, ties broken by record index (module `rank`).
+//! Each bucket of the sort, once sorted and still in cache, gives the statistics of its
+//! clusters and parks every record's cluster in the output, near the record's own cell
+//! (`Parker`); after the noise, one pass over the output, window by window in the
+//! second-level cache, replaces each parked cluster by its released value. No pass reads
+//! the sorted order back from memory. [`mask_columns`] runs the attributes in parallel
 //! when there are at least as many as threads, each worker reusing its sort buffers, and
 //! otherwise one attribute after another with every pass split among the threads.
 //! Attribute `a` draws its noise from stream `a` of the seed, cluster by cluster in rank
@@ -30,6 +33,7 @@
 mod rank;
 
 use std::ops::Range;
+use std::slice::IterMut;
 use std::sync::{Mutex, PoisonError};
 
 use rayon::prelude::*;
@@ -39,7 +43,7 @@ use crate::noise::grid::GridLaplace;
 use crate::resources::{check_interrupt, zeroed_vec};
 use crate::rng::{Rng, Seed};
 use crate::{Error, Result};
-use rank::{Rec, Workspace};
+use rank::{Deal, Rec, Sink, Workspace};
 
 /// How the noise of each centroid is calibrated.
 ///
@@ -151,10 +155,22 @@ pub struct AttributeMask {
 /// bounds, so the widening is public; it is about `m·10^-16·B`, negligible unless
 /// `Δ_j` is 15 orders of magnitude below the values.
 pub fn noise_sensitivity(sensitivity: f64, cluster_size: usize, bounds: (f64, f64)) -> f64 {
+    widen(sensitivity, rounding_term(cluster_size, bounds))
+}
+
+/// `2·γ·B` of [`noise_sensitivity`]: one per cluster size, computed once per attribute
+/// rather than once per cluster.
+fn rounding_term(cluster_size: usize, bounds: (f64, f64)) -> f64 {
     let unit = (cluster_size as f64 + 1.0) * 2f64.powi(-53);
     let gamma = unit / (1.0 - unit);
     let magnitude = bounds.0.abs().max(bounds.1.abs());
-    (sensitivity + 2.0 * gamma * magnitude) * (1.0 + 2f64.powi(-50))
+    2.0 * gamma * magnitude
+}
+
+/// [`noise_sensitivity`] given its [`rounding_term`].
+#[inline]
+fn widen(sensitivity: f64, rounding: f64) -> f64 {
+    (sensitivity + rounding) * (1.0 + 2f64.powi(-50))
 }
 
 /// The cluster label of every record under individual-ranking microaggregation with
@@ -308,11 +324,12 @@ pub struct MaskedTable {
 /// `columns[a]` is the slice of attribute `a` (a column of a Fortran-ordered array or a
 /// separate 1-d array, borrowed without copying); all columns have the same length `n`.
 /// With at least as many attributes as threads, each thread masks whole attributes with
-/// two buffers of `12·n` bytes it reuses (the ranking, and a spare one that takes the
-/// buckets of the ranking's scatter and then regroups the output); with fewer, the attributes are masked one
-/// after another, each with all threads. The output is allocated once and written in
-/// place: at 10 attributes and 2 threads the kernel's memory is about 1.6 times the
-/// input's.
+/// the sort buffers it reuses (`12·n` bytes that take the buckets of the ranking's
+/// scatter, and `12·n` more that only skewed or tied data, whose buckets are split again,
+/// ever touch); with fewer, the attributes are masked one after another, each with all
+/// threads. The output is allocated once and written in place (it also holds the parked
+/// clusters until the released values replace them): at 10 attributes and 2 threads the
+/// kernel's memory is about 1.3 to 1.6 times the input's.
 ///
 /// # Privacy
 /// Attribute `a` is protected as in [`mask_attribute`] with `epsilons[a]`; by sequential
@@ -493,15 +510,28 @@ fn mask_into(
         bounds,
         epsilon,
     } = mask;
-    let sorted = workspace.rank(values, Some(bounds), parts)?;
-    let (mut centroids, sensitivities) = cluster_statistics(sorted, k, mechanism, bounds, parts);
     let n = values.len();
+    let shape = Shape {
+        n,
+        k,
+        mechanism,
+        bounds,
+    };
+    let cells = &mut *out;
+    let parked = workspace.rank_into(values, Some(bounds), parts, Some(WINDOW_BITS), |deal| {
+        shape.parkers(deal, cells)
+    })?;
+    let (mut centroids, sensitivities) = shape.statistics(parked);
     let n_clusters = centroids.len();
     // Consecutive clusters often share Δ_j (always under DP), so the last grid is reused.
     let mut grid: Option<(f64, GridLaplace)> = None;
+    let (rounding, last_rounding) = (
+        rounding_term(k, bounds),
+        rounding_term(n - (n / k - 1) * k, bounds),
+    );
     for (j, (centroid, &sensitivity)) in centroids.iter_mut().zip(&sensitivities).enumerate() {
-        let size = if j + 1 == n_clusters { n - j * k } else { k };
-        let calibrated = noise_sensitivity(sensitivity, size, bounds);
+        let last = j + 1 == n_clusters;
+        let calibrated = widen(sensitivity, if last { last_rounding } else { rounding });
         if calibrated > 0.0 {
             let mechanism = match grid {
                 Some((cached, mechanism)) if cached == calibrated => mechanism,
@@ -517,12 +547,179 @@ fn mask_into(
         }
         *centroid = centroid.clamp(bounds.0, bounds.1);
     }
-    let (sorted, spare) = workspace.ranked_with_spare(n)?;
-    write_released(sorted, k, &centroids, out, spare, parts);
+    release_parked(out, &centroids, parts);
     Ok(ClusterRelease {
         centroids,
         sensitivities,
     })
+}
+
+/// Records per window of the output: 128 KiB of it, resident in the second-level cache,
+/// and few enough windows (`n / 2^14`, about 600 at `n = 10^7`) for the records of a
+/// sorted bucket to be parked in all of them at once without thrashing the first-level
+/// cache.
+const WINDOW_BITS: u32 = 14;
+
+/// A record's place in its window (the low [`WINDOW_BITS`] bits of its index).
+const IN_WINDOW: u64 = (1 << WINDOW_BITS) - 1;
+
+/// What the tasks of one attribute's ranking need to know of it.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    n: usize,
+    k: usize,
+    mechanism: Mechanism,
+    bounds: (f64, f64),
+}
+
+/// One task's share of a masked attribute, fed the sorted records run by run while they
+/// are in cache ([`Sink`]): it summarizes the clusters that lie within its ranks and parks
+/// every record in the output, in the window of `2^WINDOW_BITS` cells that holds the
+/// record's own cell, as the pair (cluster, place in the window) packed into the cell's
+/// 64 bits. [`release_parked`] later replaces every pair by its cluster's released value.
+///
+/// Writing each record's value straight to its cell would touch a random cache line of
+/// the output per record; the parked pairs are written to about 600 places at a time, and
+/// unpacked window by window in the second-level cache.
+struct Parker<'a> {
+    shape: Shape,
+    /// The task's first rank.
+    first: usize,
+    /// The rank of the next record.
+    next: usize,
+    /// The exact centroids and `Δ_j` of the clusters that start at or after `first` and
+    /// end within the task's ranks, in rank order.
+    centroids: Vec<f64>,
+    sensitivities: Vec<f64>,
+    /// The task's records of a cluster that starts before `first` and ends within the task.
+    head: Vec<Rec>,
+    /// The task's records of the cluster in progress.
+    open: Vec<Rec>,
+    /// The task's free cells of every window.
+    windows: Vec<IterMut<'a, f64>>,
+}
+
+impl Parker<'_> {
+    fn push(&mut self, (centroid, sensitivity): (f64, f64)) {
+        self.centroids.push(centroid);
+        self.sensitivities.push(sensitivity);
+    }
+}
+
+impl Sink for Parker<'_> {
+    const KEEP: bool = false;
+
+    fn run(&mut self, sorted: &[Rec]) {
+        let Shape {
+            n,
+            k,
+            mechanism,
+            bounds,
+        } = self.shape;
+        let mut rest = sorted;
+        while !rest.is_empty() {
+            let j = (self.next / k).min(n / k - 1);
+            let range = cluster(n, k, j);
+            let (part, tail) = rest.split_at((range.end - self.next).min(rest.len()));
+            let label = (j as u64) << 32;
+            for rec in part {
+                if let Some(cell) = self.windows[(rec.index >> WINDOW_BITS) as usize].next() {
+                    *cell = f64::from_bits(label | (u64::from(rec.index) & IN_WINDOW));
+                }
+            }
+            let ends = self.next + part.len() == range.end;
+            if ends && range.start == self.next {
+                self.push(summarize(part, mechanism, bounds));
+            } else {
+                self.open.extend_from_slice(part);
+                if ends && range.start < self.first {
+                    self.head = std::mem::take(&mut self.open);
+                } else if ends {
+                    self.push(summarize(&self.open, mechanism, bounds));
+                    self.open.clear();
+                }
+            }
+            self.next += part.len();
+            rest = tail;
+        }
+    }
+}
+
+impl Shape {
+    /// One [`Parker`] per task of `deal`, each given its share of every window of `out`.
+    fn parkers<'a>(self, deal: &Deal, out: &'a mut [f64]) -> Vec<Parker<'a>> {
+        let tasks = deal.starts.len() - 1;
+        let mut windows: Vec<Vec<IterMut<'a, f64>>> = (0..tasks)
+            .map(|_| Vec::with_capacity(deal.blocks.first().map_or(0, Vec::len)))
+            .collect();
+        for (w, window) in out.chunks_mut(1 << WINDOW_BITS).enumerate() {
+            let mut rest = window;
+            for (blocks, task_windows) in deal.blocks.iter().zip(&mut windows) {
+                let (cells, tail) = std::mem::take(&mut rest).split_at_mut(blocks[w] as usize);
+                task_windows.push(cells.iter_mut());
+                rest = tail;
+            }
+        }
+        windows
+            .into_iter()
+            .zip(&deal.starts)
+            .map(|(windows, &first)| Parker {
+                shape: self,
+                first,
+                next: first,
+                centroids: Vec::new(),
+                sensitivities: Vec::new(),
+                head: Vec::new(),
+                open: Vec::new(),
+                windows,
+            })
+            .collect()
+    }
+
+    /// The exact centroid and `Δ_j` of every cluster, in rank order, from the parkers of
+    /// all tasks in order: a cluster that spans tasks is summarized from their records of
+    /// it, joined in rank order.
+    fn statistics(self, parkers: Vec<Parker<'_>>) -> (Vec<f64>, Vec<f64>) {
+        let mut parkers = parkers.into_iter();
+        let Some(first) = parkers.next() else {
+            return (Vec::new(), Vec::new());
+        };
+        // The first task has no cluster begun before it.
+        let (mut centroids, mut sensitivities) = (first.centroids, first.sensitivities);
+        let mut spanning = first.open;
+        for parker in parkers {
+            if !parker.head.is_empty() {
+                spanning.extend_from_slice(&parker.head);
+                let (centroid, sensitivity) = summarize(&spanning, self.mechanism, self.bounds);
+                centroids.push(centroid);
+                sensitivities.push(sensitivity);
+                spanning.clear();
+            }
+            centroids.extend_from_slice(&parker.centroids);
+            sensitivities.extend_from_slice(&parker.sensitivities);
+            spanning.extend_from_slice(&parker.open);
+        }
+        (centroids, sensitivities)
+    }
+}
+
+/// Replaces every parked pair of `out` ([`Parker`]) by the released value of its cluster,
+/// window by window: a window's pairs are copied aside (they overwrite one another's
+/// cells), then each cell of the window gets its value; `parts` tasks take runs of
+/// windows.
+fn release_parked(out: &mut [f64], released: &[f64], parts: usize) {
+    let window = 1usize << WINDOW_BITS;
+    let per_part = out.len().div_ceil(window).div_ceil(parts.max(1)).max(1) * window;
+    out.par_chunks_mut(per_part).for_each(|part| {
+        let mut parked = vec![0.0; window.min(part.len())];
+        for cells in part.chunks_mut(window) {
+            let parked = &mut parked[..cells.len()];
+            parked.copy_from_slice(cells);
+            for pair in parked.iter().map(|pair| pair.to_bits()) {
+                cells[(pair & IN_WINDOW) as usize] = released[(pair >> 32) as usize];
+            }
+        }
+    });
 }
 
 /// The exact centroid and `Δ_j` of every cluster, in rank order.
@@ -540,58 +737,6 @@ fn cluster_statistics(
         .with_min_len(n_clusters.div_ceil(parts).max(1))
         .map(|j| summarize(&sorted[cluster(n, k, j)], mechanism, bounds))
         .unzip()
-}
-
-/// Records per window of the output in [`write_released`]: 128 KiB of it, resident in the
-/// second-level cache, and few enough windows (`n / 2^14`, about 600 at `n = 10^7`) for
-/// the first pass to append to all of them at once without thrashing the first-level
-/// cache.
-const WINDOW_BITS: u32 = 14;
-
-/// Gives every record its cluster's released value: `out[index] = released[j]`.
-///
-/// Writing in rank order would touch a random cache line of `out` per record, so the
-/// writes go through `spare` instead: a first pass appends `(index, value)` (a [`Rec`]
-/// whose key holds the value's bits) to the `index`'s window of `2^WINDOW_BITS` records (window `w` holds exactly the records
-/// `w·2^WINDOW_BITS ..`, so its place in `spare` is known), a second fills `out` window by
-/// window. Task `p` of `parts` owns a run of windows of `out` and of `spare` and reads the
-/// whole ranking, so the writes need no synchronisation.
-fn write_released(
-    sorted: &[Rec],
-    k: usize,
-    released: &[f64],
-    out: &mut [f64],
-    spare: &mut [Rec],
-    parts: usize,
-) {
-    let n = out.len();
-    let window = 1usize << WINDOW_BITS;
-    let per_part = (n.div_ceil(window).div_ceil(parts.max(1)) * window).max(window);
-    out.par_chunks_mut(per_part)
-        .zip(spare.par_chunks_mut(per_part))
-        .enumerate()
-        .for_each(|(p, (out, spare))| {
-            let start = p * per_part;
-            let mut cursors: Vec<usize> = (0..out.len().div_ceil(window))
-                .map(|w| w * window)
-                .collect();
-            for (range, &value) in clusters(n, k).zip(released) {
-                let bits = value.to_bits();
-                for rec in &sorted[range] {
-                    let local = (rec.index as usize).wrapping_sub(start);
-                    if let Some(cursor) = cursors.get_mut(local >> WINDOW_BITS) {
-                        spare[*cursor] = Rec {
-                            key: bits,
-                            index: local as u32,
-                        };
-                        *cursor += 1;
-                    }
-                }
-            }
-            for put in spare.iter() {
-                out[put.index as usize] = f64::from_bits(put.key);
-            }
-        });
 }
 
 /// The centroid and `Δ_j` of one cluster, given in ascending order.
@@ -1094,6 +1239,68 @@ mod tests {
                 .sum::<f64>()
                 / out.centroids.len() as f64;
             assert!((ratio - 1.0).abs() < 0.05, "{mechanism:?}: {ratio}");
+        }
+    }
+
+    #[test]
+    fn parked_clusters_equal_the_ranking_for_any_split() {
+        // Clusters within a bucket, across buckets and across tasks (k up to n), on the
+        // small path (n <= LEAF) and the bucketed one, with ties and skew.
+        let mut rng = seed(16).stream(0);
+        let bounds = (0.0, 1e6);
+        for n in [LEAF / 2 + 3, 3 * MIN_PART + 333] {
+            let cases: [Vec<f64>; 3] = [
+                (0..n).map(|_| rng.random_range(0.0..1e6)).collect(),
+                (0..n).map(|_| rng.random_range(0..50) as f64).collect(),
+                (0..n)
+                    .map(|_| rng.random_range(1e-6..1.0f64).powi(-2).min(1e6))
+                    .collect(),
+            ];
+            for values in &cases {
+                let mut workspace = Workspace::default();
+                let labels =
+                    labels_of(workspace.rank(values, Some(bounds), 1).unwrap(), 1).unwrap();
+                let ranks: Vec<usize> = {
+                    let mut ranks = vec![0; n];
+                    for (rank, &i) in stable_order(values).iter().enumerate() {
+                        ranks[i] = rank;
+                    }
+                    ranks
+                };
+                assert!(labels.iter().zip(&ranks).all(|(&l, &r)| l as usize == r));
+                for k in [1, 3, 7, n / 3 + 1, n / 2 + 1, n] {
+                    for mechanism in ALL {
+                        if k < mechanism.min_k() {
+                            continue;
+                        }
+                        let sorted = workspace.rank(values, Some(bounds), 1).unwrap();
+                        let expected = cluster_statistics(sorted, k, mechanism, bounds, 1);
+                        for parts in [1, 2, 3, 5] {
+                            let shape = Shape {
+                                n,
+                                k,
+                                mechanism,
+                                bounds,
+                            };
+                            let mut out = vec![f64::NAN; n];
+                            let cells = &mut out[..];
+                            let parked = workspace
+                                .rank_into(values, Some(bounds), parts, Some(WINDOW_BITS), |deal| {
+                                    shape.parkers(deal, cells)
+                                })
+                                .unwrap();
+                            let (centroids, sensitivities) = shape.statistics(parked);
+                            assert_eq!(centroids, expected.0, "n = {n}, k = {k}, {parts} parts");
+                            assert_eq!(sensitivities, expected.1);
+                            let released: Vec<f64> = (0..n / k).map(|j| j as f64).collect();
+                            release_parked(&mut out, &released, parts);
+                            for (i, &rank) in ranks.iter().enumerate() {
+                                assert_eq!(out[i], (rank / k).min(n / k - 1) as f64);
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -39,6 +39,11 @@
 //! With `parts > 1` the passes over the column and the buckets are split among rayon
 //! tasks; the order is unique (by `(key, index)`), so the result does not depend on
 //! `parts` or on the scheduling.
+//!
+//! [`Workspace::rank`] leaves the sorted records in a buffer; [`Workspace::rank_into`]
+//! hands every sorted run to a [`Sink`] instead while it is in cache (task `t` of the
+//! finishing feeds sink `t` its runs in rank order), which saves the caller a pass over
+//! the sorted order and the ranking the copy into that buffer.
 
 use std::slice::IterMut;
 
@@ -200,10 +205,57 @@ pub(super) struct Workspace {
     scratch: Vec<Rec>,
 }
 
+/// Receives the sorted records of a ranking run after run, in rank order, as the buckets
+/// are finished (each run still in cache).
+pub(super) trait Sink: Send {
+    /// Whether the ranking must also leave every sorted record in its output buffer (as
+    /// [`Workspace::rank`] returns them); a sink that consumes the runs saves that pass.
+    const KEEP: bool;
+
+    /// The next run of sorted records.
+    fn run(&mut self, sorted: &[Rec]);
+}
+
+/// The sink of [`Workspace::rank`]: the sorted records stay in the output buffer.
+struct Keep;
+
+impl Sink for Keep {
+    const KEEP: bool = true;
+
+    fn run(&mut self, _sorted: &[Rec]) {}
+}
+
+/// How the sorted records are dealt out to the sinks of [`Workspace::rank_into`]: sink `t`
+/// receives the ranks `starts[t] .. starts[t + 1]`, of which `blocks[t][b]` have their
+/// record index in block `b` (the indices `b·2^block_bits ..`), when blocks are asked for.
+pub(super) struct Deal {
+    pub(super) starts: Vec<usize>,
+    pub(super) blocks: Vec<Vec<u32>>,
+}
+
 impl Workspace {
     /// The records of `values` sorted by `(key, index)`, with every pass over the column
     /// split into `parts` tasks. With `bounds`, every value must lie in them; without,
     /// every value must be finite.
+    ///
+    /// # Errors
+    /// As [`Workspace::rank_into`].
+    pub(super) fn rank(
+        &mut self,
+        values: &[f64],
+        bounds: Option<(f64, f64)>,
+        parts: usize,
+    ) -> Result<&[Rec]> {
+        self.rank_into(values, bounds, parts, None, |deal| {
+            (1..deal.starts.len()).map(|_| Keep).collect()
+        })?;
+        Ok(&self.records[..values.len()])
+    }
+
+    /// Ranks `values` as [`Workspace::rank`] does, handing the sorted records to sinks
+    /// instead: `make` receives how the ranks are dealt out (with the record counts per
+    /// block of `2^block_bits` indices when `block_bits` is given) and returns one sink per
+    /// task; each task feeds its sink its runs in rank order, and the sinks are returned.
     ///
     /// With bounds, the first pass also counts the buckets of the bounds' range, which
     /// saves a pass unless the data fill less than a quarter of that range (then the
@@ -212,12 +264,14 @@ impl Workspace {
     /// # Errors
     /// [`Error::InvalidData`] naming the first bad value, or when `n ≥ 2^32`;
     /// [`Error::OutputTooLarge`] when the buffers cannot be allocated.
-    pub(super) fn rank(
+    pub(super) fn rank_into<S: Sink>(
         &mut self,
         values: &[f64],
         bounds: Option<(f64, f64)>,
         parts: usize,
-    ) -> Result<&[Rec]> {
+        block_bits: Option<u32>,
+        make: impl FnOnce(&Deal) -> Vec<S>,
+    ) -> Result<Vec<S>> {
         let n = values.len();
         if u32::try_from(n).is_err() {
             return Err(Error::InvalidData(format!(
@@ -236,6 +290,12 @@ impl Workspace {
         }?;
         let (min, max) = (key_of_value(first.min), key_of_value(first.max));
         grow(&mut self.records, n)?;
+        let whole_blocks = || {
+            block_bits
+                .map(|bits| block_sizes(n, bits))
+                .into_iter()
+                .collect()
+        };
         if n <= LEAF || min == max {
             for (i, (rec, &value)) in self.records.iter_mut().zip(values).enumerate() {
                 *rec = Rec {
@@ -247,7 +307,15 @@ impl Workspace {
                 grow(&mut self.scratch, n)?;
                 sort_small(&mut self.records[..n], &mut self.scratch);
             }
-            return Ok(&self.records[..n]);
+            let deal = Deal {
+                starts: vec![0, n],
+                blocks: whole_blocks(),
+            };
+            let mut sinks = make(&deal);
+            if let Some(sink) = sinks.first_mut() {
+                sink.run(&self.records[..n]);
+            }
+            return Ok(sinks);
         }
         let narrow = bounds.is_some_and(|(lo, hi)| first.max - first.min < 0.25 * (hi - lo));
         let (split, counts) = match (guess, first.counts) {
@@ -261,40 +329,60 @@ impl Workspace {
                 (split, counts)
             }
         };
+        // Task `t` finishes the buckets `t·per_task ..`.
+        let per_task = TOP_BUCKETS.div_ceil(parts.max(1));
+        let tasks = TOP_BUCKETS.div_ceil(per_task);
         grow(&mut self.scratch, n)?;
         let scattered = &mut self.scratch[..n];
-        match split {
-            Splitter::Scaled(split) => scatter(values, chunk, split, &counts, scattered),
-            Splitter::Bits(split) => scatter(values, chunk, split, &counts, scattered),
-        }
+        let tally = block_bits.filter(|_| tasks > 1).map(|bits| Tally {
+            bits,
+            per_task,
+            tasks,
+            blocks: n.div_ceil(1 << bits),
+        });
+        let blocks = match split {
+            Splitter::Scaled(split) => scatter(values, chunk, split, &counts, scattered, tally),
+            Splitter::Bits(split) => scatter(values, chunk, split, &counts, scattered, tally),
+        };
         let mut pairs = Vec::with_capacity(TOP_BUCKETS);
+        let mut starts = Vec::with_capacity(tasks + 1);
         let (mut rest, mut spare) = (&mut self.records[..n], &mut self.scratch[..n]);
+        let mut rank = 0;
         for b in 0..TOP_BUCKETS {
+            if b % per_task == 0 {
+                starts.push(rank);
+            }
             let size: usize = counts.iter().map(|part| part[b] as usize).sum();
             let (to, tail) = rest.split_at_mut(size);
             let (from, tail_spare) = spare.split_at_mut(size);
             pairs.push((from, to));
             (rest, spare) = (tail, tail_spare);
+            rank += size;
         }
-        let per_task = TOP_BUCKETS.div_ceil(parts.max(1));
+        starts.push(n);
+        let deal = Deal {
+            starts,
+            blocks: blocks.unwrap_or_else(whole_blocks),
+        };
+        let mut sinks = make(&deal);
         pairs
-            .par_iter_mut()
-            .with_min_len(per_task)
-            .for_each_init(LeafBuffers::default, |buffers, (from, to)| {
-                finish_bucket(from, to, buffers)
+            .par_chunks_mut(per_task)
+            .zip(sinks.par_iter_mut())
+            .for_each(|(group, sink)| {
+                let mut buffers = LeafBuffers::default();
+                for (from, to) in group {
+                    finish_bucket(from, to, &mut buffers, sink);
+                }
             });
-        Ok(&self.records[..n])
+        Ok(sinks)
     }
+}
 
-    /// The first `n` records of the last ranking and a spare buffer of `n` records (the
-    /// scratch buffer, grown if needed) for a pass that reorders them.
-    ///
-    /// # Errors
-    /// [`Error::OutputTooLarge`] when the spare buffer cannot be allocated.
-    pub(super) fn ranked_with_spare(&mut self, n: usize) -> Result<(&[Rec], &mut [Rec])> {
-        grow(&mut self.scratch, n)?;
-        Ok((&self.records[..n], &mut self.scratch[..n]))
-    }
+/// The number of indices `0 .. n` in every block of `2^bits` consecutive indices.
+fn block_sizes(n: usize, bits: u32) -> Vec<u32> {
+    (0..n.div_ceil(1 << bits))
+        .map(|b| (n - (b << bits)).min(1 << bits) as u32)
+        .collect()
 }
 
 /// Resizes `buffer` to at least `len` records; new memory comes zeroed from the allocator.
@@ -355,7 +443,7 @@ fn first_pass<S: Bucket>(
                 }
                 if let (Some(split), Some(counts)) = (split, counts.as_mut()) {
                     for &value in block {
-                        counts[split.of_value(value)] += 1;
+                        bump(&mut counts[split.of_value(value)]);
                     }
                 }
             }
@@ -406,23 +494,34 @@ fn histograms<S: Bucket>(values: &[f64], chunk: usize, split: S) -> Vec<Vec<u32>
         .map(|part| {
             let mut counts = vec![0u32; TOP_BUCKETS];
             for &value in part {
-                counts[split.of_value(value)] += 1;
+                bump(&mut counts[split.of_value(value)]);
             }
             counts
         })
         .collect()
 }
 
+/// What [`scatter`] counts besides: for every task finishing the buckets
+/// `t·per_task ..`, how many of its records fall in each block of `2^bits` indices.
+#[derive(Clone, Copy, Debug)]
+struct Tally {
+    bits: u32,
+    per_task: usize,
+    tasks: usize,
+    blocks: usize,
+}
+
 /// Writes the records of `values` into their buckets, stably: chunk `p` of `values`
 /// (`counts[p]` its bucket counts) fills, in every bucket, the slots after those of the
-/// earlier chunks.
+/// earlier chunks. With a `tally`, also returns its counts, `[task][block]`.
 fn scatter<S: Bucket>(
     values: &[f64],
     chunk: usize,
     split: S,
     counts: &[Vec<u32>],
     out: &mut [Rec],
-) {
+    tally: Option<Tally>,
+) -> Option<Vec<Vec<u32>>> {
     let mut slots: Vec<Vec<IterMut<'_, Rec>>> = counts
         .iter()
         .map(|_| Vec::with_capacity(TOP_BUCKETS))
@@ -435,21 +534,51 @@ fn scatter<S: Bucket>(
             rest = tail;
         }
     }
-    values
+    let tallies: Vec<Vec<u32>> = values
         .par_chunks(chunk)
         .zip(slots)
         .enumerate()
-        .for_each(|(p, (part, mut part_slots))| {
+        .map(|(p, (part, mut part_slots))| {
             let start = p * chunk;
+            let Some(tally) = tally else {
+                for (i, &value) in part.iter().enumerate() {
+                    if let Some(slot) = part_slots[split.of_value(value)].next() {
+                        *slot = Rec {
+                            key: key_of_value(value),
+                            index: start.wrapping_add(i) as u32,
+                        };
+                    }
+                }
+                return Vec::new();
+            };
+            let task_of: Vec<usize> = (0..TOP_BUCKETS)
+                .map(|b| b / tally.per_task * tally.blocks)
+                .collect();
+            let mut local = vec![0u32; tally.tasks * tally.blocks];
             for (i, &value) in part.iter().enumerate() {
-                if let Some(slot) = part_slots[split.of_value(value)].next() {
+                let bucket = split.of_value(value);
+                let index = start.wrapping_add(i);
+                if let Some(slot) = part_slots[bucket].next() {
                     *slot = Rec {
                         key: key_of_value(value),
-                        index: (start + i) as u32,
+                        index: index as u32,
                     };
                 }
+                bump(&mut local[task_of[bucket].wrapping_add(index >> tally.bits)]);
             }
-        });
+            local
+        })
+        .collect();
+    let tally = tally?;
+    let mut totals = vec![vec![0u32; tally.blocks]; tally.tasks];
+    for local in &tallies {
+        for (task, counts) in totals.iter_mut().zip(local.chunks_exact(tally.blocks)) {
+            for (total, &count) in task.iter_mut().zip(counts) {
+                *total += count;
+            }
+        }
+    }
+    Some(totals)
 }
 
 /// The buffers of one task finishing buckets, reused from bucket to bucket.
@@ -472,26 +601,39 @@ impl Default for LeafBuffers {
     }
 }
 
-/// Sorts the bucket `from` (given in index order within equal keys) into `to` (of the
-/// same length) by `(key, index)`; `from` is left in an unspecified order.
+/// Sorts the bucket `from` (given in index order within equal keys) by `(key, index)`
+/// and hands it to `sink` in runs; with [`Sink::KEEP`] the sorted bucket is also left in
+/// `to` (of the same length). `from` is left in an unspecified order, and so is `to`
+/// without `KEEP`.
 ///
 /// The bucket is split by value, over its own key range, into about one sub-bucket per
 /// record (a leaf of at most [`LEAF`] records) or into [`TOP_BUCKETS`] sub-buckets (a
 /// larger one, finished recursively). The sub-buckets of a leaf then hold a few records
 /// each: one insertion pass over the whole leaf sorts them, unless one holds more than
 /// [`TINY`] records (skewed or tied data), which then has the digit sort.
-fn finish_bucket(from: &mut [Rec], to: &mut [Rec], buffers: &mut LeafBuffers) {
+fn finish_bucket<S: Sink>(
+    from: &mut [Rec],
+    to: &mut [Rec],
+    buffers: &mut LeafBuffers,
+    sink: &mut S,
+) {
     let m = from.len();
     if m <= TINY {
-        to.copy_from_slice(from);
-        insertion(to);
+        insertion(from);
+        if S::KEEP {
+            to.copy_from_slice(from);
+        }
+        sink.run(from);
         return;
     }
     let (min, max) = from.iter().fold((u64::MAX, 0u64), |(lo, hi), rec| {
         (lo.min(rec.key), hi.max(rec.key))
     });
     if min == max {
-        to.copy_from_slice(from);
+        if S::KEEP {
+            to.copy_from_slice(from);
+        }
+        sink.run(from);
         return;
     }
     let LeafBuffers {
@@ -515,7 +657,7 @@ fn finish_bucket(from: &mut [Rec], to: &mut [Rec], buffers: &mut LeafBuffers) {
         for end in ends {
             let end = end as usize;
             from[start..end].copy_from_slice(&to[start..end]);
-            finish_bucket(&mut from[start..end], &mut to[start..end], buffers);
+            finish_bucket(&mut from[start..end], &mut to[start..end], buffers, sink);
             start = end;
         }
         return;
@@ -541,7 +683,17 @@ fn finish_bucket(from: &mut [Rec], to: &mut [Rec], buffers: &mut LeafBuffers) {
     } else {
         insertion(sorted);
     }
-    to.copy_from_slice(sorted);
+    if S::KEEP {
+        to.copy_from_slice(sorted);
+    }
+    sink.run(sorted);
+}
+
+/// Adds one to a counter or cursor (wrapping: the callers' counts stay below `2^32`, and
+/// the overflow check of release builds would cost a branch in the hottest loops).
+#[inline]
+fn bump(counter: &mut u32) {
+    *counter = counter.wrapping_add(1);
 }
 
 /// Sorts `records` by key, stably, by insertion (few records, or records each already
@@ -579,11 +731,11 @@ fn distribute<S: Bucket>(
             let bucket = split.of_key(rec.key);
             // At most `LEAF` buckets when the ids are stored.
             *id = bucket as u16;
-            cursors[bucket] += 1;
+            bump(&mut cursors[bucket]);
         }
     } else {
         for rec in from {
-            cursors[split.of_key(rec.key)] += 1;
+            bump(&mut cursors[split.of_key(rec.key)]);
         }
     }
     let mut sum = 0u32;
@@ -598,13 +750,13 @@ fn distribute<S: Bucket>(
         for (&id, rec) in ids.iter().zip(from) {
             let slot = &mut cursors[id as usize];
             to[*slot as usize] = *rec;
-            *slot += 1;
+            bump(slot);
         }
     } else {
         for rec in from {
             let slot = &mut cursors[split.of_key(rec.key)];
             to[*slot as usize] = *rec;
-            *slot += 1;
+            bump(slot);
         }
     }
     largest as usize
@@ -630,7 +782,7 @@ fn sort_small(records: &mut [Rec], scratch: &mut [Rec]) {
     for rec in records.iter() {
         let key = rec.key;
         for (digit, count) in counts.iter_mut().enumerate() {
-            count[((key >> (8 * digit)) & 255) as usize] += 1;
+            bump(&mut count[((key >> (8 * digit)) & 255) as usize]);
         }
     }
     let scratch = &mut scratch[..n];
@@ -654,7 +806,7 @@ fn sort_small(records: &mut [Rec], scratch: &mut [Rec]) {
         for rec in from {
             let slot = &mut next[((rec.key >> shift) & 255) as usize];
             to[*slot as usize] = *rec;
-            *slot += 1;
+            bump(slot);
         }
         in_records = !in_records;
     }
