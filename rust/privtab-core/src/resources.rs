@@ -214,32 +214,11 @@ pub fn zeroed_vec<T: ZeroBits>(len: usize, what: &str) -> Result<Vec<T>> {
     if ptr.is_null() {
         return Err(too_large());
     }
-    advise_huge_pages(ptr.cast(), layout.size());
     // SAFETY: `ptr` was allocated by the global allocator with the layout of `[T; len]`,
     // every byte is zero (a valid `T` by the `ZeroBits` contract), and length and capacity
     // are both `len`.
     Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
-
-/// Asks Linux to back the 2 MiB-aligned part of a fresh allocation of `size` bytes at
-/// `ptr` with huge pages (as NumPy does for its large arrays), so that a kernel filling a
-/// large output takes one page fault per 2 MiB instead of one per 4 KiB. Advice only: the
-/// memory and its contents are unchanged, and a refusal is ignored.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(ptr: *mut u8, size: usize) {
-    const HUGE_PAGE: usize = 2 << 20;
-    let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
-    let end = (ptr as usize + size) / HUGE_PAGE * HUGE_PAGE;
-    if end > start {
-        // SAFETY: `[start, end)` lies inside the allocation of `size` bytes at `ptr`, which
-        // the caller has just received from the allocator and still owns; MADV_HUGEPAGE
-        // changes only how the kernel backs those pages, never their contents.
-        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_: *mut u8, _: usize) {}
 
 /// Runs `f` on a fresh pool of `threads` threads (tests comparing thread counts).
 #[cfg(test)]
