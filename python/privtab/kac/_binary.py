@@ -97,10 +97,14 @@ class BinaryMatrix:
 
 
 def _from_sparse(B: Any, name: str) -> BinaryMatrix:
-    csr = B.tocsr(copy=True)
+    # A CSR input in canonical form without explicit zeros is read as it is; anything
+    # else is brought there on a copy (the caller's matrix is never changed).
+    csr = B.tocsr()
     if csr.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional, got {csr.ndim} dimension(s)")
-    csr.sum_duplicates()
+    if not csr.has_canonical_format:
+        csr = csr.copy() if csr is B else csr
+        csr.sum_duplicates()
     data = np.asarray(csr.data)
     if data.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold 0/1 numbers, got dtype {data.dtype}")
@@ -112,8 +116,9 @@ def _from_sparse(B: Any, name: str) -> BinaryMatrix:
         raise ValueError(
             f"{name} must be binary (0/1), found the value {value.item()!r}"
         )
-    csr.eliminate_zeros()
-    csr.sort_indices()
+    if not data.all():
+        csr = csr.copy() if csr is B else csr
+        csr.eliminate_zeros()
     n_rows, n_features = csr.shape
     check_not_empty(n_rows, n_features, name)
     return BinaryMatrix(
