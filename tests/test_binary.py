@@ -78,6 +78,27 @@ def test_sparse_explicit_zeros_and_duplicates():
 
 
 @pytest.mark.parametrize(
+    ("data", "indices"),
+    [
+        ([1, 1, 1], [2, 0, 1]),  # canonical: read in place
+        ([1, 0, 1], [2, 0, 1]),  # an explicit zero
+        ([1, 1, 1], [2, 1, 0]),  # unsorted row
+    ],
+)
+def test_a_csr_input_is_never_changed(data, indices):
+    indptr = [0, 1, 3]
+    matrix = sp.csr_array((np.array(data), np.array(indices), np.array(indptr)), (2, 3))
+    before = [a.copy() for a in (matrix.data, matrix.indices, matrix.indptr)]
+    dense = matrix.toarray()
+    binary = as_binary_matrix(matrix)
+    np.testing.assert_array_equal(binary.dense(), dense)
+    for array, copy in zip(
+        (matrix.data, matrix.indices, matrix.indptr), before, strict=True
+    ):
+        np.testing.assert_array_equal(array, copy)
+
+
+@pytest.mark.parametrize(
     ("value", "error", "match"),
     [
         (np.array([[0, 2]]), ValueError, r"B must be binary \(0/1\), found 2 at row 0"),
