@@ -23,7 +23,9 @@ mod search;
 mod select;
 mod subsets;
 
-pub use search::{DiscernibilitySearch, GroupedRound, Layout, RowGroups, grouped_round};
+pub use search::{
+    DiscernibilitySearch, GroupedCode, GroupedRound, Layout, RowGroups, grouped_round,
+};
 pub use select::{
     Rule, Selection, exponential_round, minimum_discerning, minimum_discerning_in,
     select_discerning, select_discerning_in,

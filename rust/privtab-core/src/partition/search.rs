@@ -136,9 +136,9 @@ pub struct DiscernibilitySearch<'a> {
     /// Either empty (columns are read through `rows`) or one copy per entry of
     /// `remaining`, in layout order (in row order during full passes), each in the
     /// narrowest type its cardinality allows.
-    copies: Vec<Codes>,
-    /// Buffers of earlier copies, reused by the next move of the layout.
-    spare: Vec<Codes>,
+    copies: Vec<Codes<'a>>,
+    /// Buffers of earlier copies (owned ones only), reused by the next move of the layout.
+    spare: Vec<Codes<'a>>,
     /// The partition of S while rounds are full passes; the layout is unused then.
     full: Option<Partition>,
     all_labels: Labels<'a>,
@@ -148,7 +148,7 @@ pub struct DiscernibilitySearch<'a> {
 #[derive(Clone, Copy)]
 enum Values<'s> {
     Direct(&'s [u32]),
-    Copied(&'s Codes),
+    Copied(&'s Codes<'s>),
     Indexed { column: &'s [u32], rows: &'s [u32] },
 }
 
@@ -184,69 +184,72 @@ macro_rules! with_values {
 }
 
 /// A copy of one column in the narrowest unsigned type that holds its codes, so that
-/// rounds and moves of the layout read and write 1 or 2 bytes a row rather than 4.
+/// rounds and moves of the layout read and write 1 or 2 bytes a row rather than 4; or
+/// the caller's codes in layout order, borrowed ([`grouped_round`]).
 #[derive(Clone, Debug)]
-enum Codes {
-    U8(Vec<u8>),
-    U16(Vec<u16>),
-    U32(Vec<u32>),
+pub enum Codes<'c> {
+    U8(Cow<'c, [u8]>),
+    U16(Cow<'c, [u16]>),
+    U32(Cow<'c, [u32]>),
 }
 
-impl Codes {
+/// An unsigned code type that a [`grouped_round`] reads in place and returns its refined
+/// rows in: `u8`, `u16` or `u32`.
+pub trait GroupedCode: Code + ZeroBits + Default + Into<u32> + TryFrom<u32> + Ord {
+    /// The codes, borrowed as a column of the search.
+    fn borrowed(codes: &[Self]) -> Codes<'_>;
+}
+
+macro_rules! grouped_code {
+    ($($t:ty => $variant:ident),*) => {$(
+        impl GroupedCode for $t {
+            fn borrowed(codes: &[Self]) -> Codes<'_> {
+                Codes::$variant(Cow::Borrowed(codes))
+            }
+        }
+    )*};
+}
+
+grouped_code!(u8 => U8, u16 => U16, u32 => U32);
+
+impl Codes<'_> {
     /// `column[positions]` (all of `column` when `positions` is `None`) for codes below
     /// `cardinality`.
     fn narrow(column: &[u32], positions: Option<&[u32]>, cardinality: u32) -> Result<Self> {
         // The codes are < cardinality, so the casts below keep every value.
         Ok(if cardinality <= 1 << 8 {
-            Codes::U8(gather_map(column, positions, |v| v as u8)?)
+            Codes::U8(gather_map(column, positions, |v| v as u8)?.into())
         } else if cardinality <= 1 << 16 {
-            Codes::U16(gather_map(column, positions, |v| v as u16)?)
+            Codes::U16(gather_map(column, positions, |v| v as u16)?.into())
         } else {
-            Codes::U32(gather_map(column, positions, |v| v)?)
+            Codes::U32(gather_map(column, positions, |v| v)?.into())
         })
-    }
-
-    /// A copy of `codes[positions]` (all of `codes` when `positions` is `None`) in the
-    /// same type (one of `u8`, `u16` and `u32`, the types of [`grouped_round`]'s codes).
-    fn of<C: Code + Into<u32>>(codes: &[C], positions: Option<&[u32]>) -> Result<Self> {
-        Ok(match std::mem::size_of::<C>() {
-            1 => Codes::U8(gather_map(codes, positions, |v| v.into() as u8)?),
-            2 => Codes::U16(gather_map(codes, positions, |v| v.into() as u16)?),
-            _ => Codes::U32(gather_map(codes, positions, Into::into)?),
-        })
-    }
-
-    /// Writes the values into `out` (as long), as `C`; a value `C` cannot hold (never
-    /// so for a copy made by [`of`](Self::of) in `C`) would be written as 0.
-    fn write_to<C: Default + TryFrom<u32>>(&self, out: &mut [C]) {
-        fn write<T: Copy + Into<u32>, C: Default + TryFrom<u32>>(values: &[T], out: &mut [C]) {
-            for (slot, &v) in out.iter_mut().zip(values) {
-                *slot = C::try_from(v.into()).unwrap_or_default();
-            }
-        }
-        match self {
-            Codes::U8(values) => write(values, out),
-            Codes::U16(values) => write(values, out),
-            Codes::U32(values) => write(values, out),
-        }
     }
 
     /// A copy of `len` zeros of the same type.
-    fn zeros_like(&self, len: usize) -> Result<Self> {
+    fn zeros_like<'n>(&self, len: usize) -> Result<Codes<'n>> {
         Ok(match self {
-            Codes::U8(_) => Codes::U8(zeroed_vec(len, "the layout")?),
-            Codes::U16(_) => Codes::U16(zeroed_vec(len, "the layout")?),
-            Codes::U32(_) => Codes::U32(zeroed_vec(len, "the layout")?),
+            Codes::U8(_) => Codes::U8(zeroed_vec(len, "the layout")?.into()),
+            Codes::U16(_) => Codes::U16(zeroed_vec(len, "the layout")?.into()),
+            Codes::U32(_) => Codes::U32(zeroed_vec(len, "the layout")?.into()),
         })
+    }
+
+    /// Whether the values are the search's own (a buffer it may reuse).
+    fn is_owned(&self) -> bool {
+        matches!(
+            self,
+            Codes::U8(Cow::Owned(_)) | Codes::U16(Cow::Owned(_)) | Codes::U32(Cow::Owned(_))
+        )
     }
 
     /// Moves the values of the positions `block` (of the new layout for a gather, of
     /// the old one for a scatter) into `out`, a copy of the same type.
-    fn move_block(&self, out: &mut Codes, how: Move<'_>, block: Range<usize>) {
+    fn move_block(&self, out: &mut Codes<'_>, how: Move<'_>, block: Range<usize>) {
         match (self, out) {
-            (Codes::U8(values), Codes::U8(out)) => move_block(values, out, how, block),
-            (Codes::U16(values), Codes::U16(out)) => move_block(values, out, how, block),
-            (Codes::U32(values), Codes::U32(out)) => move_block(values, out, how, block),
+            (Codes::U8(values), Codes::U8(out)) => move_block(values, out.to_mut(), how, block),
+            (Codes::U16(values), Codes::U16(out)) => move_block(values, out.to_mut(), how, block),
+            (Codes::U32(values), Codes::U32(out)) => move_block(values, out.to_mut(), how, block),
             // `out` comes from `zeros_like` or a buffer of the same type.
             _ => {}
         }
@@ -258,7 +261,11 @@ impl Codes {
     /// [`MOVE_COLUMNS`] columns move in parallel, a block of [`MOVE_ROWS`] positions at
     /// a time, so that the positions are read from memory once per group rather than
     /// once per column.
-    fn move_all(copies: &[Codes], how: Move<'_>, mut buffers: Vec<Codes>) -> Result<Vec<Codes>> {
+    fn move_all<'n>(
+        copies: &[Codes<'_>],
+        how: Move<'_>,
+        mut buffers: Vec<Codes<'n>>,
+    ) -> Result<Vec<Codes<'n>>> {
         let (n_positions, len) = match how {
             Move::Gather(source) => (source.len(), source.len()),
             // One spare position receives the rows left out.
@@ -298,7 +305,7 @@ impl Codes {
         Ok(moved)
     }
 
-    fn same_type(&self, other: &Codes) -> bool {
+    fn same_type(&self, other: &Codes<'_>) -> bool {
         std::mem::discriminant(self) == std::mem::discriminant(other)
     }
 
@@ -312,18 +319,18 @@ impl Codes {
             Ok(())
         }
         match &mut self {
-            Codes::U8(codes) => resize(codes, len)?,
-            Codes::U16(codes) => resize(codes, len)?,
-            Codes::U32(codes) => resize(codes, len)?,
+            Codes::U8(codes) => resize(codes.to_mut(), len)?,
+            Codes::U16(codes) => resize(codes.to_mut(), len)?,
+            Codes::U32(codes) => resize(codes.to_mut(), len)?,
         }
         Ok(self)
     }
 
     fn truncate(&mut self, len: usize) {
         match self {
-            Codes::U8(codes) => codes.truncate(len),
-            Codes::U16(codes) => codes.truncate(len),
-            Codes::U32(codes) => codes.truncate(len),
+            Codes::U8(codes) => codes.to_mut().truncate(len),
+            Codes::U16(codes) => codes.to_mut().truncate(len),
+            Codes::U32(codes) => codes.to_mut().truncate(len),
         }
     }
 
@@ -1072,7 +1079,7 @@ impl<'a> DiscernibilitySearch<'a> {
             self.full = Some(refined);
             if !self.copies.is_empty() {
                 let copy = self.copies.remove(p);
-                self.spare.push(copy);
+                self.spare.extend(copy.is_owned().then_some(copy));
             }
             self.remaining.remove(p);
             self.selected.push(attribute);
@@ -1093,7 +1100,7 @@ impl<'a> DiscernibilitySearch<'a> {
         drop(column);
         if !self.copies.is_empty() {
             let copy = self.copies.remove(p);
-            self.spare.push(copy);
+            self.spare.extend(copy.is_owned().then_some(copy));
         }
         self.remaining.remove(p);
         self.selected.push(attribute);
@@ -1134,14 +1141,15 @@ impl<'a> DiscernibilitySearch<'a> {
     fn move_copies(&mut self, how: Move<'_>) -> Result<()> {
         let buffers = std::mem::take(&mut self.spare);
         let moved = Codes::move_all(&self.copies, how, buffers)?;
-        self.spare = std::mem::replace(&mut self.copies, moved);
+        let old = std::mem::replace(&mut self.copies, moved);
+        self.spare = old.into_iter().filter(Codes::is_owned).collect();
         Ok(())
     }
 
     /// One copy per remaining candidate `p`, made by `copy(p)`.
-    fn collect_copies<F>(&self, copy: F) -> Result<Vec<Codes>>
+    fn collect_copies<F>(&self, copy: F) -> Result<Vec<Codes<'a>>>
     where
-        F: Fn(usize) -> Result<Codes> + Sync + Send,
+        F: Fn(usize) -> Result<Codes<'a>> + Sync + Send,
     {
         (0..self.remaining.len())
             .into_par_iter()
@@ -1152,7 +1160,10 @@ impl<'a> DiscernibilitySearch<'a> {
     /// The positions (in the current layout) of the rows of the mixed classes of S ∪ {a},
     /// grouped by class in (class, value) order, with the new class bounds. Parallel over
     /// fixed groups of classes, so the layout does not depend on the thread count.
-    fn refined_layout(&self, column: &[u32], card: u32) -> Result<(Vec<u32>, Vec<usize>)> {
+    fn refined_layout<T>(&self, column: &[T], card: u32) -> Result<(Vec<u32>, Vec<usize>)>
+    where
+        T: Copy + Ord + Into<u32> + Sync,
+    {
         let groups = self.class_groups();
         let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> = groups
             .par_windows(2)
@@ -1173,12 +1184,15 @@ impl<'a> DiscernibilitySearch<'a> {
         Ok((source, bounds))
     }
 
-    fn refine_blocks(
+    fn refine_blocks<T>(
         &self,
-        column: &[u32],
+        column: &[T],
         card: u32,
         blocks: std::ops::Range<usize>,
-    ) -> Result<(Vec<u32>, Vec<usize>)> {
+    ) -> Result<(Vec<u32>, Vec<usize>)>
+    where
+        T: Copy + Ord + Into<u32>,
+    {
         let card = card as usize;
         let mut starts: Vec<u32> = Vec::new();
         let mut sorted: Vec<u32> = Vec::new();
@@ -1196,7 +1210,7 @@ impl<'a> DiscernibilitySearch<'a> {
                 }
                 starts.fill(0);
                 for &v in values {
-                    starts[v as usize] += 1;
+                    starts[v.into() as usize] += 1;
                 }
                 let mut offset = 0u32;
                 for slot in starts.iter_mut() {
@@ -1206,7 +1220,7 @@ impl<'a> DiscernibilitySearch<'a> {
                 }
                 sorted.resize(values.len(), 0);
                 for (i, &v) in values.iter().enumerate() {
-                    let slot = &mut starts[v as usize];
+                    let slot = &mut starts[v.into() as usize];
                     sorted[*slot as usize] = (start + i) as u32;
                     *slot += 1;
                 }
@@ -1294,53 +1308,71 @@ fn class_order(classes: &[u32], n_classes: usize, n_rows: usize) -> Result<(Vec<
 /// partition (paper 001 §2.2; the partitions' counts add up to the table's). State
 /// travels between rounds as plain arrays: `codes` (`cardinalities.len()` columns of
 /// `labels.codes().len()` rows, column-major) in the caller's unsigned type, which the
-/// refined rows keep. The search holds the codes as copies in that type
-/// ([`Layout::Copied`], the rows' order being the grouped layout already), so a round
-/// reads 1 or 2 bytes a row where the caller's codes are narrow, and the refined rows it
-/// returns are the copies the refinement moved.
+/// refined rows keep. Every column is moved at most once a round, straight into the
+/// refined rows it returns (in grouped order, by [`RowGroups::Classes`], then into the
+/// refinement's layout), and the candidates are scored where they lie: the caller's
+/// codes, or the refined rows, are the search's copies ([`Layout::Copied`]), read 1 or
+/// 2 bytes a row where the codes are narrow.
 ///
 /// # Errors
 /// As [`Columns::new`], [`DiscernibilitySearch::from_groups`] and
 /// [`DiscernibilitySearch::add`]; a count of 2^64 pairs or more.
-pub fn grouped_round<C>(
+pub fn grouped_round<C: GroupedCode>(
     codes: &[C],
     cardinalities: &[u32],
     labels: &Labels<'_>,
     groups: RowGroups<'_>,
     refine_by: Option<usize>,
-) -> Result<GroupedRound<C>>
-where
-    C: Code + ZeroBits + Default + Into<u32> + TryFrom<u32>,
-{
+) -> Result<GroupedRound<C>> {
     let n = labels.codes().len();
+    let n_labels = labels.n_labels();
     check_table(codes, n, cardinalities)?;
-    let cols = Columns::without_values(n, cardinalities);
-    let copies = |positions: Option<&[u32]>| {
-        (0..cardinalities.len())
-            .into_par_iter()
-            .map(|j| Codes::of(&codes[j * n..(j + 1) * n], positions))
-            .collect::<Result<Vec<Codes>>>()
-    };
-    let grouped_labels;
-    let (mut search, regrouped) = match groups {
-        RowGroups::Bounds(bounds) => {
-            let mut search = DiscernibilitySearch::from_groups(cols, labels, bounds)?;
-            search.copies = copies(None)?;
-            (search, false)
-        }
-        RowGroups::Classes { classes, n_classes } => {
-            let (source, bounds) = class_order(classes, n_classes, n)?;
-            grouped_labels = gather(labels.codes(), &source)?;
-            let labels = Labels::new(&grouped_labels, labels.n_labels())?;
-            let mut search = DiscernibilitySearch::from_groups(cols, &labels, bounds)?;
-            search.copies = copies(Some(&source))?;
-            (search, true)
-        }
-    };
-    search.layout = Layout::Copied;
-    if let Some(attribute) = refine_by {
-        search.add(attribute)?;
+    let d = cardinalities.len();
+    if let Some(attribute) = refine_by.filter(|&a| a >= d) {
+        return Err(Error::InvalidData(format!(
+            "attribute {attribute} is not a remaining candidate (columns: {d})"
+        )));
     }
+    let all: Vec<usize> = (0..d).collect();
+    let (mut codes, mut labels, mut bounds, changed): (Cow<'_, [C]>, Cow<'_, [u32]>, _, _) =
+        match groups {
+            RowGroups::Bounds(bounds) => (codes.into(), labels.codes().into(), bounds, false),
+            RowGroups::Classes { classes, n_classes } => {
+                let (source, bounds) = class_order(classes, n_classes, n)?;
+                let grouped = gather_columns(codes, n, &all, &source)?;
+                (
+                    grouped.into(),
+                    gather(labels.codes(), &source)?.into(),
+                    bounds,
+                    true,
+                )
+            }
+        };
+    let mut cards: Cow<'_, [u32]> = cardinalities.into();
+    if let Some(attribute) = refine_by {
+        let rows = labels.len();
+        let (source, refined) = if rows == 0 {
+            (Vec::new(), bounds.clone())
+        } else {
+            let grouped = Labels::new(&labels, n_labels)?;
+            let cols = Columns::without_values(rows, cardinalities);
+            let search = DiscernibilitySearch::from_groups(cols, &grouped, bounds)?;
+            let column = &codes[attribute * rows..(attribute + 1) * rows];
+            search.refined_layout(column, cardinalities[attribute])?
+        };
+        let others: Vec<usize> = all.iter().copied().filter(|&j| j != attribute).collect();
+        codes = gather_columns(&codes, rows, &others, &source)?.into();
+        labels = gather(&labels, &source)?.into();
+        cards = others.iter().map(|&j| cardinalities[j]).collect();
+        bounds = refined;
+    }
+    let rows = labels.len();
+    let grouped = Labels::new(&labels, n_labels)?;
+    let cols = Columns::without_values(rows, &cards);
+    let mut search = DiscernibilitySearch::from_groups(cols, &grouped, bounds)?;
+    search.copies = codes.chunks(rows.max(1)).map(C::borrowed).collect();
+    search.copies.resize_with(cards.len(), || C::borrowed(&[]));
+    search.layout = Layout::Copied;
     let undiscerned = search.undiscerned_pairs();
     let undiscerned_pairs = search
         .gains()?
@@ -1354,25 +1386,48 @@ where
             })
         })
         .collect::<Result<Vec<u64>>>()?;
-    let refined = match refine_by.is_some() || regrouped {
-        false => None,
-        true => {
-            search.spare = Vec::new();
-            let rows = search.labels.len();
-            let mut kept = zeroed_vec::<C>(rows * search.copies.len(), "the refined codes")?;
-            if rows > 0 {
-                kept.par_chunks_mut(rows)
-                    .zip(&search.copies)
-                    .for_each(|(out, copy)| copy.write_to(out));
-            }
-            Some((kept, search.labels.to_vec()))
-        }
-    };
+    let bounds = std::mem::take(&mut search.bounds);
+    drop(search);
+    let refined =
+        (changed || refine_by.is_some()).then(|| (codes.into_owned(), labels.into_owned()));
     Ok(GroupedRound {
         undiscerned_pairs,
         refined,
-        bounds: std::mem::take(&mut search.bounds),
+        bounds,
     })
+}
+
+/// The columns `which` of the column-major `codes` (`n` rows each) at the rows
+/// `source`, column-major: groups of [`MOVE_COLUMNS`] columns in parallel, a block of
+/// [`MOVE_ROWS`] positions at a time, so that `source` is read once per group.
+fn gather_columns<C: Code + ZeroBits>(
+    codes: &[C],
+    n: usize,
+    which: &[usize],
+    source: &[u32],
+) -> Result<Vec<C>> {
+    let rows = source.len();
+    let cells = rows
+        .checked_mul(which.len())
+        .ok_or_else(|| Error::OutputTooLarge("the refined codes".to_string()))?;
+    let mut out = zeroed_vec::<C>(cells, "the refined codes")?;
+    if cells == 0 {
+        return Ok(out);
+    }
+    out.par_chunks_mut(rows * MOVE_COLUMNS)
+        .zip(which.par_chunks(MOVE_COLUMNS))
+        .for_each(|(outs, group)| {
+            for start in (0..rows).step_by(MOVE_ROWS) {
+                let block = start..(start + MOVE_ROWS).min(rows);
+                for (out, &j) in outs.chunks_mut(rows).zip(group) {
+                    let column = &codes[j * n..(j + 1) * n];
+                    for (slot, &from) in out[block.clone()].iter_mut().zip(&source[block.clone()]) {
+                        *slot = column[from as usize];
+                    }
+                }
+            }
+        });
+    Ok(out)
 }
 
 /// The undiscerned pairs from the (key, value) counts of a full pass, `LANES` counters
