@@ -910,6 +910,21 @@ def _declared_codes(
     array: np.ndarray, classes: np.ndarray, name: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Positions of ``array``'s labels in the sorted ``classes``, and a found mask."""
+    k = classes.shape[0]
+    if (
+        array.dtype.kind in "iu"
+        and classes.dtype.kind in "iu"
+        and k
+        and int(classes[-1]) - int(classes[0]) == k - 1
+    ):
+        # Distinct sorted integers without a gap: a label's position is its offset
+        # from the first one (no search).
+        low = int(classes[0])
+        if low == 0 and array.dtype.kind == "u":
+            return np.ascontiguousarray(array, dtype=np.uint32), array < k
+        offset = array.astype(np.int64) - low
+        found = (offset >= 0) & (offset < k)
+        return np.ascontiguousarray(offset, dtype=np.uint32), found
     try:
         index = np.searchsorted(classes, array)
         np.minimum(index, classes.shape[0] - 1, out=index)

@@ -1267,9 +1267,13 @@ pub enum RowGroups<'g> {
     },
 }
 
-/// The rows in class order (stable: a counting sort of `classes`) and the bounds of the
-/// classes that have rows.
-fn class_order(classes: &[u32], n_classes: usize, n_rows: usize) -> Result<(Vec<u32>, Vec<usize>)> {
+/// Where every row goes in class order (stable: a counting sort of `classes`), and the
+/// bounds of the classes that have rows.
+fn class_targets(
+    classes: &[u32],
+    n_classes: usize,
+    n_rows: usize,
+) -> Result<(Vec<u32>, Vec<usize>)> {
     if classes.len() != n_rows {
         return Err(Error::InvalidData(format!(
             "classes has {} rows, expected {n_rows} (the labels' rows)",
@@ -1290,13 +1294,13 @@ fn class_order(classes: &[u32], n_classes: usize, n_rows: usize) -> Result<(Vec<
     }
     let mut bounds: Vec<usize> = next.iter().map(|&b| b as usize).collect();
     bounds.dedup();
-    let mut source = zeroed_vec::<u32>(n_rows, "the class order")?;
-    for (row, &class) in classes.iter().enumerate() {
-        let slot = &mut next[class as usize];
-        source[*slot as usize] = row as u32;
-        *slot += 1;
+    let mut target = zeroed_vec::<u32>(n_rows, "the class order")?;
+    for (slot, &class) in target.iter_mut().zip(classes) {
+        let next = &mut next[class as usize];
+        *slot = *next as u32;
+        *next += 1;
     }
-    Ok((source, bounds))
+    Ok((target, bounds))
 }
 
 /// One round of a discernibility search on rows grouped by class (`bounds`, as
@@ -1338,14 +1342,10 @@ pub fn grouped_round<C: GroupedCode>(
         match groups {
             RowGroups::Bounds(bounds) => (codes.into(), labels.codes().into(), bounds, false),
             RowGroups::Classes { classes, n_classes } => {
-                let (source, bounds) = class_order(classes, n_classes, n)?;
-                let grouped = gather_columns(codes, n, &all, &source)?;
-                (
-                    grouped.into(),
-                    gather(labels.codes(), &source)?.into(),
-                    bounds,
-                    true,
-                )
+                let (target, bounds) = class_targets(classes, n_classes, n)?;
+                let grouped = scatter_columns(codes, &target)?;
+                let grouped_labels = scatter_columns(labels.codes(), &target)?;
+                (grouped.into(), grouped_labels.into(), bounds, true)
             }
         };
     let mut cards: Cow<'_, [u32]> = cardinalities.into();
@@ -1395,6 +1395,26 @@ pub fn grouped_round<C: GroupedCode>(
         refined,
         bounds,
     })
+}
+
+/// Every column of the column-major `codes` (`target.len()` rows each) with row `r`
+/// moved to `target[r]` (a permutation), one column at a time: the rows are read in
+/// order and written to one stream per class, which stay in cache, where gathering
+/// them by class would read every column at random.
+fn scatter_columns<C: Code + ZeroBits>(codes: &[C], target: &[u32]) -> Result<Vec<C>> {
+    let n = target.len();
+    let mut out = zeroed_vec::<C>(codes.len(), "the grouped codes")?;
+    if n == 0 {
+        return Ok(out);
+    }
+    out.par_chunks_mut(n)
+        .zip(codes.par_chunks(n))
+        .for_each(|(out, column)| {
+            for (&value, &to) in column.iter().zip(target) {
+                out[to as usize] = value;
+            }
+        });
+    Ok(out)
 }
 
 /// The columns `which` of the column-major `codes` (`n` rows each) at the rows
