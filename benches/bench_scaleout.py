@@ -20,9 +20,12 @@ In memory: the first ``--memory-rows`` rows are read into numpy (timed on its ow
 and the three methods run on them in this process (the kernels use every core), best
 of 2 runs. On a ``distributed.LocalCluster`` of 1, then 2 worker processes (1 thread
 each, kernels included: ``RAYON_NUM_THREADS=1``; memory limit ``--memory-limit``):
-the same first rows, best of 2 runs, which must give equal results with the same
-seed (their time against the in-memory time is the Dask path's overhead, with and
-without the in-memory side's Parquet reading), then all ``--rows`` rows once, which
+the same first rows, best of 2 runs, held in the workers' memory (persisted before
+timing, as the in-memory side holds them) and read from Parquet by every run; both
+must give results equal to the in-memory ones with the same seed (their time against
+the in-memory time is the Dask path's overhead: like for like with the rows held in
+memory, and from Parquet with and without the in-memory side's reading counted), then
+all ``--rows`` rows once, which
 must give the same results on 1 and 2 workers. Reported: seconds, rows per second
 per worker, the 1 -> 2 worker speed-up, and the peak resident memory of every worker
 (``VmHWM``).
@@ -209,7 +212,7 @@ def cluster_runs(
     ones must equal.
     """
     import dask.dataframe as dd
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, wait
 
     cluster = LocalCluster(
         n_workers=n_workers,
@@ -224,23 +227,34 @@ def cluster_runs(
     client.run(warm_up)
     entry: dict = {"same_rows": {}, "all_rows": {}}
     small = dd.read_parquet(paths[: max(1, head // args.partition_rows)])
+    # The same rows held in the workers' memory, as the in-memory side holds them.
+    held = small.persist()
+    wait(held)
     for method in METHODS:
         seconds, got = best_of(
             REPEATS, lambda m=method: run_method(m, small[NAMES], small[LABEL])
         )
-        ratio = seconds / memory[method]["seconds"]
+        held_seconds, got_held = best_of(
+            REPEATS, lambda m=method, h=held: run_method(m, h[NAMES], h[LABEL])
+        )
+        in_memory = memory[method]["seconds"]
         entry["same_rows"][method] = {
             "seconds": seconds,
-            "ratio": ratio,
+            "ratio": seconds / in_memory,
             "ratio_with_read": seconds
-            / (memory[method]["seconds"] + memory[method]["read_parquet_seconds"]),
-            "equal": same(got, expected[method]),
+            / (in_memory + memory[method]["read_parquet_seconds"]),
+            "held_seconds": held_seconds,
+            "held_ratio": held_seconds / in_memory,
+            "equal": same(got, expected[method]) and same(got_held, expected[method]),
         }
         print(
-            f"{n_workers} worker(s), {head:,} rows, {method}: {seconds:.2f} s "
-            f"(x{ratio:.2f}), equal {entry['same_rows'][method]['equal']}",
+            f"{n_workers} worker(s), {head:,} rows, {method}: {seconds:.2f} s from "
+            f"Parquet (x{seconds / in_memory:.2f}), {held_seconds:.2f} s held in "
+            f"memory (x{held_seconds / in_memory:.2f}), equal "
+            f"{entry['same_rows'][method]['equal']}",
             flush=True,
         )
+    del held
     frame = dd.read_parquet(paths)
     for method in METHODS if args.rows > head else ():
         seconds, got = timed(lambda m=method: run_method(m, frame[NAMES], frame[LABEL]))
@@ -374,16 +388,19 @@ def markdown(report: dict) -> str:
                 f"{memory[method]['read_parquet_seconds']:.2f}",
             ]
             + [
+                f"{r['held_seconds']:.2f} ({r['held_ratio']:.2f}); "
                 f"{r['seconds']:.2f} ({r['ratio']:.2f}; {r['ratio_with_read']:.2f})"
                 for r in runs
             ]
             + [str(all(r["equal"] for r in runs))]
         )
     lines += [
-        f"Same {head:,} rows in memory (numpy, this process) and on Dask (from "
-        f"Parquet), best of {REPEATS} runs each. Ratio: Dask seconds over memory "
-        "seconds; with read: over memory seconds plus those of reading the method's "
-        "columns of these rows from Parquet into numpy (read s).",
+        f"Same {head:,} rows in memory (numpy, this process) and on Dask, best of "
+        f"{REPEATS} runs each. On Dask, first with the rows held in the workers' "
+        "memory (persisted before timing, as the in-memory side holds them in numpy), "
+        "then from Parquet (each run reads the partitions). Ratio: Dask seconds over "
+        "memory seconds; with read: over memory seconds plus those of reading the "
+        "method's columns of these rows from Parquet into numpy (read s).",
         "",
     ]
     lines += table(
@@ -391,7 +408,10 @@ def markdown(report: dict) -> str:
             "method",
             "memory s",
             "read s",
-            *(f"{w} worker(s) s (ratio; with read)" for w in sizes),
+            *(
+                f"{w} worker(s): held s (ratio); from Parquet s (ratio; with read)"
+                for w in sizes
+            ),
             "equal",
         ],
         rows,

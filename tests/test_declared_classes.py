@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from privtab import (
     BudgetAccountant,
@@ -341,6 +343,37 @@ def test_declared_labels_are_sorted_and_coded():
     classes, codes = check_labels([1.0, 0.0], {0, 1}, n_rows=2)
     assert classes.tolist() == [0, 1]
     assert codes.tolist() == [1, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    dtype=st.sampled_from(
+        ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+    ),
+    low=st.integers(-300, 300),
+    k=st.integers(1, 40),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_gap_free_integer_label_sets_code_labels_as_a_lookup_would(dtype, low, k, seed):
+    info = np.iinfo(dtype)
+    declared = np.arange(low, low + k)
+    rng = np.random.default_rng(seed)
+    values = [int(v) for v in rng.integers(low, low + k, 50)]
+    for v in (low - 1, low + k, int(info.min), int(info.max)):
+        if rng.random() < 0.1 and info.min <= v <= info.max:
+            values.insert(int(rng.integers(0, len(values))), v)
+    y = np.array([v for v in values if info.min <= v <= info.max], dtype=dtype)
+    position = {int(v): i for i, v in enumerate(declared)}
+    found = [int(v) in position for v in y]
+    if all(found):
+        classes, codes = check_labels(y, declared, n_rows=len(y))
+        np.testing.assert_array_equal(classes, declared)
+        assert codes.tolist() == [position[int(v)] for v in y]
+        assert codes.dtype == np.uint32
+    else:
+        row = found.index(False)
+        with pytest.raises(DomainError, match=f"at row {row},"):
+            check_labels(y, declared, n_rows=len(y))
 
 
 @pytest.mark.parametrize(

@@ -911,14 +911,17 @@ def _declared_codes(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Positions of ``array``'s labels in the sorted ``classes``, and a found mask."""
     k = classes.shape[0]
+    exact = array.dtype.kind == "i" or (array.dtype.kind == "u" and array.itemsize <= 4)
     if (
-        array.dtype.kind in "iu"
+        exact
         and classes.dtype.kind in "iu"
         and k
+        and int(classes[0]) > -(2**62)
+        and int(classes[-1]) < 2**62
         and int(classes[-1]) - int(classes[0]) == k - 1
     ):
         # Distinct sorted integers without a gap: a label's position is its offset
-        # from the first one (no search).
+        # from the first one (no search; the int64 offsets cannot wrap into range).
         low = int(classes[0])
         if low == 0 and array.dtype.kind == "u":
             return np.ascontiguousarray(array, dtype=np.uint32), array < k
