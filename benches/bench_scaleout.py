@@ -18,9 +18,9 @@ persisted between them):
 
 In memory: the first ``--memory-rows`` rows are read into numpy (timed on its own)
 and the three methods run on them in this process (the kernels use every core), best
-of 2 runs. On a ``distributed.LocalCluster`` of 1, then 2 worker processes (1 thread
+of 3 runs. On a ``distributed.LocalCluster`` of 1, then 2 worker processes (1 thread
 each, kernels included: ``RAYON_NUM_THREADS=1``; memory limit ``--memory-limit``):
-the same first rows, best of 2 runs, held in the workers' memory (persisted before
+the same first rows, best of 3 runs, held in the workers' memory (persisted before
 timing, as the in-memory side holds them) and read from Parquet by every run; both
 must give results equal to the in-memory ones with the same seed (their time against
 the in-memory time is the Dask path's overhead: like for like with the rows held in
@@ -79,7 +79,7 @@ READS = {
 }
 #: Runs of each method on the same rows (in memory and on Dask); the best is kept,
 #: so that neither side is charged a fresh process's first touch of its memory.
-REPEATS = 2
+REPEATS = 3
 LABELS = {
     "thresholded_histogram": f"thresholded_histogram ({len(HIST_COLUMNS)} columns)",
     "PrivateKD": f"PrivateKD (k = {K} of {len(CARDS)})",
