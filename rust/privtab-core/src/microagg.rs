@@ -39,7 +39,7 @@ use std::sync::{Mutex, PoisonError};
 use rayon::prelude::*;
 
 use crate::error::check_positive_finite;
-use crate::noise::grid::GridLaplace;
+use crate::noise::grid::{GridCalibration, GridLaplace};
 use crate::resources::{check_interrupt, zeroed_vec};
 use crate::rng::{Rng, Seed};
 use crate::{Error, Result};
@@ -525,6 +525,7 @@ fn mask_into(
     let n_clusters = centroids.len();
     // Consecutive clusters often share Δ_j (always under DP), so the last grid is reused.
     let mut grid: Option<(f64, GridLaplace)> = None;
+    let calibration = GridCalibration::new(epsilon, 1)?;
     let (rounding, last_rounding) = (
         rounding_term(k, bounds),
         rounding_term(n - (n / k - 1) * k, bounds),
@@ -536,7 +537,7 @@ fn mask_into(
             let mechanism = match grid {
                 Some((cached, mechanism)) if cached == calibrated => mechanism,
                 _ => {
-                    let mechanism = GridLaplace::new(calibrated, epsilon, 1)?;
+                    let mechanism = calibration.grid(calibrated)?;
                     grid = Some((calibrated, mechanism));
                     mechanism
                 }
@@ -1641,3 +1642,4 @@ mod tests {
         }
     }
 }
+
