@@ -577,7 +577,8 @@ fn release_centroids(
         for (i, &sensitivity) in sensitivities.iter().enumerate() {
             let last = first + i + 1 == n_clusters;
             let calibrated = widen(sensitivity, if last { last_rounding } else { rounding });
-            if !(calibrated > 0.0) {
+            let positive = calibrated > 0.0;
+            if !positive {
                 uses.push(NO_NOISE);
                 continue;
             }
@@ -1654,6 +1655,36 @@ mod tests {
             draws / 1_000_000,
             fresh / 1_000_000
         );
+        let exact: Vec<f64> = (0..1_000_000)
+            .map(|_| rng.random_range(0.0..100.0))
+            .collect();
+        let varying: Vec<f64> = (0..1_000_000)
+            .map(|_| rng.random_range(5.0..10.0))
+            .collect();
+        for (what, sensitivities) in [("varying", varying), ("one", vec![10.0; 1_000_000])] {
+            let mask = Mask {
+                k: 10,
+                mechanism: Mechanism::IdpLs,
+                bounds,
+                epsilon: 0.5,
+            };
+            let released = best(|| {
+                let mut centroids = exact.clone();
+                release_centroids(
+                    &mut centroids,
+                    &sensitivities,
+                    10,
+                    &mask,
+                    &mut seed(6).stream(0),
+                )
+                .unwrap();
+                centroids
+            });
+            println!(
+                "release_centroids, {what} Δ_j: {:?} per cluster (with a copy of the centroids)",
+                released / 1_000_000
+            );
+        }
         for (name, data) in [("uniform reals", &reals), ("integers 0..100", &integers)] {
             let argsort = best(|| {
                 let mut order: Vec<u32> = (0..n as u32).collect();
@@ -1702,4 +1733,3 @@ mod tests {
         }
     }
 }
-
