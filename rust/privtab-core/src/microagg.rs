@@ -39,7 +39,7 @@ use std::sync::{Mutex, PoisonError};
 use rayon::prelude::*;
 
 use crate::error::check_positive_finite;
-use crate::noise::grid::GridLaplace;
+use crate::noise::grid::{GridCalibration, GridLaplace};
 use crate::resources::{check_interrupt, zeroed_vec};
 use crate::rng::{Rng, Seed};
 use crate::{Error, Result};
@@ -508,7 +508,7 @@ fn mask_into(
         k,
         mechanism,
         bounds,
-        epsilon,
+        ..
     } = mask;
     let n = values.len();
     let shape = Shape {
@@ -522,36 +522,98 @@ fn mask_into(
         shape.parkers(deal, cells)
     })?;
     let (mut centroids, sensitivities) = shape.statistics(parked);
-    let n_clusters = centroids.len();
-    // Consecutive clusters often share Δ_j (always under DP), so the last grid is reused.
-    let mut grid: Option<(f64, GridLaplace)> = None;
-    let (rounding, last_rounding) = (
-        rounding_term(k, bounds),
-        rounding_term(n - (n / k - 1) * k, bounds),
-    );
-    for (j, (centroid, &sensitivity)) in centroids.iter_mut().zip(&sensitivities).enumerate() {
-        let last = j + 1 == n_clusters;
-        let calibrated = widen(sensitivity, if last { last_rounding } else { rounding });
-        if calibrated > 0.0 {
-            let mechanism = match grid {
-                Some((cached, mechanism)) if cached == calibrated => mechanism,
-                _ => {
-                    let mechanism = GridLaplace::new(calibrated, epsilon, 1)?;
-                    grid = Some((calibrated, mechanism));
-                    mechanism
-                }
-            };
-            *centroid = mechanism
-                .release(rng, *centroid)
-                .map_err(|err| in_cluster(j, err))?;
-        }
-        *centroid = centroid.clamp(bounds.0, bounds.1);
-    }
+    release_centroids(
+        &mut centroids,
+        &sensitivities,
+        n - (n / k - 1) * k,
+        mask,
+        rng,
+    )?;
     release_parked(out, &centroids, parts);
     Ok(ClusterRelease {
         centroids,
         sensitivities,
     })
+}
+
+/// Clusters whose noise grids are built together before their noise is drawn.
+const GRID_BATCH: usize = 64;
+
+/// Replaces every exact centroid by its released value: Laplace noise of scale
+/// [`noise_sensitivity`]`/ ε` through [`GridLaplace`], then clamping to the bounds; the
+/// noise is drawn from `rng` cluster by cluster in rank order.
+///
+/// The grids of a batch of clusters are built first, in a loop without unpredictable
+/// branches whose divisions overlap from cluster to cluster, and the noise is drawn
+/// after (consecutive clusters with the same `Δ_j`, as under DP, share one grid).
+fn release_centroids(
+    centroids: &mut [f64],
+    sensitivities: &[f64],
+    last_size: usize,
+    &Mask {
+        k, bounds, epsilon, ..
+    }: &Mask,
+    rng: &mut Rng,
+) -> Result<()> {
+    let n_clusters = centroids.len();
+    let calibration = GridCalibration::new(epsilon, 1)?;
+    let (rounding, last_rounding) = (rounding_term(k, bounds), rounding_term(last_size, bounds));
+    // The distinct grids of a batch, the grid of each of its clusters (an index into
+    // `grids`, or `NO_NOISE` for a single-point domain), and the last grid built with its
+    // calibrated sensitivity, reused while that repeats.
+    const NO_NOISE: u8 = u8::MAX;
+    let mut grids: Vec<GridLaplace> = Vec::with_capacity(GRID_BATCH);
+    let mut uses: Vec<u8> = Vec::with_capacity(GRID_BATCH);
+    let mut cached: Option<(f64, GridLaplace)> = None;
+    for (batch, (centroids, sensitivities)) in centroids
+        .chunks_mut(GRID_BATCH)
+        .zip(sensitivities.chunks(GRID_BATCH))
+        .enumerate()
+    {
+        let first = batch * GRID_BATCH;
+        grids.clear();
+        uses.clear();
+        let mut failed = None;
+        for (i, &sensitivity) in sensitivities.iter().enumerate() {
+            let last = first + i + 1 == n_clusters;
+            let calibrated = widen(sensitivity, if last { last_rounding } else { rounding });
+            let positive = calibrated > 0.0;
+            if !positive {
+                uses.push(NO_NOISE);
+                continue;
+            }
+            match cached {
+                Some((at, grid)) if at == calibrated => {
+                    if grids.is_empty() {
+                        grids.push(grid);
+                    }
+                }
+                _ => match calibration.grid(calibrated) {
+                    Ok(grid) => {
+                        cached = Some((calibrated, grid));
+                        grids.push(grid);
+                    }
+                    Err(err) => {
+                        failed = Some(err);
+                        break;
+                    }
+                },
+            }
+            uses.push((grids.len() - 1) as u8);
+        }
+        for (i, (centroid, &grid)) in centroids.iter_mut().zip(&uses).enumerate() {
+            if grid != NO_NOISE {
+                *centroid = grids[usize::from(grid)]
+                    .release(rng, *centroid)
+                    .map_err(|err| in_cluster(first + i, err))?;
+            }
+            *centroid = centroid.clamp(bounds.0, bounds.1);
+        }
+        if let Some(err) = failed {
+            return Err(err);
+        }
+    }
+    Ok(())
 }
 
 /// Records per window of the output: 128 KiB of it, resident in the second-level cache,
@@ -1593,6 +1655,36 @@ mod tests {
             draws / 1_000_000,
             fresh / 1_000_000
         );
+        let exact: Vec<f64> = (0..1_000_000)
+            .map(|_| rng.random_range(0.0..100.0))
+            .collect();
+        let varying: Vec<f64> = (0..1_000_000)
+            .map(|_| rng.random_range(5.0..10.0))
+            .collect();
+        for (what, sensitivities) in [("varying", varying), ("one", vec![10.0; 1_000_000])] {
+            let mask = Mask {
+                k: 10,
+                mechanism: Mechanism::IdpLs,
+                bounds,
+                epsilon: 0.5,
+            };
+            let released = best(|| {
+                let mut centroids = exact.clone();
+                release_centroids(
+                    &mut centroids,
+                    &sensitivities,
+                    10,
+                    &mask,
+                    &mut seed(6).stream(0),
+                )
+                .unwrap();
+                centroids
+            });
+            println!(
+                "release_centroids, {what} Δ_j: {:?} per cluster (with a copy of the centroids)",
+                released / 1_000_000
+            );
+        }
         for (name, data) in [("uniform reals", &reals), ("integers 0..100", &integers)] {
             let argsort = best(|| {
                 let mut order: Vec<u32> = (0..n as u32).collect();

@@ -76,39 +76,7 @@ impl GridLaplace {
     /// range with probability below `exp(−128)`.
     pub fn new(sensitivity: f64, epsilon: f64, changed: u64) -> Result<Self> {
         check_positive_finite("sensitivity", sensitivity)?;
-        check_positive_finite("epsilon", epsilon)?;
-        let scale = sensitivity / epsilon;
-        if !(scale.is_finite() && scale > 0.0) {
-            return Err(Error::parameter(
-                "sensitivity / epsilon",
-                format!("{sensitivity:e} / {epsilon:e}"),
-                "must be a finite, non-zero double",
-            ));
-        }
-        let exponent = binary_exponent(scale) - GRID_BITS;
-        let changed = changed.max(1) as f64;
-        let kappa = 2f64.powi(-40) + changed * 2f64.powi(-44) / epsilon;
-        let needed =
-            (scale_by_power_of_two(sensitivity, -exponent) + changed) / epsilon * (1.0 + kappa);
-        let units = needed.ceil() + (needed * 2f64.powi(-48)).ceil() + 1.0;
-        let units = (units / BLOCKS as f64).ceil() * BLOCKS as f64;
-        // Variates are i64: below 2^56 the scale leaves them a margin of 2^7 scales.
-        if !(units.is_finite() && units < 2f64.powi(56)) {
-            return Err(Error::parameter(
-                "sensitivity / epsilon",
-                format!("{sensitivity:e} / {epsilon:e}"),
-                "gives a grid-unit noise scale of 2**56 or more (too many changed \
-                 coordinates for this epsilon)",
-            ));
-        }
-        // A whole number of at least BLOCKS, so already in lowest terms: no reduction
-        // (its three 128-bit divisions were most of the cost of a construction, which
-        // iDP microaggregation pays once per cluster).
-        let dist = DiscreteLaplace::from_scale(Rational {
-            num: units as u128,
-            den: 1,
-        });
-        Ok(GridLaplace { exponent, dist })
+        GridCalibration::new(epsilon, changed)?.grid(sensitivity)
     }
 
     /// `k` of the grid step `g = 2^k`.
@@ -144,7 +112,7 @@ impl GridLaplace {
         if (-1022..=1022).contains(&self.exponent) {
             let scaled = value * f64::from_bits(((1023 - self.exponent) as u64) << 52);
             if scaled.abs() < 4_611_686_018_427_387_904.0 {
-                return Ok(i128::from(scaled.round() as i64));
+                return Ok(i128::from(round_to_integer(scaled)));
             }
         }
         self.units(value, false)
@@ -199,7 +167,7 @@ impl GridLaplace {
     pub fn from_units(&self, units: i128) -> f64 {
         let value = match i64::try_from(units) {
             Ok(narrow) => narrow as f64,
-            Err(_) => units as f64,
+            Err(_) => wide_to_f64(units),
         };
         if (-1022..=1023).contains(&self.exponent) {
             value * f64::from_bits(((self.exponent + 1023) as u64) << 52)
@@ -264,6 +232,78 @@ impl GridLaplace {
     }
 }
 
+/// [`GridLaplace::new`] for one `epsilon` and `changed` and many sensitivities: the part
+/// of the calibration that depends only on those two is computed once (iDP
+/// microaggregation builds one grid per cluster), and every grid equals the one
+/// [`GridLaplace::new`] builds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridCalibration {
+    epsilon: f64,
+    changed: f64,
+    /// `1 + κ`, `κ = 2^-40 + changed·2^-44/epsilon` (module documentation).
+    widening: f64,
+}
+
+impl GridCalibration {
+    /// The calibration of [`GridLaplace::new`]`(·, epsilon, changed)`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming `epsilon` when it is not finite and > 0.
+    pub fn new(epsilon: f64, changed: u64) -> Result<Self> {
+        check_positive_finite("epsilon", epsilon)?;
+        let changed = changed.max(1) as f64;
+        let kappa = 2f64.powi(-40) + changed * 2f64.powi(-44) / epsilon;
+        Ok(GridCalibration {
+            epsilon,
+            changed,
+            widening: 1.0 + kappa,
+        })
+    }
+
+    /// [`GridLaplace::new`]`(sensitivity, epsilon, changed)`.
+    ///
+    /// # Errors
+    /// As [`GridLaplace::new`].
+    #[inline]
+    pub fn grid(&self, sensitivity: f64) -> Result<GridLaplace> {
+        let GridCalibration {
+            epsilon,
+            changed,
+            widening,
+        } = *self;
+        check_positive_finite("sensitivity", sensitivity)?;
+        let scale = sensitivity / epsilon;
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(Error::parameter(
+                "sensitivity / epsilon",
+                format!("{sensitivity:e} / {epsilon:e}"),
+                "must be a finite, non-zero double",
+            ));
+        }
+        let exponent = binary_exponent(scale) - GRID_BITS;
+        let needed = (scale_by_power_of_two(sensitivity, -exponent) + changed) / epsilon * widening;
+        let units = ceil(needed) + ceil(needed * 2f64.powi(-48)) + 1.0;
+        let units = ceil(units / BLOCKS as f64) * BLOCKS as f64;
+        // Variates are i64: below 2^56 the scale leaves them a margin of 2^7 scales.
+        if !(units.is_finite() && units < 2f64.powi(56)) {
+            return Err(Error::parameter(
+                "sensitivity / epsilon",
+                format!("{sensitivity:e} / {epsilon:e}"),
+                "gives a grid-unit noise scale of 2**56 or more (too many changed \
+                 coordinates for this epsilon)",
+            ));
+        }
+        // A whole number of at least BLOCKS, so already in lowest terms: no reduction
+        // (its three 128-bit divisions were most of the cost of a construction, which
+        // iDP microaggregation pays once per cluster). Below 2^56, so exact in a `u64`.
+        let dist = DiscreteLaplace::from_scale(Rational {
+            num: u128::from(units as u64),
+            den: 1,
+        });
+        Ok(GridLaplace { exponent, dist })
+    }
+}
+
 /// The floating-point-safe Laplace mechanism: every `values[i]` released with
 /// [`GridLaplace`] noise of scale `sensitivity / epsilon` (at least), in parallel; the
 /// output depends only on the inputs and `seed`, never on the number of threads.
@@ -313,6 +353,37 @@ pub fn grid_laplace_samples(
         mechanism.from_units(mechanism.sample_units(rng))
     })?;
     Ok(out)
+}
+
+/// `units as f64` out of line: the conversion of a 128-bit integer is a library call,
+/// needed only beyond the `i64` range.
+#[cold]
+#[inline(never)]
+fn wide_to_f64(units: i128) -> f64 {
+    units as f64
+}
+
+/// `x.ceil()` for `x ≥ 0` (or NaN), without the library call that `ceil` is on x86-64
+/// without SSE4.1: a double of at least 2^52 is an integer already, and below it the
+/// truncation to `u64` is exact. (`GridLaplace::new` runs once per cluster in iDP
+/// microaggregation.)
+#[inline]
+fn ceil(x: f64) -> f64 {
+    if x < 4_503_599_627_370_496.0 {
+        let whole = x as u64 as f64;
+        if whole < x { whole + 1.0 } else { whole }
+    } else {
+        x
+    }
+}
+
+/// `x.round() as i64` (ties away from zero) for `|x| < 2^63`, without a library call: the
+/// truncation is exact, and so is the fraction `x − trunc(x)` (0 when `|x| ≥ 2^52`).
+#[inline]
+fn round_to_integer(x: f64) -> i64 {
+    let whole = x as i64;
+    let fraction = x - whole as f64;
+    whole + i64::from(fraction >= 0.5) - i64::from(fraction <= -0.5)
 }
 
 /// `⌊log2 x⌋` for a finite `x > 0`.
@@ -426,6 +497,35 @@ mod tests {
         assert_eq!(m.floor_units(-3.0 * g).unwrap(), -3);
         assert_eq!(m.floor_units(1e-300).unwrap(), 0);
         assert_eq!(m.floor_units(-1e-300).unwrap(), -1);
+    }
+
+    #[test]
+    fn inline_ceil_and_round_equal_the_library_functions() {
+        let mut rng = seed(7).stream(0);
+        let special = [
+            0.0,
+            0.5,
+            1.0,
+            1.5,
+            2.5,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9_007_199_254_740_993.0,
+            2f64.powi(62) - 1024.0,
+            f64::MIN_POSITIVE,
+        ];
+        // Every magnitude from 2^-60 to 2^62, and exact halves.
+        let random = (0..200_000).map(|i| {
+            let mantissa = (rand::Rng::next_u64(&mut rng) >> 2) as f64;
+            let x = mantissa * 2f64.powi(-(i % 122));
+            if i % 5 == 0 { x.floor() + 0.5 } else { x }
+        });
+        for x in special.into_iter().chain(random) {
+            assert_eq!(ceil(x).to_bits(), x.ceil().to_bits(), "{x:e}");
+            assert_eq!(round_to_integer(x), x.round() as i64, "{x:e}");
+            assert_eq!(round_to_integer(-x), (-x).round() as i64, "{x:e}");
+        }
+        assert!(ceil(f64::NAN).is_nan());
     }
 
     #[test]
