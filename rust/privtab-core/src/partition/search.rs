@@ -1337,7 +1337,6 @@ pub fn grouped_round<C: GroupedCode>(
             "attribute {attribute} is not a remaining candidate (columns: {d})"
         )));
     }
-    let all: Vec<usize> = (0..d).collect();
     let (mut codes, mut labels, mut bounds, changed): (Cow<'_, [C]>, Cow<'_, [u32]>, _, _) =
         match groups {
             RowGroups::Bounds(bounds) => (codes.into(), labels.codes().into(), bounds, false),
@@ -1360,7 +1359,7 @@ pub fn grouped_round<C: GroupedCode>(
             let column = &codes[attribute * rows..(attribute + 1) * rows];
             search.refined_layout(column, cardinalities[attribute])?
         };
-        let others: Vec<usize> = all.iter().copied().filter(|&j| j != attribute).collect();
+        let others: Vec<usize> = (0..d).filter(|&j| j != attribute).collect();
         codes = gather_columns(&codes, rows, &others, &source)?.into();
         labels = gather(&labels, &source)?.into();
         cards = others.iter().map(|&j| cardinalities[j]).collect();
