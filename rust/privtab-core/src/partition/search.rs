@@ -463,17 +463,7 @@ impl<'a> DiscernibilitySearch<'a> {
     /// at 0, decreases, or does not end at the number of rows.
     pub fn from_groups(cols: Columns<'a>, labels: &Labels<'a>, bounds: Vec<usize>) -> Result<Self> {
         let mut search = Self::with_layout(cols, labels, Layout::Indexed)?;
-        let n = cols.n_rows();
-        let ordered = bounds.windows(2).all(|pair| pair[0] <= pair[1]);
-        if bounds.first() != Some(&0) || bounds.last() != Some(&n) || !ordered {
-            return Err(Error::InvalidData(format!(
-                "bounds must rise from 0 to the number of rows ({n}), got {} values from {:?} \
-                 to {:?}",
-                bounds.len(),
-                bounds.first(),
-                bounds.last()
-            )));
-        }
+        check_class_bounds(&bounds, cols.n_rows())?;
         let codes = labels.codes();
         let mut counts = vec![0u64; labels.n_labels() as usize];
         let mut undiscerned = 0u128;
@@ -819,21 +809,17 @@ impl<'a> DiscernibilitySearch<'a> {
         }))
     }
 
-    /// The classes of the layout in consecutive groups of at least [`REBUILD_CHUNK`]
-    /// rows (the last may be smaller): group `g` is classes `groups[g]..groups[g + 1]`.
-    /// The groups depend on the layout only, never on the thread count.
+    /// [`ClassRows::groups`] of the layout.
     fn class_groups(&self) -> Vec<usize> {
-        let mut groups = vec![0usize];
-        for (b, block) in self.bounds.windows(2).enumerate() {
-            if block[1] - self.bounds[*groups.last().unwrap_or(&0)] >= REBUILD_CHUNK {
-                groups.push(b + 1);
-            }
+        self.class_rows().groups()
+    }
+
+    /// The layout's classes and labels.
+    fn class_rows(&self) -> ClassRows<'_> {
+        ClassRows {
+            bounds: &self.bounds,
+            labels: &self.labels,
         }
-        let n_blocks = self.bounds.len() - 1;
-        if *groups.last().unwrap_or(&0) != n_blocks {
-            groups.push(n_blocks);
-        }
-        groups
     }
 
     /// The undiscerned pairs of the classes `blocks` of the layout refined by candidate
@@ -1095,7 +1081,7 @@ impl<'a> DiscernibilitySearch<'a> {
         let refined = if self.labels.is_empty() {
             None
         } else {
-            Some(self.refined_layout(&column, card)?)
+            Some(self.class_rows().refined(&column, card)?)
         };
         drop(column);
         if !self.copies.is_empty() {
@@ -1156,15 +1142,42 @@ impl<'a> DiscernibilitySearch<'a> {
             .map(copy)
             .collect()
     }
+}
+
+/// Rows grouped by class, class `b` at positions `bounds[b]..bounds[b + 1]`, with their
+/// labels: what refining the classes by one more column needs of a layout.
+#[derive(Clone, Copy)]
+struct ClassRows<'c> {
+    bounds: &'c [usize],
+    labels: &'c [u32],
+}
+
+impl ClassRows<'_> {
+    /// The classes in consecutive groups of at least [`REBUILD_CHUNK`] rows (the last
+    /// may be smaller): group `g` is classes `groups[g]..groups[g + 1]`. The groups
+    /// depend on the layout only, never on the thread count.
+    fn groups(&self) -> Vec<usize> {
+        let mut groups = vec![0usize];
+        for (b, block) in self.bounds.windows(2).enumerate() {
+            if block[1] - self.bounds[*groups.last().unwrap_or(&0)] >= REBUILD_CHUNK {
+                groups.push(b + 1);
+            }
+        }
+        let n_blocks = self.bounds.len() - 1;
+        if *groups.last().unwrap_or(&0) != n_blocks {
+            groups.push(n_blocks);
+        }
+        groups
+    }
 
     /// The positions (in the current layout) of the rows of the mixed classes of S ∪ {a},
     /// grouped by class in (class, value) order, with the new class bounds. Parallel over
     /// fixed groups of classes, so the layout does not depend on the thread count.
-    fn refined_layout<T>(&self, column: &[T], card: u32) -> Result<(Vec<u32>, Vec<usize>)>
+    fn refined<T>(&self, column: &[T], card: u32) -> Result<(Vec<u32>, Vec<usize>)>
     where
         T: Copy + Ord + Into<u32> + Sync,
     {
-        let groups = self.class_groups();
+        let groups = self.groups();
         let parts: Vec<Result<(Vec<u32>, Vec<usize>)>> = groups
             .par_windows(2)
             .map(|g| self.refine_blocks(column, card, g[0]..g[1]))
@@ -1238,6 +1251,21 @@ impl<'a> DiscernibilitySearch<'a> {
         }
         Ok((source, sizes))
     }
+}
+
+/// Checks that class bounds rise from 0 to the number of rows `n`.
+fn check_class_bounds(bounds: &[usize], n: usize) -> Result<()> {
+    let ordered = bounds.windows(2).all(|pair| pair[0] <= pair[1]);
+    if bounds.first() != Some(&0) || bounds.last() != Some(&n) || !ordered {
+        return Err(Error::InvalidData(format!(
+            "bounds must rise from 0 to the number of rows ({n}), got {} values from {:?} \
+             to {:?}",
+            bounds.len(),
+            bounds.first(),
+            bounds.last()
+        )));
+    }
+    Ok(())
 }
 
 /// A round of [`grouped_round`].
@@ -1353,11 +1381,13 @@ pub fn grouped_round<C: GroupedCode>(
         let (source, refined) = if rows == 0 {
             (Vec::new(), bounds.clone())
         } else {
-            let grouped = Labels::new(&labels, n_labels)?;
-            let cols = Columns::without_values(rows, cardinalities);
-            let search = DiscernibilitySearch::from_groups(cols, &grouped, bounds)?;
+            check_class_bounds(&bounds, rows)?;
             let column = &codes[attribute * rows..(attribute + 1) * rows];
-            search.refined_layout(column, cardinalities[attribute])?
+            let classes = ClassRows {
+                bounds: &bounds,
+                labels: &labels,
+            };
+            classes.refined(column, cardinalities[attribute])?
         };
         let others: Vec<usize> = (0..d).filter(|&j| j != attribute).collect();
         codes = gather_columns(&codes, rows, &others, &source)?.into();
