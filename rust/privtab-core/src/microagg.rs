@@ -31,6 +31,7 @@
 //! order, so the output does not depend on the number of threads.
 
 mod rank;
+mod staged;
 
 use std::ops::Range;
 use std::slice::IterMut;
