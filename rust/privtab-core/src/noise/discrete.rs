@@ -282,15 +282,25 @@ struct BlockRange {
 }
 
 impl Blocked {
+    /// The quotient and remainder of `num` by `D` come from a shift or a 64-bit division
+    /// (`D ≥ 2^64` exceeds `num`): a 128-bit division is a library call, and iDP
+    /// microaggregation builds one sampler per cluster.
     fn new(num: u64, den: u64) -> Self {
         let divisor = u128::from(den) * u128::from(BLOCKS);
+        let narrow = u64::try_from(divisor).ok();
+        let shift = divisor.is_power_of_two().then(|| divisor.trailing_zeros());
+        let (quotient, remainder) = match (narrow, shift) {
+            (Some(divisor), Some(shift)) => (num >> shift, num & (divisor - 1)),
+            (Some(divisor), None) => (num / divisor, num % divisor),
+            (None, _) => (0, num),
+        };
         Blocked {
             num,
             divisor,
-            quotient: u128::from(num) / divisor,
-            remainder: u128::from(num) % divisor,
-            narrow: u64::try_from(divisor).ok(),
-            shift: divisor.is_power_of_two().then(|| divisor.trailing_zeros()),
+            quotient: u128::from(quotient),
+            remainder: u128::from(remainder),
+            narrow,
+            shift,
         }
     }
 
@@ -924,6 +934,48 @@ mod tests {
     }
     use crate::noise::test_util::{in_pool, moments, seed};
     use crate::rng::CHUNK;
+
+    /// The shift and 64-bit paths of the block split equal the 128-bit division, for
+    /// divisors that are powers of two or not, below and above `2^64`.
+    #[test]
+    fn block_split_equals_the_wide_division() {
+        let mut rng = seed(41).stream(0);
+        let dens = [
+            1,
+            2,
+            3,
+            7,
+            1 << 20,
+            (1 << 20) + 1,
+            1 << 58,
+            (1 << 58) + 3,
+            1 << 59,
+        ]
+        .into_iter()
+        .chain([u64::MAX, u64::MAX - 1, (1 << 63) + 5]);
+        for den in dens {
+            for num in [
+                0,
+                1,
+                31,
+                32,
+                33,
+                u64::MAX,
+                rng.next_u64(),
+                rng.next_u64() >> 30,
+            ] {
+                let blocked = Blocked::new(num, den);
+                let divisor = u128::from(den) * u128::from(BLOCKS);
+                assert_eq!(blocked.divisor, divisor);
+                assert_eq!(blocked.quotient, u128::from(num) / divisor, "{num} / {den}");
+                assert_eq!(
+                    blocked.remainder,
+                    u128::from(num) % divisor,
+                    "{num} % {den}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn scale_is_the_exact_ratio() {
