@@ -18,13 +18,13 @@
 //!    larger buckets are split into [`TOP_BUCKETS`] by their own range and finished the
 //!    same way.
 //!
-//! The buckets cut the range by *value* (`(v − min)·(B − 1)/(max − min)` rounded, monotone in `v`
-//! under round-to-nearest), so data spread evenly over its range gives even buckets
-//! whatever the exponents; a range whose width or scale is not a finite double falls back
-//! to the top bits of `key − min`, and so does a split by value that leaves more than half
-//! of a large bucket in one sub-bucket (values spread over hundreds of binades, which a
-//! split by value would peel a few binades at a time). Both bucket functions put `min` in
-//! bucket 0 and `max` above it, so every split makes progress.
+//! The buckets cut the range by *value* (`(v − min)·(B − 1)/(max − min)` rounded to an
+//! integer, monotone in `v` under round-to-nearest), so data spread evenly over its range
+//! gives even buckets whatever the exponents; a range whose width or scale is not a finite
+//! double falls back to the top bits of `key − min`, and so does a split by value that
+//! leaves more than half of a large bucket in one sub-bucket (values spread over hundreds
+//! of binades, which a split by value would peel a few binades at a time). Both bucket
+//! functions put `min` in bucket 0 and `max` above it, so every split makes progress.
 //!
 //! A least-significant-digit sort of the whole column (the textbook choice for 64-bit
 //! keys) needs one full pass over memory per non-constant digit: six passes of 11-bit
@@ -34,7 +34,9 @@
 //! comparison sort). Finishing a bucket by a split by value and one insertion pass, rather
 //! than by an 8-bit digit sort of its five or six varying digits, saved another tenth
 //! (0.20 s against 0.22 s on one thread); the scatter into the buckets, which misses the
-//! caches on nearly every write, and the two passes over the column now take about half.
+//! caches on nearly every write, and the two passes over the column take about half. The
+//! scatter now writes whole cache lines ([`StagedSlots`]), and the bucket functions round
+//! without a float-to-integer conversion ([`Scaled`]).
 //!
 //! With `parts > 1` the passes over the column and the buckets are split among rayon
 //! tasks; the order is unique (by `(key, index)`), so the result does not depend on
