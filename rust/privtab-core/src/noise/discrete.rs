@@ -282,26 +282,21 @@ struct BlockRange {
 }
 
 impl Blocked {
-    /// The quotient and remainder of `num` by `D` come from a shift or a 64-bit division
-    /// (`D ≥ 2^64` exceeds `num`): a 128-bit division is a library call, and iDP
+    /// The quotient and remainder of `num` by `D` come from [`Blocked::div_rem`] (a shift
+    /// or a 64-bit division): a 128-bit division is a library call, and iDP
     /// microaggregation builds one sampler per cluster.
     fn new(num: u64, den: u64) -> Self {
         let divisor = u128::from(den) * u128::from(BLOCKS);
-        let narrow = u64::try_from(divisor).ok();
-        let shift = divisor.is_power_of_two().then(|| divisor.trailing_zeros());
-        let (quotient, remainder) = match (narrow, shift) {
-            (Some(divisor), Some(shift)) => (num >> shift, num & (divisor - 1)),
-            (Some(divisor), None) => (num / divisor, num % divisor),
-            (None, _) => (0, num),
-        };
-        Blocked {
+        let mut blocked = Blocked {
             num,
             divisor,
-            quotient: u128::from(quotient),
-            remainder: u128::from(remainder),
-            narrow,
-            shift,
-        }
+            quotient: 0,
+            remainder: 0,
+            narrow: u64::try_from(divisor).ok(),
+            shift: divisor.is_power_of_two().then(|| divisor.trailing_zeros()),
+        };
+        (blocked.quotient, blocked.remainder) = blocked.div_rem(u128::from(num));
+        blocked
     }
 
     /// `(⌊x / D⌋, x mod D)`.
