@@ -7,7 +7,8 @@ Run on purpose (not part of the test suite)::
 Defaults: 10,000,000 rows × 10 attributes of uniform reals. Side by side in one process:
 
 - ``numpy.argsort`` of every column (stable): the floor of any ranking method;
-- ``MicroaggregationMasker`` with each mechanism (k = 10);
+- ``MicroaggregationMasker`` with each mechanism (k = 10), on every core and on one
+  (``n_threads=1``: the same single core the NumPy/pandas version runs on);
 - a straightforward NumPy/pandas implementation of the same mechanism (stable argsort,
   ``groupby`` statistics per cluster, textbook float Laplace noise), written here.
 
@@ -124,15 +125,22 @@ def main() -> None:
     print(f"numpy.argsort (stable), every column: {argsort}", flush=True)
     rows = []
     for mechanism in ("dp", "idp_ls", "idp_cbls"):
-        masker = pt.MicroaggregationMasker(
-            K,
-            1.0,
-            mechanism=mechanism,
-            bounds=bounds,
-            random_state=1,
-            accountant=pt.BudgetAccountant(),
+        maskers = [
+            pt.MicroaggregationMasker(
+                K,
+                1.0,
+                mechanism=mechanism,
+                bounds=bounds,
+                random_state=1,
+                accountant=pt.BudgetAccountant(),
+                n_threads=n_threads,
+            )
+            for n_threads in (None, 1)
+        ]
+        ours, ours_one = (
+            measure(lambda masker=masker: masker.fit_transform(X), size)
+            for masker in maskers
         )
-        ours = measure(lambda masker=masker: masker.fit_transform(X), size)
         rng = np.random.default_rng(1)
         naive = measure(
             lambda mechanism=mechanism, rng=rng: naive_mask(
@@ -140,10 +148,18 @@ def main() -> None:
             ),
             size,
         )
-        row = {"mechanism": mechanism, "privtab": ours, "pandas": naive}
+        row = {
+            "mechanism": mechanism,
+            "privtab": ours,
+            "privtab_one_thread": ours_one,
+            "pandas": naive,
+        }
         for clock in ("wall_s", "cpu_s"):
             row[f"privtab_over_argsort_{clock}"] = ours[clock] / argsort[clock]
             row[f"pandas_over_privtab_{clock}"] = naive[clock] / ours[clock]
+        row["pandas_over_privtab_one_thread_wall_s"] = (
+            naive["wall_s"] / ours_one["wall_s"]
+        )
         rows.append(row)
         print(row, flush=True)
     write(n, d, size, argsort, rows, (load_before, os.getloadavg()[0]))
@@ -159,10 +175,10 @@ def write(n, d, size, argsort, rows, load) -> None:
         f"`{command}`: {n:,} rows × {d} uniform attributes ({size / 2**20:,.0f} MiB), "
         f"k = {K}, one call each, side by side in one process. "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}; privtab uses every core, argsort and "
-        f"pandas one. Load average {load[0]:.1f} before, {load[1]:.1f} after (a busy "
-        "machine inflates wall-clock times; CPU seconds count every thread of the "
-        "process).",
+        f"Python {platform.python_version()}; privtab uses every core (one in the "
+        "rows marked 1 thread), argsort and pandas one. Load average "
+        f"{load[0]:.1f} before, {load[1]:.1f} after (a busy machine inflates "
+        "wall-clock times; CPU seconds count every thread of the process).",
         "",
         "Targets: privtab / argsort ≤ 2 and pandas / privtab ≥ 20 (wall clock); peak "
         "memory ≤ 3× the input.",
@@ -174,13 +190,20 @@ def write(n, d, size, argsort, rows, load) -> None:
         f"{argsort['cpu_s']:.2f} | 1 | 1 | | | {argsort['memory_x_input']:.2f}× |",
     ]
     for r in rows:
-        ours, naive = r["privtab"], r["pandas"]
+        ours, one, naive = r["privtab"], r["privtab_one_thread"], r["pandas"]
         lines.append(
             f"| privtab {r['mechanism']} | {ours['wall_s']:.2f} | {ours['cpu_s']:.2f} | "
             f"{r['privtab_over_argsort_wall_s']:.2f} | "
             f"{r['privtab_over_argsort_cpu_s']:.2f} | "
             f"{r['pandas_over_privtab_wall_s']:.1f}× | "
             f"{r['pandas_over_privtab_cpu_s']:.1f}× | {ours['memory_x_input']:.2f}× |"
+        )
+        lines.append(
+            f"| privtab {r['mechanism']}, 1 thread | {one['wall_s']:.2f} | "
+            f"{one['cpu_s']:.2f} | {one['wall_s'] / argsort['wall_s']:.2f} | "
+            f"{one['cpu_s'] / argsort['cpu_s']:.2f} | "
+            f"{r['pandas_over_privtab_one_thread_wall_s']:.1f}× | | "
+            f"{one['memory_x_input']:.2f}× |"
         )
         lines.append(
             f"| pandas {r['mechanism']} | {naive['wall_s']:.2f} | {naive['cpu_s']:.2f} | "
