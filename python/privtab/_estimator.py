@@ -146,6 +146,21 @@ class DPEstimatorMixin:
     #: The kind of guarantee of the release, ``"dp"`` or ``"idp"``.
     privacy_guarantee: ClassVar[str] = "dp"
 
+    #: The fitted attributes the guarantee covers, in the order :meth:`release`
+    #: returns them. Every other fitted attribute (and the ``accountant`` parameter,
+    #: with its whole ledger) is for the analyst only: see SECURITY.md, "Publishing
+    #: a fitted estimator".
+    released_attributes: ClassVar[tuple[str, ...]] = ()
+
+    #: Constructor parameters left out of :meth:`release`: the accountant's ledger
+    #: records every other release of the caller, and a seed regenerates the noise.
+    _unpublished_params: ClassVar[tuple[str, ...]] = (
+        "accountant",
+        "random_state",
+        "n_threads",
+        "n_jobs",
+    )
+
     epsilon: Any
     random_state: RandomState
     accountant: BudgetAccountant | None
@@ -175,11 +190,68 @@ class DPEstimatorMixin:
         self.epsilon_spent_ = run.epsilon
         self.privacy_ledger_ = ledger
 
+    def release(self) -> dict[str, Any]:
+        """Return the publishable form of the fitted estimator: covered values only.
+
+        A fitted estimator holds more than its release: values computed from the data
+        without noise (an iteration count, per-cluster sensitivities, an inferred
+        norm), kept for analysis, and the ``accountant`` passed to it, whose ledger
+        lists every other release of the caller. Pickling or publishing the estimator
+        publishes all of them; publish this instead.
+
+        Returns
+        -------
+        dict
+            ``"estimator"`` (the class name), ``"params"`` (the public
+            hyperparameters: every constructor parameter but the accountant, the seed
+            and thread counts), ``"guarantee"`` (``"dp"`` or ``"idp"``),
+            ``"epsilon_spent"``, ``"privacy_ledger"`` (this fit's ``(label,
+            epsilon)`` steps) and ``"attributes"``: a copy of each fitted attribute
+            the guarantee covers (``released_attributes``), by name.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator has not been fitted.
+        """
+        check_is_fitted(self, "epsilon_spent_")
+        params = {
+            name: value
+            for name, value in self.get_params(deep=False).items()  # type: ignore[attr-defined]
+            if name not in self._unpublished_params
+        }
+        return {
+            "estimator": type(self).__name__,
+            "params": params,
+            "guarantee": self._privacy_guarantee(),
+            "epsilon_spent": self.epsilon_spent_,
+            "privacy_ledger": [
+                (entry.label, entry.epsilon) for entry in self.privacy_ledger_
+            ],
+            "attributes": {
+                name: _published_copy(getattr(self, name))
+                for name in self.released_attributes
+            },
+        }
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
         # A fixed seed makes fits reproducible, for any number of threads.
         tags.non_deterministic = self.random_state is None
         return tags
+
+
+def _published_copy(value: Any) -> Any:
+    """Copy a fitted value so that no later change of the estimator reaches it."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [_published_copy(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_published_copy(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _published_copy(item) for key, item in value.items()}
+    return value
 
 
 class SupportSelectorMixin(SelectorMixin):
