@@ -143,3 +143,23 @@ def test_mask_reports_bad_input(table_csv, tmp_path, args, message):
     result = run([path, "-o", tmp_path / "o.csv", "--drop-non-numeric", *args])
     assert result.exit_code != 0
     assert message in result.output
+
+
+def test_mask_writes_neither_the_index_nor_the_attrs_of_in(tmp_path):
+    # Parquet keeps a frame's index and its attrs (pandas metadata): neither may
+    # reach OUT, where they would travel with the masked values.
+    frame = pd.DataFrame(
+        {"income": np.linspace(1000, 90_000, 12)},
+        index=pd.Index([f"person {i}" for i in range(12)], name="patient"),
+    )
+    frame.attrs["source"] = "ward 3 admissions"
+    path, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    frame.to_parquet(path)
+    result = run([path, "-o", out, *MASK_INCOME])
+    assert result.exit_code == 0, result.output
+    masked = pd.read_parquet(out)
+    assert list(masked.columns) == ["income"]
+    pd.testing.assert_index_equal(masked.index, pd.RangeIndex(12))
+    assert masked.attrs == {}
+    assert b"ward 3" not in out.read_bytes()
+    assert b"person 1" not in out.read_bytes()
