@@ -267,33 +267,195 @@ def test_inferred_bounds_warn_and_follow_the_paper():
     )
 
 
-def test_pandas_and_polars_keep_type_names_and_text_columns():
+BOUNDS = {"income": (0.0, 100.0), "tax": (0.0, 10.0)}
+
+
+def patients():
+    """Two numeric columns among identifying ones, indexed by name, with attrs."""
     frame = pd.DataFrame(
         {
             "income": [10.0, 20, 30, 40, 50, 60],
-            "name": list("abcdef"),
+            "diagnosis": ["flu", "hiv", "flu", "asthma", "flu", "hiv"],
             "tax": [1, 2, 3, 4, 5, 6],
-        }
+            "smoker": [True, False, True, False, False, True],
+            "born": pd.to_datetime(["1950-01-02", "1961-03-04", "1972-05-06"] * 2),
+            "zip": pd.Categorical(
+                ["08001", "08002", "08001", "28001", "28002", "08001"]
+            ),
+        },
+        index=pd.Index(["ana", "ben", "carla", "dan", "eva", "fred"], name="patient"),
     )
-    bounds = {"income": (0.0, 100.0), "tax": (0.0, 10.0)}
-    out = pt.MicroaggregationMasker(
-        3, 1.0, bounds=bounds, random_state=0
-    ).fit_transform(frame)
-    assert isinstance(out, pd.DataFrame)
-    assert list(out.columns) == ["income", "name", "tax"]
-    assert list(out["name"]) == list("abcdef")
-    assert len(np.unique(out["income"])) <= 2
-    polar = pl.from_pandas(frame)
-    out = pt.MicroaggregationMasker(
-        3, 1.0, bounds=bounds, random_state=0
-    ).fit_transform(polar)
-    assert isinstance(out, pl.DataFrame)
-    assert out.columns == ["income", "name", "tax"]
-    assert out["name"].to_list() == list("abcdef")
-    with pytest.raises(TypeError, match="name"):
-        pt.MicroaggregationMasker(
-            3, 1.0, bounds=bounds, non_numeric="raise"
-        ).fit_transform(frame)
+    frame.attrs["source"] = "ward 3 admissions"
+    return frame
+
+
+IDENTIFYING = ["diagnosis", "smoker", "born", "zip"]
+
+
+def frame_of(kind, frame):
+    return frame if kind == "pandas" else pl.from_pandas(frame)
+
+
+def columns_of(frame):
+    return list(frame.columns)
+
+
+def numeric_masker(**kwargs):
+    return pt.MicroaggregationMasker(3, 1.0, bounds=BOUNDS, random_state=0, **kwargs)
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars"])
+def test_non_numeric_columns_raise_by_default_naming_them(kind):
+    X = frame_of(kind, patients())
+    acc = pt.BudgetAccountant(1.0)
+    with pytest.raises(TypeError) as error:
+        pt.MicroaggregationMasker(3, 1.0, bounds=BOUNDS, accountant=acc).fit_transform(
+            X
+        )
+    message = str(error.value)
+    for column in IDENTIFYING:
+        assert repr(column) in message
+    assert "non_numeric='drop'" in message
+    assert "non_numeric='passthrough'" in message
+    assert acc.spent == 0.0
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars"])
+def test_drop_releases_the_masked_columns_only(kind):
+    X = frame_of(kind, patients())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = numeric_masker(non_numeric="drop").fit_transform(X)
+    assert columns_of(out) == ["income", "tax"]
+    income = np.asarray(out["income"])
+    labels = pt.individual_ranking_clusters(patients()["income"].to_numpy(), 3)
+    # One noisy centroid per cluster of three, inside the declared bounds.
+    assert [len(np.unique(income[labels == c])) for c in (0, 1)] == [1, 1]
+    assert income.min() >= 0.0
+    assert income.max() <= 100.0
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars"])
+def test_passthrough_warns_naming_every_column_it_copies(kind):
+    X = frame_of(kind, patients())
+    with pytest.warns(PrivacyLeakWarning, match="unmasked") as caught:
+        out = numeric_masker(non_numeric="passthrough").fit_transform(X)
+    (warning,) = caught
+    for column in IDENTIFYING:
+        assert repr(column) in str(warning.message)
+    assert columns_of(out) == columns_of(X)
+    for column in IDENTIFYING:
+        assert list(out[column]) == list(X[column])
+
+
+def test_pandas_release_has_a_fresh_index_and_no_attrs():
+    X = patients()
+    out = numeric_masker(non_numeric="drop").fit_transform(X)
+    pd.testing.assert_index_equal(out.index, pd.RangeIndex(6))
+    assert out.attrs == {}
+    assert out["income"].attrs == {}
+
+
+@pytest.mark.parametrize("identifying", [False, True])
+def test_neighbouring_tables_differing_outside_the_numbers_give_the_same_release(
+    identifying,
+):
+    # D' replaces the record of "ben" by one with another name (and diagnosis and
+    # birth date) but the same numbers. A caller sees the release only: on the
+    # defaults (on a numeric table) and with non_numeric="drop" it must not differ.
+    D = patients()
+    D_prime = D.rename(index={"ben": "bob"})
+    D_prime.loc["bob", "diagnosis"] = "flu"
+    D_prime.loc["bob", "born"] = pd.Timestamp("1940-01-01")
+    D_prime.attrs["source"] = "ward 4 admissions"
+    options = {"non_numeric": "drop"} if identifying else {}
+    seen = []
+    for data in (D, D_prime):
+        if not identifying:
+            data = data[["income", "tax"]]
+        model = pt.MicroaggregationMasker(
+            3, 1.0, bounds=BOUNDS, random_state=0, **options
+        )
+        seen.append(model.fit_transform(data))
+    pd.testing.assert_frame_equal(seen[0], seen[1])
+    assert seen[0].attrs == seen[1].attrs
+
+
+def test_keep_index_and_keep_attrs_copy_them_with_a_warning():
+    X = patients()
+    with pytest.warns(PrivacyLeakWarning) as caught:
+        out = numeric_masker(
+            non_numeric="drop", keep_index=True, keep_attrs=True
+        ).fit_transform(X)
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2
+    assert "X.attrs" in messages[0]
+    assert "index" in messages[1]
+    pd.testing.assert_index_equal(out.index, X.index)
+    assert out.attrs == {"source": "ward 3 admissions"}
+
+
+@pytest.mark.parametrize(
+    ("param", "value", "error", "message"),
+    [
+        ("non_numeric", "keep", ValueError, "be one of 'raise', 'drop', 'passthrough'"),
+        ("keep_index", "yes", TypeError, "be a bool"),
+        ("keep_attrs", 1, TypeError, "be a bool"),
+    ],
+)
+def test_invalid_release_options_raise_naming_the_argument(
+    param, value, error, message
+):
+    with pytest.raises(error, match=f"{param} must .*{message}"):
+        numeric_masker(**{param: value}).fit_transform(patients())
+
+
+def test_release_holds_only_the_covered_attributes():
+    X = patients()
+    acc = pt.BudgetAccountant(1.0)
+    model = pt.MicroaggregationMasker(
+        3,
+        1.0,
+        mechanism="idp_ls",
+        bounds=BOUNDS,
+        non_numeric="passthrough",
+        keep_index=True,
+        keep_attrs=True,
+        random_state=0,
+        accountant=acc,
+    )
+    with pytest.warns(PrivacyLeakWarning):
+        model.fit_transform(X)
+    published = model.release()
+    attributes = published["attributes"]
+    assert set(attributes) == {"masked_", "n_clusters_", "epsilons_"}
+    masked = attributes["masked_"]
+    # The masked columns only: no identifying column, no names, no attrs.
+    assert list(masked.columns) == ["income", "tax"]
+    pd.testing.assert_index_equal(masked.index, pd.RangeIndex(6))
+    assert masked.attrs == {}
+    np.testing.assert_array_equal(
+        masked.to_numpy(), model.masked_[["income", "tax"]].to_numpy()
+    )
+    np.testing.assert_array_equal(attributes["n_clusters_"], [6 // 3, 6 // 3])
+    np.testing.assert_array_equal(attributes["epsilons_"], [0.5, 0.5])
+    assert "accountant" not in published["params"]
+    assert "random_state" not in published["params"]
+    text = repr(published)
+    for secret in ["carla", "hiv", "ward 3", "1950", "08001"]:
+        assert secret not in text
+    # A copy: changing the estimator afterwards does not reach what was published.
+    model.masked_.iloc[0, 0] = -1.0
+    assert masked.iloc[0, 0] != -1.0
+
+
+def test_release_of_an_array_is_a_copy_of_the_whole_release():
+    X = np.random.default_rng(7).uniform(0, 10, size=(30, 2))
+    model = pt.MicroaggregationMasker(3, 1.0, bounds=(0.0, 10.0), random_state=0)
+    out = model.fit_transform(X)
+    released = model.release()["attributes"]["masked_"]
+    np.testing.assert_array_equal(released, out)
+    assert not np.shares_memory(released, out)
 
 
 # Utility measures -----------------------------------------------------------------------

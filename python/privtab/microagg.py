@@ -41,6 +41,7 @@ References
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from collections.abc import Iterable
@@ -53,6 +54,7 @@ from privtab import _core
 from privtab._estimator import DPEstimatorMixin
 from privtab._validation import (
     as_float_array,
+    check_bool,
     check_bounds_pair,
     check_choice,
     check_finite,
@@ -75,6 +77,9 @@ __all__ = [
 
 #: The calibrations of the centroid noise.
 MECHANISMS = ("idp_cbls", "idp_ls", "dp")
+
+#: What :class:`MicroaggregationMasker` does with the non-numeric columns of a frame.
+NON_NUMERIC = ("raise", "drop", "passthrough")
 
 #: The paper's data-derived domain: ``[0, ALPHA · max]`` (Section 4).
 BOUNDS_ALPHA = 1.5
@@ -203,9 +208,22 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     epsilon_split : sequence of float, optional
         The ε of each numeric attribute, summing exactly to ``epsilon``; default an
         equal split.
-    non_numeric : {"passthrough", "raise"}, default="passthrough"
-        For data frames: leave non-numeric columns untouched in the output, or raise
-        ``TypeError``.
+    non_numeric : {"raise", "drop", "passthrough"}, default="raise"
+        The non-numeric columns of a data frame (strings, booleans, datetimes,
+        durations, categories, objects), which microaggregation cannot mask:
+        ``"raise"`` a ``TypeError`` naming them, ``"drop"`` them from the release, or
+        ``"passthrough"``: copy them into the release unmasked, with a
+        :class:`~privtab.exceptions.PrivacyLeakWarning` naming every one of them.
+        Their values are then published as they are, outside the guarantee.
+    keep_index : bool, default=False
+        pandas input: give the release the index of ``X`` (a
+        :class:`~privtab.exceptions.PrivacyLeakWarning` says that it is copied
+        unmasked) instead of a fresh ``RangeIndex``. An index of names, dates or row
+        numbers of a larger table identifies the records.
+    keep_attrs : bool, default=False
+        pandas input: copy ``X.attrs`` into the release (with a
+        :class:`~privtab.exceptions.PrivacyLeakWarning`) instead of leaving its
+        ``attrs`` empty.
     out_of_bounds : {"raise", "clip"}, default="raise"
         A value outside its declared bounds raises ``ValueError`` (naming the
         attribute, row and value), or is clipped to the bounds before masking
@@ -222,15 +240,19 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     masked_ : ndarray or DataFrame
-        The release (also returned by :meth:`fit_transform`).
+        The release (also returned by :meth:`fit_transform`): the masked numeric
+        attributes, with the non-numeric columns copied unmasked when
+        ``non_numeric="passthrough"``; a pandas release has a fresh ``RangeIndex``
+        and empty ``attrs`` unless ``keep_index`` or ``keep_attrs`` asks otherwise.
     sensitivities_ : list of ndarray
         Per numeric attribute, the sensitivity ``Δ_j`` of every cluster (rank order).
-        For the iDP mechanisms these depend on the clusters' extreme values and are
-        not covered by the guarantee: do not publish them.
+        Not covered: for the iDP mechanisms these are local sensitivities of the
+        actual data (functions of each cluster's extreme values).
     n_clusters_ : ndarray of int64
-        Clusters per numeric attribute.
+        Clusters per numeric attribute (``⌊n/k⌋``: public).
     bounds_ : ndarray of shape (n_attributes, 2)
-        The bounds used.
+        The bounds used. Not covered where they were inferred from the data (the
+        declared ones are the ``bounds`` parameter).
     epsilons_ : ndarray of float64
         The ε of each numeric attribute.
     feature_names_in_ : ndarray of str
@@ -241,14 +263,21 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         ``"dp"`` or ``"idp"``; the labels say ε-DP or ε-iDP); they sum exactly to
         ``epsilon_spent_``.
 
+    The guarantee covers ``masked_`` without its passed-through columns, index and
+    ``attrs``, and the public ``n_clusters_`` and ``epsilons_``: :meth:`release`
+    returns exactly these (``released_attributes``). ``sensitivities_``, inferred
+    ``bounds_``, the passed-through columns, a kept index or ``attrs`` are not covered
+    and stay with the data holder.
+
     Raises
     ------
     ValueError
-        From ``fit_transform``: invalid ``k``, ``epsilon``, ``mechanism``, bounds or
-        ``epsilon_split``; empty data, NaN or infinities, values outside their bounds
-        (with ``out_of_bounds="raise"``).
+        From ``fit_transform``: invalid ``k``, ``epsilon``, ``mechanism``, bounds,
+        ``epsilon_split``, ``non_numeric`` or ``out_of_bounds``; empty data, NaN or
+        infinities, values outside their bounds (with ``out_of_bounds="raise"``).
     TypeError
-        Non-numeric data (or non-numeric frame columns with ``non_numeric="raise"``).
+        Non-numeric data, non-numeric frame columns with ``non_numeric="raise"``
+        (naming them), or ``keep_index``/``keep_attrs`` not a bool.
     BudgetExceededError
         Before the data are read, if the accountant cannot afford ``epsilon``.
 
@@ -287,6 +316,13 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     the smallest record above the largest shifts every cluster). Use ``"dp"`` where
     that matters.
 
+    **What is released besides the masked values.** Only the masked numeric
+    attributes are covered. Non-numeric columns (a name, a diagnosis, a date of birth)
+    and a pandas index or ``attrs`` come from the data unmasked: by default they are
+    refused or left out, and copying them into the release must be asked for
+    (``non_numeric="passthrough"``, ``keep_index=True``, ``keep_attrs=True``) and is
+    warned about. The number of rows and the column names are public.
+
     Examples
     --------
     >>> import numpy as np
@@ -301,6 +337,8 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     [('MicroaggregationMasker (iDP-CBLS, ε-iDP, k=3)', 0.5), ('MicroaggregationMasker (iDP-CBLS, ε-iDP, k=3)', 0.5)]
     """
 
+    released_attributes = ("masked_", "n_clusters_", "epsilons_")
+
     def __init__(
         self,
         k: int,
@@ -309,7 +347,9 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         mechanism: str = "idp_cbls",
         bounds: Any = None,
         epsilon_split: Any = None,
-        non_numeric: str = "passthrough",
+        non_numeric: str = "raise",
+        keep_index: bool = False,
+        keep_attrs: bool = False,
         out_of_bounds: str = "raise",
         random_state: Any = None,
         accountant: Any = None,
@@ -321,6 +361,8 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         self.bounds = bounds
         self.epsilon_split = epsilon_split
         self.non_numeric = non_numeric
+        self.keep_index = keep_index
+        self.keep_attrs = keep_attrs
         self.out_of_bounds = out_of_bounds
         self.random_state = random_state
         self.accountant = accountant
@@ -351,7 +393,9 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         Returns
         -------
         ndarray of float64 or DataFrame
-            The masked table, of the input's type, with its column names and order.
+            The masked table, of the input's type, with its column names and order
+            (less the dropped columns); a pandas release has a fresh ``RangeIndex``
+            and empty ``attrs`` unless ``keep_index``/``keep_attrs`` ask otherwise.
         """
         k = check_positive_int(self.k, "k")
         mechanism = check_choice(self.mechanism, "mechanism", MECHANISMS)
@@ -360,9 +404,9 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
                 f"k must be >= 3 for mechanism='idp_cbls' (its pre-processing needs "
                 f"three values per cluster), got k={k}"
             )
-        non_numeric = check_choice(
-            self.non_numeric, "non_numeric", ("passthrough", "raise")
-        )
+        non_numeric = check_choice(self.non_numeric, "non_numeric", NON_NUMERIC)
+        keep_index = check_bool(self.keep_index, "keep_index")
+        keep_attrs = check_bool(self.keep_attrs, "keep_attrs")
         out_of_bounds = check_choice(
             self.out_of_bounds, "out_of_bounds", ("raise", "clip")
         )
@@ -417,8 +461,52 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         self.n_features_in_ = d
         if kind != "numpy":
             self.feature_names_in_ = np.asarray(names, dtype=object)
-        self.masked_ = _rebuild(X, kind, masked, names, numeric)
+        self.masked_ = _rebuild(
+            X, kind, masked, numeric, non_numeric, keep_index, keep_attrs
+        )
+        owner = type(self).__name__
+        unmasked = []
+        if non_numeric == "passthrough" and not all(numeric):
+            columns = [c for c, ok in zip(X.columns, numeric, strict=True) if not ok]
+            unmasked.append(f"the non-numeric columns {columns!r} are")
+        if kind == "pandas" and keep_index:
+            unmasked.append("the index of X (keep_index=True) is")
+        if kind == "pandas" and keep_attrs:
+            unmasked.append("X.attrs (keep_attrs=True) are")
+        for what in unmasked:
+            warnings.warn(
+                f"{owner}: {what} copied into the release unmasked: published as "
+                "in the data, not covered by the privacy guarantee",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
         return self.masked_
+
+    def release(self) -> dict[str, Any]:
+        """Return the publishable form of the fitted masker: covered values only.
+
+        As every DP estimator's ``release``, with ``masked_`` reduced to what the
+        guarantee covers: the masked numeric attributes, without passed-through
+        columns, with a fresh ``RangeIndex`` and empty ``attrs`` (pandas), whatever
+        ``non_numeric``, ``keep_index`` and ``keep_attrs`` put in ``masked_``. No
+        ``sensitivities_`` and no ``bounds_`` (the declared bounds are in
+        ``params``).
+
+        Returns
+        -------
+        dict
+            ``"estimator"``, ``"params"``, ``"guarantee"``, ``"epsilon_spent"``,
+            ``"privacy_ledger"`` and ``"attributes"``: ``masked_``, ``n_clusters_``,
+            ``epsilons_`` (copies).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the masker has not been fitted.
+        """
+        published = super().release()
+        published["attributes"]["masked_"] = _covered_part(self.masked_)
+        return published
 
     def _resolve_bounds(self, values: np.ndarray, names: list[Any]) -> np.ndarray:
         d = values.shape[1]
@@ -502,12 +590,32 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         return tags
 
 
+def _numeric_columns(X: Any, kind: str) -> list[bool]:
+    """Which columns of a pandas or polars frame can be masked (real numbers).
+
+    Booleans, complex numbers, datetimes, durations, categories, strings and objects
+    cannot.
+    """
+    if kind == "pandas":
+        from pandas.api import types
+
+        return [
+            types.is_numeric_dtype(dtype)
+            and not types.is_bool_dtype(dtype)
+            and not types.is_complex_dtype(dtype)
+            for dtype in X.dtypes
+        ]
+    return [dtype.is_numeric() for dtype in X.dtypes]
+
+
 def _numeric_values(
     X: Any, kind: str, non_numeric: str, name: str = "X", *, finite: bool = True
 ) -> tuple[np.ndarray, list[Any], list[bool]]:
     """Return the numeric attributes (n × d float64), their names, which are numeric.
 
-    ``finite=False`` skips the finiteness check (see :func:`as_float_array`).
+    With ``non_numeric="raise"`` a frame's non-numeric columns raise ``TypeError``;
+    otherwise they are left out. ``finite=False`` skips the finiteness check (see
+    :func:`as_float_array`).
     """
     if kind == "numpy":
         if isinstance(X, str):
@@ -515,30 +623,24 @@ def _numeric_values(
         values = as_float_array(X, name, ndim=2, contiguous=False, finite=finite)
         names: list[Any] = list(range(values.shape[1]))
         numeric = [True] * values.shape[1]
+        return values, names, numeric
+    columns = list(X.columns)
+    numeric = _numeric_columns(X, kind)
+    others = [c for c, ok in zip(columns, numeric, strict=True) if not ok]
+    if others and non_numeric == "raise":
+        raise TypeError(
+            f"{name} has non-numeric columns {others!r}, which microaggregation cannot "
+            "mask; pass non_numeric='drop' to leave them out of the release, or "
+            "non_numeric='passthrough' to copy them into it unmasked (not covered by "
+            "the privacy guarantee)"
+        )
+    positions = [i for i, ok in enumerate(numeric) if ok]
+    names = [columns[i] for i in positions]
+    if kind == "pandas":
+        values = X.iloc[:, positions].to_numpy(dtype=np.float64, na_value=np.nan)
     else:
-        columns = list(X.columns)
-        if kind == "pandas":
-            import pandas as pd
-
-            numeric = [
-                pd.api.types.is_numeric_dtype(X[c])
-                and not pd.api.types.is_bool_dtype(X[c])
-                for c in columns
-            ]
-        else:
-            numeric = [X[c].dtype.is_numeric() for c in columns]
-        others = [c for c, ok in zip(columns, numeric, strict=True) if not ok]
-        if others and non_numeric == "raise":
-            raise TypeError(
-                f"{name} has non-numeric columns {others!r}; drop them or pass "
-                "non_numeric='passthrough'"
-            )
-        names = [c for c, ok in zip(columns, numeric, strict=True) if ok]
-        if kind == "pandas":
-            values = X[names].to_numpy(dtype=np.float64, na_value=np.nan)
-        else:
-            values = X.select(names).to_numpy().astype(np.float64)
-        values = as_float_array(values, name, ndim=2, contiguous=False, finite=finite)
+        values = X.select(names).to_numpy().astype(np.float64)
+    values = as_float_array(values, name, ndim=2, contiguous=False, finite=finite)
     return values, names, numeric
 
 
@@ -561,23 +663,76 @@ def _check_inside(
 
 
 def _rebuild(
-    X: Any, kind: str, masked: np.ndarray, names: list[Any], numeric: list[bool]
+    X: Any,
+    kind: str,
+    masked: np.ndarray,
+    numeric: list[bool],
+    non_numeric: str,
+    keep_index: bool,
+    keep_attrs: bool,
 ) -> Any:
+    """Return the release of the input's type: masked columns, and any passed through.
+
+    A pandas release gets a fresh ``RangeIndex`` and no ``attrs`` unless
+    ``keep_index``/``keep_attrs``; a polars frame has neither.
+    """
     if kind == "numpy":
         return np.asarray(masked)
+    positions, columns = [], []
+    masked_columns = iter(masked.T)
+    for i, ok in enumerate(numeric):
+        if ok:
+            columns.append(next(masked_columns))
+        elif non_numeric == "passthrough":
+            columns.append(X.iloc[:, i].array if kind == "pandas" else X.to_series(i))
+        else:
+            continue
+        positions.append(i)
     if kind == "pandas":
-        out = X.copy()
-        for j, name in enumerate(names):
-            out[name] = masked[:, j]
+        import pandas as pd
+
+        index = X.index if keep_index else pd.RangeIndex(len(X))
+        out = _pandas_frame(X.columns[positions], columns, index)
+        if keep_attrs:
+            out.attrs = copy.deepcopy(X.attrs)
         return out
     import polars as pl
 
-    return X.with_columns(
+    return pl.DataFrame(
         [
-            pl.Series(name, masked[:, j], dtype=pl.Float64)
-            for j, name in enumerate(names)
+            pl.Series(X.columns[i], column, dtype=pl.Float64) if numeric[i] else column
+            for i, column in zip(positions, columns, strict=True)
         ]
     )
+
+
+def _pandas_frame(column_index: Any, columns: list[Any], index: Any) -> Any:
+    """Build a pandas frame from columns by position (names may repeat)."""
+    import pandas as pd
+
+    out = pd.DataFrame(dict(enumerate(columns)), index=index)
+    out.columns = column_index
+    return out
+
+
+def _covered_part(masked: Any) -> Any:
+    """Return a copy of the masked attributes of a release, without anything else.
+
+    No passed-through column, no index, no ``attrs``. The masked columns are the
+    numeric ones: every column passed through is not.
+    """
+    kind = frame_kind(masked)
+    if kind == "numpy":
+        return np.array(masked)
+    positions = [i for i, ok in enumerate(_numeric_columns(masked, kind)) if ok]
+    if kind == "pandas":
+        import pandas as pd
+
+        columns = [masked.iloc[:, i].to_numpy(copy=True) for i in positions]
+        return _pandas_frame(
+            masked.columns[positions], columns, pd.RangeIndex(len(masked))
+        )
+    return masked.select([masked.columns[i] for i in positions])
 
 
 def sse(X: Any, X_masked: Any) -> float:
@@ -631,7 +786,7 @@ def mean_sse(X: Any, X_masked: Any) -> float:
 def _pair(X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
     arrays = []
     for data, name in ((X, "X"), (Y, "X_masked")):
-        values, _, _ = _numeric_values(data, frame_kind(data), "passthrough", name)
+        values, _, _ = _numeric_values(data, frame_kind(data), "drop", name)
         # C order, so that the sums below do not depend on the input's layout.
         arrays.append(np.ascontiguousarray(values))
     if arrays[0].shape != arrays[1].shape:

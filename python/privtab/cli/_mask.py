@@ -29,8 +29,9 @@ __all__ = ["mask"]
 @click.command(
     "mask",
     short_help="Release a numeric table by microaggregation: ε-DP or ε-iDP.",
-    epilog="The masked table goes to OUT; the mechanism, the bounds used and the "
-    "privacy ledger (ε-DP or ε-iDP per column) go to stderr.",
+    epilog="The masked table goes to OUT; the mechanism, the columns masked, kept "
+    "unmasked and dropped, the bounds used and the privacy ledger (ε-DP or ε-iDP per "
+    "column) go to stderr.",
 )
 @input_argument()
 @output_option("OUT", "Where to write the masked table (.csv, .tsv or .parquet).")
@@ -56,6 +57,21 @@ __all__ = ["mask"]
     default=False,
     help="Clip values outside their bounds instead of stopping with an error.",
 )
+@option(
+    "--keep",
+    "keep",
+    multiple=True,
+    metavar="COL",
+    help="Copy the non-numeric column COL into OUT unmasked (repeatable, or "
+    "COL1,COL2): its values are published as they are, not covered by the "
+    "privacy guarantee.",
+)
+@option(
+    "--drop-non-numeric",
+    is_flag=True,
+    default=False,
+    help="Leave the non-numeric columns not named by --keep out of OUT.",
+)
 @seed_option()
 def mask(
     input_path: str,
@@ -65,24 +81,43 @@ def mask(
     epsilon: float,
     bounds: dict[str, tuple[float, float]],
     clip: bool,
+    keep: tuple[str, ...],
+    drop_non_numeric: bool,
     seed: int | None,
 ) -> None:
     """Mask every numeric column of the table IN by microaggregation and noise.
 
     Each numeric column is ranked and cut into clusters of K consecutive values;
     every cluster's centroid gets Laplace noise calibrated to its sensitivity and is
-    clamped to the column's bounds (Soria-Comas et al.). Non-numeric columns are
-    copied unchanged. ε is split equally over the numeric columns.
+    clamped to the column's bounds (Soria-Comas et al.). ε is split equally over the
+    numeric columns. Non-numeric columns (text, dates, booleans) cannot be masked:
+    the command stops on them unless each is copied unmasked (--keep COL) or left
+    out (--drop-non-numeric).
     """
-    from privtab.microagg import MicroaggregationMasker
+    from privtab.microagg import MicroaggregationMasker, _numeric_columns
 
     frame = read_input(input_path)
+    columns = [str(c) for c in frame.columns]
+    numeric = _numeric_columns(frame, "pandas")
+    kept = _columns_to_keep(keep, columns, numeric)
+    undecided = [
+        c for c, ok in zip(columns, numeric, strict=True) if not ok and c not in kept
+    ]
+    if undecided and not drop_non_numeric:
+        raise click.ClickException(
+            f"{input_path} has non-numeric columns ({', '.join(undecided)}), which "
+            "microaggregation cannot mask. Copy them into OUT unmasked, outside the "
+            "privacy guarantee, with --keep COL, or leave them out with "
+            "--drop-non-numeric."
+        )
+    frame = frame.drop(columns=undecided)
     with release():
         masker = MicroaggregationMasker(
             k,
             epsilon,
             mechanism=mechanism,
             bounds=bounds,
+            non_numeric="passthrough" if kept else "raise",
             out_of_bounds="clip" if clip else "raise",
             random_state=seed,
         )
@@ -97,9 +132,41 @@ def mask(
         for name, (lo, hi) in zip(masker.feature_names_in_, masker.bounds_, strict=True)
     )
     click.echo(
-        f"mechanism: {mechanism}, k = {k}, {masker.n_features_in_} numeric columns "
-        "masked\n"
+        f"mechanism: {mechanism}, k = {k}\n"
+        f"masked: {', '.join(map(str, masker.feature_names_in_))}\n"
+        f"kept unmasked (not covered): {', '.join(kept) or '(none)'}\n"
+        f"dropped: {', '.join(undecided) or '(none)'}\n"
         f"bounds: {used}\n"
         f"privacy ledger (total {masker.epsilon_spent_:g}):\n{ledger}",
         err=True,
     )
+
+
+def _columns_to_keep(
+    keep: tuple[str, ...], columns: list[str], numeric: list[bool]
+) -> list[str]:
+    """Return the columns named by ``--keep``, in the order of IN.
+
+    Each value of ``--keep`` is a column name or a comma-separated list of them.
+
+    Raises
+    ------
+    click.BadParameter
+        If a name is not a column of IN, or names a numeric column (those are
+        always masked).
+    """
+    names = []
+    for value in keep:
+        names.extend([value] if value in columns else value.split(","))
+    for name in names:
+        if name not in columns:
+            raise click.BadParameter(
+                f"{name!r} is not a column of IN; columns: {', '.join(columns)}",
+                param_hint="--keep",
+            )
+        if numeric[columns.index(name)]:
+            raise click.BadParameter(
+                f"{name!r} is numeric: numeric columns are always masked",
+                param_hint="--keep",
+            )
+    return [c for c in columns if c in names]
