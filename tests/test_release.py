@@ -220,6 +220,10 @@ def test_release_is_a_copy(case):
             kept = pickle.loads(pickle.dumps(before))
             array[...] = 0 if array.dtype != bool else ~array
             assert same(fitted_value(estimator, name), kept), name
+    declared = released["params"].get("classes")
+    if declared is not None:
+        declared.append(2)
+        assert estimator.get_params()["classes"] == [0, 1]
 
 
 @pytest.mark.parametrize("case", range(len(CASES)), ids=map(case_id, CASES))

@@ -208,9 +208,9 @@ class DPEstimatorMixin:
         """Return the publishable form of the fitted estimator: covered values only.
 
         A fitted estimator holds more than its release: values computed from the data
-        without noise (an iteration count, per-cluster sensitivities, an inferred
-        norm), kept for analysis, and the ``accountant`` passed to it, whose ledger
-        lists every other release of the caller. Pickling or publishing the estimator
+        without noise (a training accuracy, per-cluster sensitivities, an inferred
+        norm), kept for analysis, its seed, and the ``accountant`` passed to it, whose
+        ledger lists every other release of the caller. Pickling or publishing the estimator
         publishes all of them; publish this instead.
 
         Returns
@@ -241,7 +241,7 @@ class DPEstimatorMixin:
         """
         check_is_fitted(self, "epsilon_spent_")
         params = {
-            name: value
+            name: _published_copy(value, name)
             for name, value in self.get_params(deep=False).items()  # type: ignore[attr-defined]
             if name not in self._unpublished_params
         }
