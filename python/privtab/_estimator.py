@@ -17,11 +17,13 @@ Core kernels called: none (the releases built on it call their own kernels).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -141,15 +143,27 @@ class DPEstimatorMixin:
     ``privacy_guarantee`` (or ``_privacy_guarantee()``, when a parameter decides it)
     tags every ledger entry; ``_total_epsilon()`` is the budget to validate and spend.
     The scikit-learn tag ``non_deterministic`` is set unless a seed is fixed.
+
+    :meth:`release` is the publishable form of the fitted estimator: the fitted
+    attributes the guarantee covers (``released_attributes``, a dotted name such as
+    ``"classifier_.coef_"`` reaching into a fitted sub-estimator), the public
+    parameters and this fit's ledger. The estimator itself is not: it keeps what
+    the fit computed without noise for analysis, its ``random_state`` (which
+    regenerates the noise) and the ``accountant`` passed to it, whose ledger lists
+    every release charged to it. ``pickle`` carries all of them; it stays the way to
+    save or ship an estimator among the analyst's own processes (the accountant goes
+    with it, so a refit is still charged to the caller's budget), not a way to
+    publish one.
     """
 
     #: The kind of guarantee of the release, ``"dp"`` or ``"idp"``.
     privacy_guarantee: ClassVar[str] = "dp"
 
     #: The fitted attributes the guarantee covers, in the order :meth:`release`
-    #: returns them. Every other fitted attribute (and the ``accountant`` parameter,
-    #: with its whole ledger) is for the analyst only: see SECURITY.md, "Publishing
-    #: a fitted estimator".
+    #: returns them; ``"a_.b_"`` names attribute ``b_`` of the fitted ``a_``. Every
+    #: other fitted attribute (and the ``accountant`` parameter, with its whole
+    #: ledger) is for the analyst only: see SECURITY.md, "Publishing a fitted
+    #: estimator".
     released_attributes: ClassVar[tuple[str, ...]] = ()
 
     #: Constructor parameters left out of :meth:`release`: the accountant's ledger
@@ -194,9 +208,9 @@ class DPEstimatorMixin:
         """Return the publishable form of the fitted estimator: covered values only.
 
         A fitted estimator holds more than its release: values computed from the data
-        without noise (an iteration count, per-cluster sensitivities, an inferred
-        norm), kept for analysis, and the ``accountant`` passed to it, whose ledger
-        lists every other release of the caller. Pickling or publishing the estimator
+        without noise (a training accuracy, per-cluster sensitivities, an inferred
+        norm), kept for analysis, its seed, and the ``accountant`` passed to it, whose
+        ledger lists every other release of the caller. Pickling or publishing the estimator
         publishes all of them; publish this instead.
 
         Returns
@@ -213,10 +227,21 @@ class DPEstimatorMixin:
         ------
         sklearn.exceptions.NotFittedError
             If the estimator has not been fitted.
+        TypeError
+            If a released attribute holds an estimator or an accountant (whose own
+            attributes the guarantee does not cover): release its covered
+            attributes by dotted name instead.
+
+        Notes
+        -----
+        The guarantee covers these values under the assumptions of SECURITY.md: a
+        domain, label set or bound taken from the data at fit (the fit warned with
+        :class:`~privtab.exceptions.PrivacyLeakWarning`) is not covered, and shows
+        through the released values (``classes_``, the shapes, the scale).
         """
         check_is_fitted(self, "epsilon_spent_")
         params = {
-            name: value
+            name: _published_copy(value, name)
             for name, value in self.get_params(deep=False).items()  # type: ignore[attr-defined]
             if name not in self._unpublished_params
         }
@@ -229,10 +254,16 @@ class DPEstimatorMixin:
                 (entry.label, entry.epsilon) for entry in self.privacy_ledger_
             ],
             "attributes": {
-                name: _published_copy(getattr(self, name))
+                name: _published_copy(self._released_value(name), name)
                 for name in self.released_attributes
             },
         }
+
+    def _released_value(self, name: str) -> Any:
+        value: Any = self
+        for part in name.split("."):
+            value = getattr(value, part)
+        return value
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()  # type: ignore[misc]
@@ -241,17 +272,27 @@ class DPEstimatorMixin:
         return tags
 
 
-def _published_copy(value: Any) -> Any:
-    """Copy a fitted value so that no later change of the estimator reaches it."""
+def _published_copy(value: Any, name: str) -> Any:
+    """Copy a fitted value so that no later change of the estimator reaches it.
+
+    An estimator or an accountant is refused: it carries values the guarantee does
+    not cover (its own fitted attributes, parameters or ledger).
+    """
+    if isinstance(value, BaseEstimator | BudgetAccountant):
+        raise TypeError(
+            f"{name} holds a {type(value).__name__}, which is not publishable as a "
+            "whole; name its covered attributes instead (e.g. "
+            f"'{name}.coef_')"
+        )
     if isinstance(value, np.ndarray):
         return value.copy()
     if isinstance(value, list):
-        return [_published_copy(item) for item in value]
+        return [_published_copy(item, name) for item in value]
     if isinstance(value, tuple):
-        return tuple(_published_copy(item) for item in value)
+        return tuple(_published_copy(item, name) for item in value)
     if isinstance(value, dict):
-        return {key: _published_copy(item) for key, item in value.items()}
-    return value
+        return {key: _published_copy(item, name) for key, item in value.items()}
+    return copy.deepcopy(value)
 
 
 class SupportSelectorMixin(SelectorMixin):

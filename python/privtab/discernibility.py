@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -479,9 +479,9 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
     Attributes
     ----------
     support_ : ndarray of bool, shape (n_features_in_,)
-        Mask of the selected attributes.
+        Mask of the selected attributes. Released.
     selection_order_ : ndarray of int64, shape (n_features,)
-        Indices of the selected attributes, in the order chosen.
+        Indices of the selected attributes, in the order chosen. Released.
     n_features_in_ : int
         Number of columns of X.
     feature_names_in_ : ndarray of str
@@ -492,7 +492,9 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
         One entry per round, ε/k each; they add up exactly to ``epsilon_spent_``.
     classes_ : ndarray
-        The label set: ``classes`` (sorted) when declared, else the labels of ``y``.
+        The label set: ``classes`` (sorted) when declared, else the labels of ``y``,
+        then not covered by the guarantee. Not released: the selection does not
+        depend on it.
 
     Raises
     ------
@@ -523,6 +525,11 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
     argument of :meth:`fit`, or inferred from the data (``max + 1``, with a
     :class:`~privtab.exceptions.PrivacyLeakWarning`); they only serve validation.
 
+    Publishing. :meth:`release` returns ``support_`` and ``selection_order_`` with the
+    public parameters and the ledger. The estimator, pickled, also carries its
+    ``accountant`` (with the caller's whole ledger) and ``random_state``: publish
+    :meth:`release`, not the estimator.
+
     Each round is a Gumbel-max draw on the log-weights ε'·ΔF in Rust, after scoring
     every remaining candidate in one parallel O(n) pass against the partition of S,
     which is refined once per round: O(k·d·n) in total, as in §2.2 of the paper. While
@@ -545,6 +552,8 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
     >>> selector.transform(X).shape, acc.spent
     ((100, 1), 1.0)
     """
+
+    released_attributes: ClassVar[tuple[str, ...]] = ("support_", "selection_order_")
 
     def __init__(
         self,

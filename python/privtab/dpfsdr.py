@@ -27,11 +27,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import _num_features
+from sklearn.utils.validation import _num_features, check_is_fitted
 
 from privtab import _core
 from privtab._estimator import DPEstimatorMixin, PrivateRun, SupportSelectorMixin
@@ -387,6 +387,19 @@ class _CorrelatedLinearSVC(DPLinearSVC):
     def _sensitivity_factor(self) -> float:
         return float(self.sensitivity_factor)
 
+    def release(self) -> dict[str, Any]:
+        """Refuse: the parameters hold ``CS`` and the row-norm bound, not covered.
+
+        Raises
+        ------
+        TypeError
+            Always; the selector's :meth:`release` publishes this model's weights.
+        """
+        raise TypeError(
+            "the SVM of a DPFSDR/DPFS selector is published by the selector's "
+            "release(), which holds its coef_ and intercept_"
+        )
+
     def fit(self, X: Any, y: Any) -> _CorrelatedLinearSVC:
         """Fit; with ``sensitivity_factor=0`` nothing is released or spent."""
         super().fit(X, y)
@@ -410,6 +423,13 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
     """The shared fit of :class:`DPFSDR` and :class:`DPFS`."""
 
     _dynamic = True
+    released_attributes: ClassVar[tuple[str, ...]] = (
+        "support_",
+        "selection_order_",
+        "classes_",
+        "classifier_.coef_",
+        "classifier_.intercept_",
+    )
 
     def __init__(
         self,
@@ -634,6 +654,30 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
             self._finish_private_fit(spent, name, steps)
         return self
 
+    def release(self) -> dict[str, Any]:
+        """Return the publishable form of the fitted selector: covered values only.
+
+        See :meth:`privtab._estimator.DPEstimatorMixin.release`; the attributes are
+        ``support_``, ``selection_order_``, ``classes_``, ``classifier_.coef_`` and
+        ``classifier_.intercept_``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the selector has not been fitted.
+        ValueError
+            If ``epsilon_selection`` or ``epsilon_training`` is ``None``: the
+            importance that ranks the candidates, or the weights, are then exact.
+        """
+        check_is_fitted(self, "epsilon_spent_")
+        for name in ("epsilon_selection", "epsilon_training"):
+            if getattr(self, name) is None:
+                raise ValueError(
+                    f"{name} is None, so the fit is not private and has no "
+                    "publishable form; give it a budget to release the selection"
+                )
+        return super().release()
+
     @classmethod
     def _most_fits(cls, m: int) -> int:
         """Return the most SVM fits the algorithm makes on ``m`` candidates.
@@ -703,35 +747,49 @@ _DOC_PARAMETERS = """
     Attributes
     ----------
     support_ : ndarray of bool, shape (n_features,)
+        Released (see Notes for what the choice depends on).
     selection_order_ : ndarray of int64
-        Selected columns in the order they were accepted.
+        Selected columns in the order they were accepted. Released.
     classifier_ : DPLinearSVC
         The last accepted model, fitted on ``X[:, support_]`` (columns in increasing
         order, i.e. ``transform(X)``); its ``coef_`` and ``intercept_`` are the
-        perturbed ``w'``.
+        perturbed ``w'``, and are released. Its other attributes and parameters
+        (among them ``CS`` and the row-norm bound) are not.
+    classes_ : ndarray
+        ``classes`` (sorted) when declared, else the labels of ``y`` (then not
+        covered by the guarantee). Released.
     accuracy_ : float
-        Its accuracy on the training data.
+        Its accuracy on the training data, without noise: not covered by the
+        guarantee, kept for analysis.
     correlated_sensitivity_ : float
         ``CS``, the largest record correlated degree on the selected features (0 when
-        ``epsilon_training`` is None).
+        ``epsilon_training`` is None), without noise: not covered, kept for analysis.
     lambda_ : float
         ``λ = 1/(C·n)``.
     delta_w_ : float
         ``Δw = √p·2/(n·λ)``, ``p`` = selected features + intercept; the noise of
         ``classifier_`` is ``Lap(CS·Δw/ε)`` per weight.
+    data_norm_ : float
+        ``data_norm``, or when it is ``None`` the largest row norm of ``X``: then a
+        value of the data the guarantee does not cover.
     kept_features_ : ndarray of int64
-        The columns kept by the attribute filter.
+        The columns kept by the attribute filter, computed without noise: not
+        covered, kept for analysis.
     feature_importance_ : ndarray
-        ``fim'`` of the kept columns (``fim`` when ``epsilon_selection`` is None).
+        ``fim'`` of the kept columns (``fim`` when ``epsilon_selection`` is None);
+        indexed like ``kept_features_``, so not released.
     candidate_order_ : ndarray of int64
-        ``F_cd``: the kept columns by decreasing ``fim'``.
+        ``F_cd``: the kept columns by decreasing ``fim'``; it shows
+        ``kept_features_``: not covered.
     n_refits_ : int
-        SVM fits made.
+        SVM fits made; the accuracies decide it: not covered.
     epsilon_spent_ : float
         ``ε₁ + Σ`` of the refits' budgets.
     privacy_ledger_ : list of LedgerEntry
         One entry for ``fim'`` and one per refit; they sum exactly to
-        ``epsilon_spent_``.
+        ``epsilon_spent_``. Both count the refits, so they show ``n_refits_`` too
+        (and with ``budget="total"`` and no ``max_refits``, each refit's share shows
+        the number of kept columns).
 """
 
 _DOC_NOTES = """
@@ -754,6 +812,18 @@ _DOC_NOTES = """
     relevance, the factor ``CS`` (which sets the noise scale) and the training
     accuracies that decide acceptance are computed from the data without noise, as in
     the paper, and what they reveal is not covered by the guarantee.
+
+    Publishing. :meth:`release` returns the selection (``support_``,
+    ``selection_order_``), ``classes_`` and the released weights
+    (``classifier_.coef_``, ``classifier_.intercept_``), with the public parameters
+    and the ledger; it refuses when ``epsilon_selection`` or ``epsilon_training`` is
+    ``None`` (the importance or the weights are then exact). The selection and the
+    noise scale also depend on the values computed without noise above, as the
+    paper's accounting accepts. Everything else the fit keeps (``accuracy_``,
+    ``correlated_sensitivity_``, ``kept_features_``, ``candidate_order_``,
+    ``n_refits_``, an inferred ``data_norm_``, and ``classifier_`` as a whole) is for
+    analysis; the estimator, pickled, also carries its ``accountant`` (with the
+    caller's whole ledger) and ``random_state``: publish :meth:`release`.
 """
 
 

@@ -324,11 +324,11 @@ def _minimize(
     loss: str,
     huber_h: float,
     linear: np.ndarray | None = None,
-) -> tuple[np.ndarray, int, float]:
+) -> tuple[np.ndarray, float]:
     """Minimise ``(1/n) Σ ℓ(y_i wᵀz_i) + (lam/2)‖w‖² + linear·w``.
 
-    Returns the minimiser, the number of L-BFGS iterations and the L2 norm of the final
-    gradient (``‖w − w*‖₂ ≤ ‖∇‖₂ / lam`` by strong convexity).
+    Returns the minimiser and the L2 norm of the final gradient
+    (``‖w − w*‖₂ ≤ ‖∇‖₂ / lam`` by strong convexity).
     """
     n = Z.shape[0]
     shift = np.zeros(Z.shape[1]) if linear is None else linear
@@ -374,7 +374,7 @@ def _minimize(
                 if not candidate_norm < grad_norm:
                     break
                 w, grad, grad_norm = candidate, candidate_grad, candidate_norm
-    return w, int(result.nit), grad_norm
+    return w, grad_norm
 
 
 def _huber_newton(
@@ -383,7 +383,7 @@ def _huber_newton(
     strengths: np.ndarray,
     huber_h: float,
     linear: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Minimise the Huber objectives of several models on the same rows by Newton's method.
 
     Model ``k`` minimises ``J_k(w) = (1/n) Σ ℓ_h(s_ki·wᵀz_i) + (λ_k/2)‖w‖² + b_kᵀw``;
@@ -399,7 +399,7 @@ def _huber_newton(
     gradient is below ``_GTOL·λ_k``, when no step lowers its objective (rounding), or
     after ``_NEWTON_MAX_ITER`` steps; the caller checks the final gradient.
 
-    Returns the weights ``(q, p)``, the Newton steps taken and the final gradient norms.
+    Returns the weights ``(q, p)`` and the final gradient norms.
     """
     q, n = signs.shape
     p = Z.shape[1]
@@ -482,7 +482,7 @@ def _huber_newton(
         n_iter[active[moved]] += 1
         # No step lowers the objective: stop at the current point.
         settled[active[~moved]] = True
-    return W, n_iter, grad_norm
+    return W, grad_norm
 
 
 def _minimize_models(
@@ -492,7 +492,7 @@ def _minimize_models(
     loss: str,
     huber_h: float,
     linear: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Minimise one objective per row of ``signs`` (labels ±1) on the rows ``Z``.
 
     Model ``k`` minimises ``(1/n) Σ ℓ(s_ki·wᵀz_i) + (λ_k/2)‖w‖² + b_kᵀw`` with
@@ -502,12 +502,11 @@ def _minimize_models(
     farther than ``1e-6·max(1, ‖w‖₂)`` from the minimiser (by the strong-convexity bound
     ``‖∇J‖₂/λ``), and every other case, to L-BFGS (:func:`_minimize`).
 
-    Returns the weights ``(q, p)``, the iterations and the final gradient norms.
+    Returns the weights ``(q, p)`` and the final gradient norms.
     """
     q, p = signs.shape[0], Z.shape[1]
     shifts = np.zeros((q, p)) if linear is None else linear
     weights = np.zeros((q, p))
-    n_iter = np.zeros(q, dtype=np.int64)
     grad_norm = np.full(q, np.inf)
     if loss == "huber" and p <= _NEWTON_MAX_WEIGHTS:
         # Models in batches of at most _NEWTON_BATCH_VALUES margins.
@@ -516,17 +515,17 @@ def _minimize_models(
             models = slice(start, start + batch)
             try:
                 with _single_threaded_blas():
-                    weights[models], n_iter[models], grad_norm[models] = _huber_newton(
+                    weights[models], grad_norm[models] = _huber_newton(
                         Z, signs[models], strengths[models], huber_h, shifts[models]
                     )
             except np.linalg.LinAlgError:
                 pass  # a numerically singular system (tiny λ): these go to L-BFGS
     for k in range(q):
         if _uncertified(weights[k], grad_norm[k], strengths[k]):
-            weights[k], n_iter[k], grad_norm[k] = _minimize(
+            weights[k], grad_norm[k] = _minimize(
                 Z, signs[k], float(strengths[k]), loss, huber_h, shifts[k]
             )
-    return weights, n_iter, grad_norm
+    return weights, grad_norm
 
 
 def _uncertified(weights: np.ndarray, grad_norm: float, strength: float) -> bool:
@@ -665,11 +664,23 @@ _ERM_CLASSES = """\
     ``data_norm=None`` takes the bound from the data and emits
     :class:`~privtab.exceptions.PrivacyLeakWarning`.
     A fixed ``random_state`` voids privacy against anyone who knows it.
+
+    Publishing. :meth:`release` returns ``coef_``, ``intercept_`` and ``classes_``
+    (``released_attributes``), the public parameters and the ledger. The other
+    fitted attributes follow from ``n`` and the parameters, except ``data_norm_``
+    and ``classes_`` when taken from the data. No iteration count is kept: under
+    output perturbation it is a function of the exact data (a neighbour can change
+    it at any ε), under objective perturbation of the data and the noise vector
+    together, and the guarantee covers only the minimiser. The estimator itself,
+    pickled, also carries its ``accountant`` (with the caller's whole ledger) and
+    ``random_state``: publish :meth:`release`, not the estimator.
 """
 
 
 class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Shared fit/predict of the two DP linear classifiers (one-vs-rest beyond 2 classes)."""
+
+    released_attributes: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "classes_")
 
     _loss: ClassVar[str]
     epsilon: float
@@ -785,7 +796,7 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             scales = 2.0 / eps_primes
             strengths = lam + extras
             linear = scales[:, None] * unit_noise / n
-        weights, n_iter, grad_norms = _minimize_models(
+        weights, grad_norms = _minimize_models(
             Z, signs, strengths, self._loss, huber_h, linear
         )
         for w, grad_norm, strength in zip(weights, grad_norms, strengths, strict=True):
@@ -819,7 +830,6 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         else:
             self.epsilon_prime_ = None
             self.extra_regularization_ = None
-        self.n_iter_ = n_iter
         name = type(self).__name__
         if binary:
             labels = [f"{name} ({self.method} perturbation)"]
@@ -902,14 +912,18 @@ class DPLogisticRegression(_DPLinearClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        ``classes`` (sorted) when declared, else the labels of ``y``.
+        ``classes`` (sorted) when declared, else the labels of ``y`` (then not
+        covered by the guarantee: a class held by one record shows).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Released: the perturbed weights.
     intercept_ : ndarray of shape (1,) or (n_classes,)
+        Released: the perturbed intercepts.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
     data_norm_ : float
-        The row-norm bound used.
+        The row-norm bound used: ``data_norm``, or when it is ``None`` the largest
+        row norm of ``X``, a value of the data the guarantee does not cover.
     lambda_ : float
         ``λ = 1/(C·n)``.
     sensitivity_ : float
@@ -922,8 +936,6 @@ class DPLogisticRegression(_DPLinearClassifier):
         ``method="objective"``.
     epsilon_prime_, extra_regularization_ : ndarray of shape (n_models,) or None
         ``ε'`` and ``Δ`` of objective perturbation (``None`` for ``method="output"``).
-    n_iter_ : ndarray of shape (n_models,)
-        L-BFGS iterations.
     epsilon_spent_ : float
     privacy_ledger_ : list of LedgerEntry
         Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.
@@ -1077,13 +1089,18 @@ class DPLinearSVC(_DPLinearClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        ``classes`` (sorted) when declared, else the labels of ``y``.
+        ``classes`` (sorted) when declared, else the labels of ``y`` (then not
+        covered by the guarantee: a class held by one record shows).
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Released: the perturbed weights.
     intercept_ : ndarray of shape (1,) or (n_classes,)
+        Released: the perturbed intercepts.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
     data_norm_ : float
+        The row-norm bound used: ``data_norm``, or when it is ``None`` the largest
+        row norm of ``X``, a value of the data the guarantee does not cover.
     lambda_ : float
         ``λ = 1/(C·n)``.
     sensitivity_ : float
@@ -1094,8 +1111,6 @@ class DPLinearSVC(_DPLinearClassifier):
     noise_scale_ : ndarray of shape (n_models,)
     epsilon_prime_, extra_regularization_ : ndarray of shape (n_models,) or None
         ``ε'`` and ``Δ`` of objective perturbation (``None`` for ``method="output"``).
-    n_iter_ : ndarray of shape (n_models,)
-        Newton steps (or L-BFGS iterations, where L-BFGS solved).
     epsilon_spent_ : float
     privacy_ledger_ : list of LedgerEntry
         Steps that unpack as ``(label, epsilon)``, each tagged with its ``guarantee``.

@@ -19,7 +19,7 @@ References
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -287,26 +287,29 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     support_ : ndarray of bool, shape (n_features_in_,)
-        The predictors kept.
+        The predictors kept. Released.
     selection_order_ : ndarray of int64, shape (n_features_,)
         Indices of the kept predictors, in PrivateKD's order (``0 .. d - 2`` without
-        projection).
+        projection). Released.
     n_features_in_ : int
         Number of predictors ``d - 1`` (columns of ``X``).
     n_features_ : int
-        ``k`` (given or estimated).
+        ``k`` (given or estimated from public quantities). Released.
     gamma_ : float
-        The histogram's share (given or estimated; 1 without projection).
+        The histogram's share (given or estimated; 1 without projection). Released.
     histogram_ : SparseHistogram
         Over the kept predictors (in ``selection_order_``) followed by the target.
+        Released.
     classes_ : ndarray
-        The target's labels, sorted (``classes`` when declared, else those of ``y``);
-        the histogram's last column holds their indices.
+        The target's labels, sorted (``classes`` when declared, else those of ``y``,
+        then not covered by the guarantee); the histogram's last column holds their
+        indices. Released.
     cardinalities_ : ndarray of int64, shape (n_features_in_,)
-        The predictors' domain sizes (declared or inferred).
+        The predictors' domain sizes (declared, or inferred and then not covered).
+        Not released: the kept predictors' are in ``histogram_``.
     categories_ : list of ndarray or None
         What the codes of the kept predictors stand for (from an ``EncodedTable``),
-        in ``selection_order_``; ``None`` for plain codes.
+        in ``selection_order_``; ``None`` for plain codes. Released.
     epsilon_spent_ : float
         ``epsilon``.
     privacy_ledger_ : list of LedgerEntry
@@ -347,6 +350,12 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
     ``d``, the number of classes and the constants, so they spend nothing. When ``k``
     equals the number of predictors there is no projection and ``gamma = 1``.
 
+    Publishing. :meth:`release` returns the attributes marked "Released" above
+    (``released_attributes``) with the public parameters and the ledger, enough for
+    :meth:`synthetic`'s records. The estimator, pickled, also carries its
+    ``accountant`` (with the caller's whole ledger) and ``random_state``: publish
+    :meth:`release`, not the estimator.
+
     Numeric predictors should be binned by :class:`~privtab.TableEncoder` with
     declared ``bounds`` and Lei's bin count ``bins=lei_bins(n, d - 1)`` (Vinterbo 2012,
     §2.3); :meth:`synthetic` then decodes their bins to midpoints.
@@ -372,6 +381,16 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
     >>> X_syn.shape[1], acc.spent
     (2, 2.0)
     """
+
+    released_attributes: ClassVar[tuple[str, ...]] = (
+        "support_",
+        "selection_order_",
+        "n_features_",
+        "gamma_",
+        "histogram_",
+        "classes_",
+        "categories_",
+    )
 
     def __init__(
         self,

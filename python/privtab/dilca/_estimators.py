@@ -17,7 +17,7 @@ Full references: :mod:`privtab.dilca`.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -403,13 +403,16 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
     Attributes
     ----------
     contexts_ : list of ndarray of int64
-        The private context of each attribute (sorted column indices).
+        The private context of each attribute (sorted column indices). Released.
     tables_ : list of list of ndarray
         For each attribute Y, the noisy (clamped) |Y|×|X| tables of its context, in
-        the order of ``contexts_``: differentially private, like everything else.
+        the order of ``contexts_``: differentially private. Released.
     distance_matrices_ : list of ndarray
         The private |V_j|×|V_j| distance matrices (symmetric, zero diagonal, [0, 1]).
+        Released.
     cardinalities_ : ndarray of uint32 of shape (n_features_in_,)
+        Declared, or inferred (``max + 1``) and then not covered by the guarantee
+        (the shapes of the released matrices show them either way).
     n_features_in_ : int
     epsilon_spent_ : float
         ε, charged to the accountant.
@@ -458,6 +461,11 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
     Draws use the Gumbel-max exponential mechanism and Laplace noise of
     :mod:`privtab.mechanisms` (ChaCha20 in Rust).
 
+    Publishing. :meth:`release` returns ``contexts_``, ``tables_`` and
+    ``distance_matrices_`` with the public parameters and the ledger. The estimator,
+    pickled, also carries its ``accountant`` (with the caller's whole ledger) and
+    ``random_state``: publish :meth:`release`, not the estimator.
+
     Examples
     --------
     >>> import numpy as np
@@ -472,6 +480,12 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
     >>> sum(part for _, part in model.privacy_ledger_) == model.epsilon_spent_
     True
     """
+
+    released_attributes: ClassVar[tuple[str, ...]] = (
+        "contexts_",
+        "tables_",
+        "distance_matrices_",
+    )
 
     def __init__(
         self,
