@@ -89,6 +89,10 @@ def cases(accountant=None):
             pt.DPFS(0.5, 0.5, data_norm=10.0, budget="total", classes=[0, 1], **common),
             DPFS_COVERED,
         ),
+        (
+            pt.MicroaggregationMasker(3, 1.0, bounds=(-10.0, 10.0), **common),
+            {"masked_", "n_clusters_", "epsilons_"},
+        ),
     ]
 
 
@@ -165,7 +169,8 @@ def test_release_holds_the_covered_attributes_and_the_metadata(case):
     }
     assert same(released["params"], public)
     assert released["estimator"] == type(estimator).__name__
-    assert released["guarantee"] == "dp"
+    individual = str(getattr(estimator, "mechanism", "")).startswith("idp")
+    assert released["guarantee"] == ("idp" if individual else "dp")
     assert released["epsilon_spent"] == estimator.epsilon_spent_
     assert released["privacy_ledger"] == [
         (entry.label, entry.epsilon) for entry in estimator.privacy_ledger_
