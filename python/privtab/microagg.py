@@ -316,6 +316,18 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     the smallest record above the largest shifts every cluster). Use ``"dp"`` where
     that matters.
 
+    **Row linkage is not covered.** The release keeps the records in their order, and
+    the records of one cluster share one noisy centroid, so it shows exactly which
+    records share a cluster in each attribute (and, across attributes, which clusters
+    occur together). That partition depends on the data: with ``k=3``, bounds
+    ``(0, 10)`` and ``x = [0, 2, 3, 4, 5, 6]``, the first two records always share a
+    value; replace the first by 9 and they share one in about 1.5 % of the releases,
+    at any ε. The paper's analysis, and so the guarantee above (ε-DP for ``"dp"``,
+    ε-iDP for the others), covers each attribute's values as an unordered set of
+    noisy centroids with their cluster sizes, not which record received which.
+    Publish the record-level table only where linking records by their shared values
+    is acceptable.
+
     **What is released besides the masked values.** Only the masked numeric
     attributes are covered. Non-numeric columns (a name, a diagnosis, a date of birth)
     and a pandas index or ``attrs`` come from the data unmasked: by default they are
