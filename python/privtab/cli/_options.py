@@ -705,7 +705,8 @@ def release() -> Iterator[list[str]]:
     ``MemoryError`` raised inside stops the command with its message. On success each
     distinct warning is printed once to stderr, with the library's advice
     (``classes=[...]``) rewritten as the shell's (``--classes``). Yields the list the
-    messages are put in (sorted), for JSON outputs. Warnings raised inside Dask
+    messages are put in (sorted); they stay out of OUT, as they may quote values
+    computed from the data without noise (a data norm). Warnings raised inside Dask
     (its own deprecations, and pandas' seen from Dask) are not the release's and
     are left out, so a table read on Dask reports what it reports in memory.
     """
