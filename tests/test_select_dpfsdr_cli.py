@@ -95,7 +95,7 @@ def test_json_matches_the_estimator_with_the_same_seed(wdbc, tmp_path, method, b
         assert report["epsilon"] <= 0.5 + 2.0
     else:
         assert report["epsilon"] == 0.5 + 2.0 * report["n_refits"]
-    assert report["warnings"] == []
+    assert "warning" not in result.stderr
     assert f"selected ({method}): {', '.join(report['selected'])}" in result.stdout
     assert f"privacy ledger (total {report['epsilon']:g})" in result.stderr
 
@@ -118,13 +118,14 @@ def test_the_released_coefficients_are_the_fitted_model(wdbc, tmp_path):
 def test_undeclared_norm_and_labels_warn_in_shell_words(wdbc, tmp_path):
     path, _ = wdbc
     out = tmp_path / "out.json"
-    result = run([path, "-o", out, *private_args("dpfs"), "--seed", 1])
+    args = [path, "-o", out, *private_args("dpfs"), "--seed", 1]
+    result = run([*args, "--allow-inferred-domains"])
     assert result.exit_code == 0, result.output
-    notes = json.loads(out.read_text())["warnings"]
-    assert len(notes) == 2
+    notes = [line for line in result.stderr.splitlines() if "warning:" in line]
+    assert len(notes) == 3
     assert any("data_norm was not given" in n and "--data-norm" in n for n in notes)
     assert any("label set of y" in n and "--classes" in n for n in notes)
-    assert result.stderr.count("warning:") == 2
+    assert any("OUT shows the labels of 'diagnosis'" in n for n in notes)
 
 
 def test_table_output_projects_the_input_and_parquet_input(wdbc, tmp_path):
@@ -135,7 +136,8 @@ def test_table_output_projects_the_input_and_parquet_input(wdbc, tmp_path):
     assert (
         run([parquet, "-o", as_json, *private_args("dpfs"), *DECLARED]).exit_code == 0
     )
-    result = run([path, "-o", as_csv, *private_args("dpfs"), *DECLARED])
+    args = [path, "-o", as_csv, *private_args("dpfs"), *DECLARED]
+    result = run([*args, "--write-projection"])
     assert result.exit_code == 0, result.output
     selected = json.loads(as_json.read_text())["selected"]
     projected = pd.read_csv(as_csv)
@@ -199,8 +201,17 @@ def test_bad_options_of_dpfsdr_and_dpfs(wdbc, tmp_path, method, extra, code, mes
             "dpfsdr or dpfs)",
         ),
         (["--method", "privatekd"], "Missing option '--k'."),
+        (
+            ["--method", "dpfs", "--epsilon-selection", 1, "--epsilon-training", 1,
+             "--domain", "radius1=1,2"],
+            "--domain cannot be used with --method dpfs",
+        ),
+        (
+            ["--k", 2, "--allow-inferred-domains"],
+            "--allow-inferred-domains cannot be used with --method privatekd",
+        ),
     ],
-)
+)  # fmt: skip
 def test_options_of_the_other_family_are_errors(wdbc, tmp_path, args, message):
     path, _ = wdbc
     out = tmp_path / "out.json"
@@ -215,12 +226,14 @@ def test_non_numeric_predictors_and_no_predictors_are_errors(wdbc, tmp_path):
     labelled = frame.assign(site=np.where(frame.index % 2, "north", "south"))
     path = tmp_path / "mixed.csv"
     labelled.to_csv(path, index=False)
-    result = run([path, "-o", tmp_path / "o.json", *private_args("dpfsdr")])
+    args = [path, "-o", tmp_path / "o.json", *private_args("dpfsdr"), *DECLARED]
+    result = run(args)
     assert result.exit_code == 1
     assert "needs numeric predictors; not numeric: 'site'" in result.output
     only_target = tmp_path / "target.csv"
     frame[["diagnosis"]].to_csv(only_target, index=False)
-    result = run([only_target, "-o", tmp_path / "o.json", *private_args("dpfs")])
+    args = [only_target, "-o", tmp_path / "o.json", *private_args("dpfs"), *DECLARED]
+    result = run(args)
     assert result.exit_code == 1
     assert "no column besides 'diagnosis'" in result.output
 
@@ -278,3 +291,31 @@ def test_demo_section_spends_its_epsilon_and_declares_its_norm(wdbc):
     names = [str(wdbc_sklearn.feature_names[j]) for j in dfs.selection_order_]
     dfs_line = next(line for line in text.splitlines() if "DFS (not private)" in line)
     assert f"{len(names)}: {names[0]}" in dfs_line
+
+
+@pytest.mark.parametrize("method", ["dpfsdr", "dpfs"])
+def test_an_inferred_norm_goes_to_stderr_only(wdbc, tmp_path, method):
+    path, frame = wdbc
+    out = tmp_path / "out.json"
+    result = run([path, "-o", out, *private_args(method), "--classes", "B,M"])
+    assert result.exit_code == 0, result.output
+    predictors = frame.drop(columns="diagnosis").to_numpy()
+    largest = float(np.sqrt((predictors**2).sum(axis=1)).max())
+    text = out.read_text()
+    report = json.loads(text)
+    assert report["classifier"]["data_norm"] is None
+    for shown in (repr(largest), f"{largest:.6g}", f"{largest:.4f}", str(largest)):
+        assert shown not in text
+    assert "warnings" not in report
+    assert f"data norm (the largest row norm) {largest:.6g}" in result.stderr
+
+
+def test_undeclared_labels_are_refused_before_anything_is_spent(wdbc, tmp_path):
+    path, _ = wdbc
+    out = tmp_path / "out.json"
+    result = run([path, "-o", out, *private_args("dpfsdr"), "--data-norm", 5000])
+    assert result.exit_code == 1
+    assert "the labels of 'diagnosis' would be taken from the data" in result.output
+    assert "--classes" in result.output
+    assert "--allow-inferred-domains" in result.output
+    assert not out.exists()

@@ -13,7 +13,9 @@ method with :func:`section`::
 
 Sections run in registration order, each spending at most ``ctx.epsilon`` from
 ``ctx.accountant`` (sequential composition: the ledger printed at the end shows the
-total).
+total). Text that comes from the data (categories, column names, ledger labels) is
+printed through :func:`~privtab.cli._options.literal`, so that rich shows it as
+written instead of reading it as markup.
 
 Core kernels called: none directly; the sections use the public API of :mod:`privtab`
 (``privtab._core`` counting, partition, histogram, pairwise, anonymity, microagg and
@@ -36,6 +38,7 @@ from rich.table import Table
 import privtab
 from privtab._validation import check_epsilon, check_positive_int
 from privtab.accountant import BudgetAccountant, split_budget
+from privtab.cli._options import literal
 
 __all__ = ["SECTIONS", "DemoContext", "Section", "run_demo", "section"]
 
@@ -158,7 +161,7 @@ def _contingency(ctx: DemoContext) -> None:
         cells = []
         for c in range(len(income)):
             cells += [f"{int(true[r, c]):,}", f"{int(noisy[r, c]):,}"]
-        view.add_row(str(name), *cells)
+        view.add_row(name, *cells)
     ctx.console.print(view)
     error = np.abs(noisy.astype(np.int64) - true.astype(np.int64))
     ctx.console.print(
@@ -271,9 +274,9 @@ def _privatekd(ctx: DemoContext) -> None:
         g, p = greedy[: step + 1], selector.selection_order_[: step + 1]
         view.add_row(
             str(step + 1),
-            str(X.columns[int(greedy[step])]),
+            literal(X.columns[int(greedy[step])]),
             f"{privtab.discernibility(X, y, g) / full:.3f}",
-            str(X.columns[int(selector.selection_order_[step])]),
+            literal(X.columns[int(selector.selection_order_[step])]),
             f"{privtab.discernibility(X, y, p) / full:.3f}",
         )
     ctx.advance("compared")
@@ -363,16 +366,19 @@ def _projected(ctx: DemoContext) -> None:
         ctx.advance(f"trained on {name.split(',')[0]}")
     ctx.console.print(view)
     ctx.console.print(
-        f"k = {model.n_features_} ({', '.join(predictors[j] for j in chosen)}), "
+        f"k = {model.n_features_} "
+        f"({', '.join(literal(predictors[j]) for j in chosen)}), "
         f"γ = {model.gamma_:.3f}, {len(model.histogram_):,} kept cells above "
         f"τ = {model.histogram_.threshold:.1f}; ledger: "
-        + ", ".join(f"{label} {eps:.3g}" for label, eps in model.privacy_ledger_)
+        + ", ".join(
+            f"{literal(label)} {eps:.3g}" for label, eps in model.privacy_ledger_
+        )
         + f" (sum {model.epsilon_spent_:g})"
     )
 
 
 def _label(value: Any) -> str:
-    return "(missing)" if value is None else str(value)
+    return "(missing)" if value is None else literal(value)
 
 
 @section(
@@ -413,9 +419,9 @@ def _distances(ctx: DemoContext) -> None:
         else:
             r = "-"
         view.add_row(
-            str(name),
-            ", ".join(str(table.columns[i]) for i in exact.contexts_[j]),
-            ", ".join(str(table.columns[i]) for i in private.contexts_[j]),
+            literal(name),
+            ", ".join(literal(table.columns[i]) for i in exact.contexts_[j]),
+            ", ".join(literal(table.columns[i]) for i in private.contexts_[j]),
             r,
         )
     ctx.advance("compared")
@@ -463,7 +469,7 @@ def _kac(ctx: DemoContext) -> None:
         chosen = [str(B.columns[j]) for j in selector.selection_order_]
         view.add_row(
             method,
-            f"{len(chosen)}: " + ", ".join(chosen),
+            f"{len(chosen)}: " + ", ".join(map(literal, chosen)),
             str(selector.anonymity_),
             f"{auc(chosen):.3f}",
         )
@@ -597,7 +603,7 @@ def _dpfsdr(ctx: DemoContext) -> None:
         view.add_row(
             name,
             f"{selector.epsilon_spent_:.3g}",
-            f"{len(chosen)}: " + ", ".join(chosen),
+            f"{len(chosen)}: " + ", ".join(map(literal, chosen)),
             f"{selector.correlated_sensitivity_:.4g}",
             f"{accuracy:.3f}",
         )
@@ -683,7 +689,7 @@ def run_demo(
             part.run(ctx)
     console.print(
         Panel(
-            accountant.report(),
+            literal(accountant.report()),
             title="privacy ledger",
             subtitle=f"{time.perf_counter() - start:.1f} s",
         )

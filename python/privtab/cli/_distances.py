@@ -11,9 +11,14 @@ from __future__ import annotations
 import click
 
 from privtab.cli._options import (
+    allow_inferred_option,
+    bounds_option,
     choice_option,
     cluster_options,
     count_option,
+    declared_bounds,
+    declared_domains,
+    domain_option,
     encode,
     epsilon_option,
     input_argument,
@@ -21,6 +26,7 @@ from privtab.cli._options import (
     ledger_pairs,
     open_input,
     output_option,
+    refuse_inferred_domains,
     release,
     seed_option,
     write_output,
@@ -31,8 +37,9 @@ __all__ = ["distances"]
 
 @click.command(
     epilog="\b\nOutput (JSON): for every column, its context (the columns whose\n"
-    "values explain it), its categories and the matrix of distances between them,\n"
-    "plus the method, ε and the privacy ledger."
+    "values explain it), its categories (declared with --domain, or bin midpoints\n"
+    "within --bounds) and the matrix of distances between them, plus the method,\n"
+    "ε and the privacy ledger. Warnings go to stderr only."
 )
 @input_argument(partitions=True)
 @output_option("OUT.json", "Where to write the distances (JSON).")
@@ -60,6 +67,11 @@ __all__ = ["distances"]
     default=5,
     help="Equal-width bins of every numeric column (the paper used 5).",
 )
+@domain_option()
+@bounds_option(
+    "Public bounds of a numeric column (repeatable), e.g. --bounds age=17:90."
+)
+@allow_inferred_option("the categories and bin midpoints of every column")
 @epsilon_option(help="Privacy budget ε of the whole metric, ε/m per column.")
 @seed_option()
 @cluster_options
@@ -69,6 +81,9 @@ def distances(
     method: str,
     context_size: int,
     bins: int,
+    domains: dict[str, list[str]],
+    bounds: dict[str, tuple[float, float]],
+    allow_inferred: bool,
     epsilon: float,
     seed: int | None,
     scheduler: str | None,
@@ -78,9 +93,10 @@ def distances(
 
     DILCA (Ienco et al.) measures how differently two values of a column
     distribute the values of its context columns; DP-DILCA (Battaglia, Celano and
-    Pensa 2021) chooses the context and releases the tables under ε-DP. Domains
-    come from the data, which a warning repeats: declare them through the Python
-    API (TableEncoder) for a guarantee that covers them too.
+    Pensa 2021) chooses the context and releases the tables under ε-DP. The
+    categories of every text column (--domain) and the bounds of every numeric
+    one (--bounds) are public: OUT lists them. Taking them from the data instead
+    needs --allow-inferred-domains, as OUT then shows values of the records.
 
     A Parquet IN (a file or a directory of partitions) is read one partition at a
     time on a Dask cluster with --scheduler or --workers (a directory always so);
@@ -89,8 +105,15 @@ def distances(
     from privtab.dilca import DILCA, DPDILCA
     from privtab.table import TableEncoder
 
-    with open_input(input_path, None, scheduler, workers) as frame, release() as notes:
-        table = encode(TableEncoder(missing="category", bins=bins), frame)
+    with open_input(input_path, None, scheduler, workers) as frame, release():
+        encoder = TableEncoder(
+            domains=declared_domains(frame, domains),
+            bounds=declared_bounds(frame, bounds),
+            missing="category",
+            bins=bins,
+        )
+        table = encode(encoder, frame)
+        refuse_inferred_domains(encoder.inferred_, allow_inferred)
         if method in ("dilca_m", "dilca_rr"):
             context = "mean_su" if method == "dilca_m" else "relevance_redundancy"
             model = DILCA(context=context).fit(table)
@@ -115,7 +138,6 @@ def distances(
             for i, name in enumerate(columns)
         },
         "privacy_ledger": ledger,
-        "warnings": notes,
     }
     write_output(output_path, result)
     click.echo(

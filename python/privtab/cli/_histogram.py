@@ -12,11 +12,15 @@ import click
 import pandas as pd
 
 from privtab.cli._options import (
+    allow_inferred_option,
     bounds_option,
     choice_option,
     classes_option,
     cluster_options,
     count_option,
+    declared_bounds,
+    declared_domains,
+    domain_option,
     encode,
     epsilon_option,
     input_argument,
@@ -24,6 +28,7 @@ from privtab.cli._options import (
     open_input,
     option,
     output_option,
+    refuse_inferred_domains,
     release,
     seed_option,
     target_option,
@@ -67,11 +72,12 @@ __all__ = ["histogram"]
     help="Equal-width bins of every numeric column. Default: Lei's lei_bins(n, d - 1) "
     "with d - 1 the number of predictors.",
 )
+@domain_option()
 @bounds_option(
-    "Public bounds of a numeric column (repeatable), e.g. --bounds age=17:90. "
-    "Bounds not given are taken from the data, with a warning."
+    "Public bounds of a numeric column (repeatable), e.g. --bounds age=17:90."
 )
 @classes_option()
+@allow_inferred_option("categories, bin midpoints and labels of the synthetic records")
 @seed_option()
 @cluster_options
 def histogram(
@@ -84,8 +90,10 @@ def histogram(
     gamma: float | None,
     noise: str,
     bins: int | None,
+    domains: dict[str, list[str]],
     bounds: dict[str, tuple[float, float]],
     classes: list[str] | None,
+    allow_inferred: bool,
     seed: int | None,
     scheduler: str | None,
     workers: int | None,
@@ -95,10 +103,11 @@ def histogram(
     PrivateKD chooses N_FEATURES predictors that discern TARGET with (1 − γ)·ε, then a
     thresholded histogram of those predictors and TARGET is released with γ·ε
     (Vinterbo 2012); the synthetic records replicate each kept cell. Columns are
-    encoded with their categories (numeric columns are binned); domains that are
-    not declared come from the data, which a warning repeats: declare them through
-    the Python API (TableEncoder) for a guarantee that covers them too, and the
-    labels of TARGET with --classes (they also set the histogram's domain).
+    encoded with their categories (numeric columns are binned). The synthetic
+    records show the domains, so they are public: the categories of every text
+    predictor (--domain), the bounds of every numeric one (--bounds) and the labels
+    of TARGET (--classes, which also set the histogram's domain). Taking them from
+    the data instead needs --allow-inferred-domains.
 
     A Parquet IN (a file or a directory of partitions) is read one partition at a
     time on a Dask cluster with --scheduler or --workers (a directory always so);
@@ -130,20 +139,20 @@ def histogram(
                 f"must be at most the number of predictors ({len(predictors)}), got {k}",
                 param_hint=option,
             )
-        unknown = sorted(set(bounds) - set(map(str, predictors)))
-        if unknown:
-            raise click.BadParameter(
-                f"{', '.join(map(repr, unknown))} is not a predictor of {input_path}",
-                param_hint="--bounds",
-            )
         n_bins = bins if bins is not None else lei_bins(n_rows, len(predictors))
         with release():
             encoder = TableEncoder(
-                bounds={c: bounds[str(c)] for c in predictors if str(c) in bounds},
+                domains=declared_domains(frame[predictors], domains, "predictor"),
+                bounds=declared_bounds(frame[predictors], bounds, "predictor"),
                 bins=n_bins,
                 missing="category",
             )
             table = encode(encoder, frame[predictors])
+            refuse_inferred_domains(
+                encoder.inferred_,
+                allow_inferred,
+                labels=target if classes is None else None,
+            )
             labels = labels_of(frame, target)
             model = ProjectedHistogram(
                 epsilon,

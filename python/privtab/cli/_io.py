@@ -1,5 +1,11 @@
 """Reading and writing tables for the command line (CSV or Parquet, by extension).
 
+Every file the command line writes goes through :func:`replace_file`: written in full
+to a new file beside it, then moved over it in one step, so that a failed write leaves
+the old file as it was and a symbolic link at the path is replaced, not followed. A
+CSV or TSV escapes the text cells a spreadsheet would run as a formula
+(:func:`write_table`).
+
 A Parquet file or a directory of Parquet partitions can also be read lazily, as a
 Dask DataFrame (:func:`read_parquet_lazily`) that the counting methods read one
 partition at a time; :func:`domain_sample` gathers, in one pass, the few rows that
@@ -11,13 +17,25 @@ Core kernels called: none (pandas and Dask do the parsing).
 
 from __future__ import annotations
 
+import csv
+import os
+import re
+import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["domain_sample", "read_parquet_lazily", "read_table", "write_table"]
+__all__ = [
+    "domain_sample",
+    "escape_formula",
+    "read_parquet_lazily",
+    "read_table",
+    "replace_file",
+    "write_table",
+]
 
 _FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -60,17 +78,104 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
 def write_table(frame: pd.DataFrame, path: str | Path, fmt: str | None = None) -> None:
     """Write ``frame`` as CSV/TSV or Parquet, chosen by the file extension.
 
+    In a CSV or TSV, a text cell or column name that a spreadsheet would read as a
+    formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return,
+    and is not a plain number such as ``-1.5``) is written with a leading ``'``,
+    and every text cell is quoted, so that a line break inside one (a lone carriage
+    return, which pandas does not quote otherwise) cannot start a row of its own.
+    Numbers are written as they are; Parquet is written unchanged.
+
     Raises
     ------
     ValueError
         If the format is unknown.
+
+    Notes
+    -----
+    The cells come from the data, and a spreadsheet opening the file would run a
+    cell such as ``=HYPERLINK("http://...?"&A2, "x")`` (OWASP, "CSV Injection"):
+    the quote makes it text, at the cost of one character a program reading the
+    file sees.
     """
     path = Path(path)
     kind = _format(path, fmt)
     if kind == "parquet":
         frame.to_parquet(path, index=False)
     else:
-        frame.to_csv(path, sep="\t" if kind == "tsv" else ",", index=False)
+        _without_formulas(frame).to_csv(
+            path,
+            sep="\t" if kind == "tsv" else ",",
+            index=False,
+            quoting=csv.QUOTE_NONNUMERIC,
+        )
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def escape_formula(value: Any) -> Any:
+    """Return a text ``value`` a spreadsheet would run as a formula with a ``'`` first.
+
+    Anything else (numbers, missing values, text such as ``-1.5`` that is a plain
+    number) is returned as it is.
+
+    Examples
+    --------
+    >>> print(escape_formula('=HYPERLINK("http://example.com")'))
+    '=HYPERLINK("http://example.com")
+    >>> escape_formula("-1.5"), escape_formula(-1.5), escape_formula("plain")
+    ('-1.5', -1.5, 'plain')
+    """
+    if (
+        isinstance(value, str)
+        and value.startswith(_FORMULA_START)
+        and not _PLAIN_NUMBER.fullmatch(value)
+    ):
+        return "'" + value
+    return value
+
+
+def _without_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return ``frame`` with :func:`escape_formula` applied to its text cells and names."""
+    escaped = frame.rename(columns=escape_formula)
+    for i, dtype in enumerate(escaped.dtypes):
+        if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+            continue
+        escaped.isetitem(i, escaped.iloc[:, i].map(escape_formula))
+    return escaped
+
+
+def replace_file(path: str | Path, write: Callable[[Path], object]) -> None:
+    """Write a file at ``path`` through ``write``, replacing what was there at once.
+
+    ``write`` receives a new file in the directory of ``path``, whose name ends with
+    the name of ``path`` (so its extension chooses the format); once it returns, the
+    new file is moved over ``path`` with :func:`os.replace`. If ``write`` fails, the
+    new file is removed and ``path`` is left as it was; a symbolic link at ``path``
+    is replaced by the file, its target left untouched. The file gets the mode a
+    new file gets under the process's umask.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be created, written or moved (whatever ``write`` raises
+        is raised too).
+    """
+    path = Path(path)
+    while True:
+        temporary = path.with_name(f".{secrets.token_hex(8)}.{path.name}")
+        try:
+            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            break
+        except FileExistsError:
+            continue
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def read_parquet_lazily(path: str | Path) -> Any:

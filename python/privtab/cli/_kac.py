@@ -10,11 +10,13 @@ from __future__ import annotations
 import click
 
 from privtab.cli._options import (
+    check_projection,
     choice_option,
     count_option,
     input_argument,
     option,
     output_option,
+    projection_option,
     read_input,
     release,
     target_option,
@@ -28,11 +30,18 @@ __all__ = ["kac"]
     epilog="\b\nOutput, chosen by the extension of OUT:\n"
     "  .json                 the selection: feature names in the order added,\n"
     "                        AC achieved, k-anonymity and utility\n"
-    "  .csv, .tsv, .parquet  the input projected on the selected features and\n"
-    "                        the target"
+    "  .csv, .tsv, .parquet  only with --write-projection: the input projected on\n"
+    "                        the selected features and the target (the rows of\n"
+    "                        IN, k-anonymous by containment, not differentially\n"
+    "                        private)"
 )
 @input_argument()
-@output_option("OUT", "Where to write the result (.json, .csv, .tsv or .parquet).")
+@output_option(
+    "OUT",
+    "Where to write the result: .json, or .csv, .tsv or .parquet with "
+    "--write-projection.",
+)
+@projection_option()
 @count_option(
     "--k",
     "k",
@@ -76,6 +85,7 @@ __all__ = ["kac"]
 def kac(
     input_path: str,
     output_path: str,
+    write_projection: bool,
     k: int,
     method: str,
     top_t: int,
@@ -92,11 +102,16 @@ def kac(
     """
     from privtab.kac import KACSelector
 
+    check_projection(
+        output_path,
+        write_projection,
+        "k-anonymous by containment, not differentially private",
+    )
     frame = read_input(input_path, target)
     features = [c for c in frame.columns if c != target]
     if not features:
         raise click.ClickException(f"{input_path} has no column besides {target!r}")
-    with release() as notes:
+    with release():
         selector = KACSelector(
             k,
             method=method,
@@ -116,7 +131,6 @@ def kac(
         "k_anonymity": selector.k_anonymity_,
         "distcnt": selector.utility_,
         "complete": selector.complete_,
-        "warnings": notes,
     }
     write_output(output_path, result, frame[[*chosen, target]])
     click.echo(

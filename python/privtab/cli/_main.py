@@ -19,9 +19,16 @@ from privtab._core import __version__
 from privtab.cli._demo import SECTIONS, run_demo
 from privtab.cli._distances import distances
 from privtab.cli._histogram import histogram
+from privtab.cli._io import replace_file
 from privtab.cli._kac import kac
 from privtab.cli._mask import mask
-from privtab.cli._options import epsilon_option, option, seed_option
+from privtab.cli._options import (
+    check_output,
+    epsilon_option,
+    force_option,
+    option,
+    seed_option,
+)
 from privtab.cli._select import select
 from privtab.exceptions import PrivtabError
 
@@ -61,17 +68,19 @@ def main() -> None:
     metavar="FILE.html",
     help="Also save everything the demo prints as an HTML report.",
 )
+@force_option()
 def demo(
     epsilon: float,
     seed: int | None,
     progress: bool,
     only: tuple[str, ...],
     report: str | None,
+    force: bool,
 ) -> None:
     """Tour the methods on Adult and WDBC, next to their non-private results.
 
     Every section spends at most ε; the privacy ledger printed at the end sums them
-    (sequential composition).
+    (sequential composition). An existing report is replaced only with --force.
     """
     unknown = [name for name in only if name not in SECTIONS]
     if unknown:
@@ -80,6 +89,8 @@ def demo(
             f"choose from {', '.join(SECTIONS)}",
             param_hint="--only",
         )
+    if report is not None:
+        check_output(report, force=force, option="--report")
     console = Console(record=report is not None)
     try:
         run_demo(
@@ -92,8 +103,9 @@ def demo(
     except PrivtabError as exc:
         raise click.ClickException(str(exc)) from exc
     if report is not None:
+        html = console.export_html()
         try:
-            console.save_html(report)
+            replace_file(report, lambda path: path.write_text(html, encoding="utf-8"))
         except OSError as exc:
             raise click.ClickException(
                 f"cannot write --report {report}: {exc}"

@@ -6,6 +6,16 @@ give every subcommand the same flags with the same checks; :func:`read_input`,
 around its estimator (read IN, run with the library's warnings and errors turned into
 shell messages, write OUT).
 
+OUT is checked before a command reads IN and again when it is written
+(:func:`output_option`, :func:`check_output`): it is never IN, an existing file or
+link is replaced only with ``--force``, and the new file replaces the old in one step
+(:func:`privtab.cli._io.replace_file`). Only the release goes to OUT; statistics
+computed without noise, and domains taken from the data, go to stderr. A command
+whose OUT would show domains taken from the data refuses them unless they are
+declared (``--domain``, ``--bounds``, ``--classes``) or ``--allow-inferred-domains``
+is given (:func:`refuse_inferred_domains`); one whose OUT would hold rows of IN
+writes them only with ``--write-projection`` (:func:`check_projection`).
+
 The counting commands also take :func:`cluster_options` (``--scheduler ADDRESS``,
 ``--workers N``) and read IN through :func:`open_input`: with either option, or
 when IN is a directory of Parquet partitions, IN becomes a Dask DataFrame read one
@@ -20,34 +30,47 @@ Core kernels called: none (option parsing, pandas/Dask I/O and JSON).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
+import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
+from rich.markup import escape
 
 from privtab._validation import check_epsilon
 from privtab.exceptions import PrivtabError
 
 __all__ = [
+    "allow_inferred_option",
     "bounds_option",
+    "check_output",
+    "check_projection",
     "choice_option",
     "classes_option",
     "cluster_options",
     "count_option",
+    "declared_bounds",
+    "declared_domains",
+    "domain_option",
     "encode",
     "epsilon_option",
+    "force_option",
     "input_argument",
     "json_value",
     "labels_of",
     "ledger_pairs",
+    "literal",
     "open_input",
     "option",
     "output_option",
+    "projection_option",
     "read_input",
+    "refuse_inferred_domains",
     "release",
     "seed_option",
     "target_option",
@@ -111,17 +134,150 @@ def input_argument(partitions: bool = False) -> Callable[[F], F]:
     )
 
 
-def output_option(metavar: str, help: str) -> Callable[[F], F]:
-    """Add the shared required ``--output/-o`` file option."""
+def force_option() -> Callable[[F], F]:
+    """Add ``--force``: replace an existing OUT (read by :func:`check_output`)."""
     return click.option(
-        "--output",
-        "-o",
-        "output_path",
-        required=True,
-        metavar=metavar,
-        type=click.Path(dir_okay=False),
-        help=help,
+        "--force",
+        is_flag=True,
+        default=False,
+        help="Replace OUT if it exists (a symbolic link at OUT is replaced, not "
+        "followed). OUT is never IN, even with --force.",
     )
+
+
+def output_option(metavar: str, help: str) -> Callable[[F], F]:
+    """Add the required ``--output/-o`` file and ``--force``; check OUT first.
+
+    Before the command runs, OUT is checked (:func:`check_output`) against IN (the
+    command's ``input_path``, if it has one) and ``--force``, so that a command
+    refuses an OUT it could not write before it reads IN or spends any ε. The
+    command does not receive ``force``: :func:`write_output` reads it from the
+    click context.
+    """
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            force = kwargs.pop("force")
+            check_output(kwargs["output_path"], kwargs.get("input_path"), force)
+            return command(*args, **kwargs)
+
+        with_force = force_option()(checked)
+        return cast(
+            F,
+            click.option(
+                "--output",
+                "-o",
+                "output_path",
+                required=True,
+                metavar=metavar,
+                type=click.Path(dir_okay=False),
+                help=help,
+            )(with_force),
+        )
+
+    return decorate
+
+
+def _is_same_file(output: Path, input_path: Path) -> bool:
+    """Whether writing ``output`` would write IN (or into IN, a directory)."""
+    real_output = Path(os.path.realpath(output))
+    real_input = Path(os.path.realpath(input_path))
+    if real_output == real_input or real_input in real_output.parents:
+        return True
+    try:
+        return os.path.samefile(output, input_path)
+    except OSError:
+        return False
+
+
+def check_output(
+    output_path: str | Path,
+    input_path: str | Path | None = None,
+    force: bool = False,
+    option: str = "--output",
+) -> None:
+    """Refuse an OUT that is IN, that exists without ``--force``, or has no directory.
+
+    OUT is IN when both name the same file (through links too) or OUT lies in IN,
+    a directory of partitions: refused even with ``force``. A symbolic link at OUT
+    counts as an existing OUT, wherever it points. ``option`` names the option that
+    gave OUT, in the messages.
+
+    Raises
+    ------
+    click.BadParameter
+        If OUT is IN, or OUT exists and ``force`` is false.
+    click.ClickException
+        If the directory of OUT does not exist.
+    """
+    output = Path(output_path)
+    if input_path is not None and _is_same_file(output, Path(input_path)):
+        raise click.BadParameter(
+            f"{str(output)!r} is the input {str(input_path)!r} (or inside it); "
+            "writing it would destroy IN, even with --force: choose another file",
+            param_hint=f"'{option}'",
+        )
+    if os.path.lexists(output) and not force:
+        what = "is a symbolic link" if output.is_symlink() else "exists"
+        raise click.BadParameter(
+            f"{str(output)!r} {what}; pass --force to replace it",
+            param_hint=f"'{option}'",
+        )
+    if not output.absolute().parent.is_dir():
+        raise click.ClickException(
+            f"cannot write {option} {output}: the directory {str(output.parent)!r} "
+            "does not exist"
+        )
+
+
+def projection_option() -> Callable[[F], F]:
+    """Add ``--write-projection``: allow OUT to hold rows of IN (a table extension)."""
+    return click.option(
+        "--write-projection",
+        is_flag=True,
+        default=False,
+        help="Allow a .csv, .tsv or .parquet OUT: the rows of IN on the selected "
+        "columns and the target, with their original values (raw data). Without "
+        "it, OUT must be .json (the selection).",
+    )
+
+
+def check_projection(
+    output_path: str,
+    write_projection: bool,
+    guarantee: str = "which no privacy guarantee covers",
+) -> None:
+    """Refuse a table OUT (the raw projection) unless ``--write-projection`` is given.
+
+    Call it before the command reads IN. With the option, a warning on stderr says
+    that OUT will hold raw rows; ``guarantee`` says what covers them.
+
+    Raises
+    ------
+    click.UsageError
+        If OUT is not ``.json`` and ``write_projection`` is false, or OUT is
+        ``.json`` and ``write_projection`` is true.
+    """
+    is_json = Path(output_path).suffix.lower() == ".json"
+    if is_json and write_projection:
+        raise click.UsageError(
+            "--write-projection needs a .csv, .tsv or .parquet OUT; a .json OUT "
+            "holds the selection only"
+        )
+    if not is_json and not write_projection:
+        raise click.UsageError(
+            f"OUT {output_path} would hold the rows of IN on the selected columns "
+            f"and the target, with their original values: raw data, {guarantee}. "
+            "Give a .json OUT for the selection, or pass --write-projection to "
+            "write these rows."
+        )
+    if write_projection:
+        click.echo(
+            "warning: --write-projection: OUT holds rows of IN with their original "
+            f"values: raw data, {guarantee}",
+            err=True,
+        )
 
 
 def target_option(
@@ -157,19 +313,7 @@ def choice_option(name: str, choices: Sequence[str], help: str) -> Callable[[F],
 def _parse_classes(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> list[str] | None:
-    if value is None:
-        return None
-    labels = value.split(",")
-    if "" in labels:
-        raise click.BadParameter(
-            f"expected labels separated by commas, got an empty label in {value!r}"
-        )
-    repeated = sorted({label for label in labels if labels.count(label) > 1})
-    if repeated:
-        raise click.BadParameter(
-            f"repeats the label(s) {', '.join(map(repr, repeated))}"
-        )
-    return labels
+    return None if value is None else _split_labels(value)
 
 
 def classes_option() -> Callable[[F], F]:
@@ -216,6 +360,171 @@ def bounds_option(help: str) -> Callable[[F], F]:
         metavar="COL=LO:HI",
         callback=_parse_bounds,
         help=help,
+    )
+
+
+def _split_labels(value: str) -> list[str]:
+    """Split ``a,b,c``; an empty or repeated label is an error."""
+    labels = value.split(",")
+    if "" in labels:
+        raise click.BadParameter(
+            f"expected labels separated by commas, got an empty label in {value!r}"
+        )
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise click.BadParameter(
+            f"repeats the label(s) {', '.join(map(repr, repeated))} in {value!r}"
+        )
+    return labels
+
+
+def _parse_domains(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, list[str]]:
+    domains: dict[str, list[str]] = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not (sep and name and rest):
+            raise click.BadParameter(f"expected COLUMN=a,b,c, got {value!r}")
+        if name in domains:
+            raise click.BadParameter(f"declares the column {name!r} twice")
+        domains[name] = _split_labels(rest)
+    return domains
+
+
+def domain_option() -> Callable[[F], F]:
+    """Add the repeatable ``--domain COL=a,b,c`` option, parsed into a dict."""
+    return click.option(
+        "--domain",
+        "domains",
+        multiple=True,
+        metavar="COL=a,b,c",
+        callback=_parse_domains,
+        help="The public categories of a column (repeatable), separated by commas "
+        "and written as in IN, e.g. --domain sex=Female,Male; a value outside them "
+        "is an error.",
+    )
+
+
+def allow_inferred_option(shows: str) -> Callable[[F], F]:
+    """Add ``--allow-inferred-domains``; ``shows`` says where OUT shows the domains."""
+    return click.option(
+        "--allow-inferred-domains",
+        "allow_inferred",
+        is_flag=True,
+        default=False,
+        help="Take the domains not declared with --domain, --bounds or --classes "
+        f"from the data, with a warning. OUT then shows them ({shows}): a value "
+        "held by one record (a name) would appear in it, and no privacy guarantee "
+        "covers it. Without this flag such a release is refused.",
+    )
+
+
+def _by_column(
+    frame: Any, declared: Mapping[str, Any], option: str, what: str
+) -> dict[Any, Any]:
+    """Key ``declared`` (by column name as text) by the columns of ``frame``."""
+    names = {str(c): c for c in frame.columns}
+    unknown = sorted(set(declared) - set(names))
+    if unknown:
+        raise click.BadParameter(
+            f"{', '.join(map(repr, unknown))} is not a {what} of IN; {what}s: "
+            f"{', '.join(names)}",
+            param_hint=option,
+        )
+    return {names[name]: value for name, value in declared.items()}
+
+
+def declared_bounds(
+    frame: Any, bounds: Mapping[str, tuple[float, float]], what: str = "column"
+) -> dict[Any, tuple[float, float]]:
+    """Return ``--bounds`` keyed by the columns of ``frame``.
+
+    Raises
+    ------
+    click.BadParameter
+        If a column is not in ``frame`` (``what`` says what it should be).
+    """
+    return _by_column(frame, bounds, "--bounds", what)
+
+
+def declared_domains(
+    frame: Any, domains: Mapping[str, Sequence[str]], what: str = "column"
+) -> dict[Any, list[Any]]:
+    """Return ``--domain`` keyed by the columns of ``frame``, values in their dtype.
+
+    The categories are written as text on the command line; those of a numeric
+    column are read as numbers (integers for an integer column), those of a
+    boolean column as ``True``/``False``, so that they compare equal to the values
+    read from IN.
+
+    Raises
+    ------
+    click.BadParameter
+        If a column is not in ``frame`` (``what`` says what it should be), or a
+        category cannot be read in the column's dtype.
+    """
+    import pandas as pd
+
+    declared: dict[Any, list[Any]] = {}
+    for column, labels in _by_column(frame, domains, "--domain", what).items():
+        dtype = frame.dtypes[column]
+        parse: Callable[[str], Any] = str
+        if pd.api.types.is_bool_dtype(dtype):
+            parse = {"True": True, "False": False}.__getitem__
+        elif pd.api.types.is_integer_dtype(dtype):
+            parse = int
+        elif pd.api.types.is_numeric_dtype(dtype):
+            parse = float
+        try:
+            declared[column] = [parse(label) for label in labels]
+        except (KeyError, ValueError):
+            raise click.BadParameter(
+                f"the column {str(column)!r} holds {dtype} values; cannot read the "
+                f"categories {','.join(labels)!r} as such",
+                param_hint="--domain",
+            ) from None
+    return declared
+
+
+def refuse_inferred_domains(
+    columns: Iterable[Any], allowed: bool, labels: str | None = None
+) -> None:
+    """Refuse a release whose OUT would show domains taken from the data.
+
+    Call it before anything is spent. ``columns`` had no declared categories or
+    bounds (the ``inferred_`` of a fitted :class:`~privtab.table.TableEncoder`);
+    ``labels`` names a target whose label set was not declared with
+    ``--classes``. With ``allowed`` (``--allow-inferred-domains``) the release
+    goes on with a warning.
+
+    Raises
+    ------
+    click.ClickException
+        If something was inferred and ``allowed`` is false.
+    """
+    inferred = [str(c) for c in columns]
+    if not inferred and labels is None:
+        return
+    parts, advice = [], []
+    if inferred:
+        parts.append(f"the domains of {', '.join(map(repr, inferred))}")
+        advice.append("--domain COL=a,b,c (text) or --bounds COL=LO:HI (numbers)")
+    if labels is not None:
+        parts.append(f"the labels of {labels!r}")
+        advice.append("--classes (the labels)")
+    what = " and ".join(parts)
+    if allowed:
+        click.echo(
+            f"warning: --allow-inferred-domains: OUT shows {what}, taken from the "
+            "data; no privacy guarantee covers them",
+            err=True,
+        )
+        return
+    raise click.ClickException(
+        f"{what} would be taken from the data, and OUT would show them (a value "
+        "held by one record, such as a name, would appear in it). Declare them "
+        f"with {' and '.join(advice)}, or pass --allow-inferred-domains."
     )
 
 
@@ -377,6 +686,8 @@ _SHELL_ADVICE = {
     "with classes=[...]": "with --classes",
     "declare bounds=...": "declare them with --bounds COL=LO:HI",
     "with data_norm=...": "with --data-norm",
+    "Declare domains= and bounds=": "Declare them with --domain COL=a,b,c and "
+    "--bounds COL=LO:HI",
 }
 
 
@@ -394,7 +705,8 @@ def release() -> Iterator[list[str]]:
     ``MemoryError`` raised inside stops the command with its message. On success each
     distinct warning is printed once to stderr, with the library's advice
     (``classes=[...]``) rewritten as the shell's (``--classes``). Yields the list the
-    messages are put in (sorted), for JSON outputs. Warnings raised inside Dask
+    messages are put in (sorted); they stay out of OUT, as they may quote values
+    computed from the data without noise (a data norm). Warnings raised inside Dask
     (its own deprecations, and pandas' seen from Dask) are not the release's and
     are left out, so a table read on Dask reports what it reports in memory.
     """
@@ -417,18 +729,34 @@ def write_output(
     """Write ``result`` as JSON, or ``table`` (a DataFrame) by the extension of OUT.
 
     With both, a ``.json`` OUT gets the JSON and any other extension the table. A
-    Dask ``table`` is computed only when it is written.
+    Dask ``table`` is computed only when it is written. OUT is checked again
+    (:func:`check_output`, with the command's IN and ``--force`` from the click
+    context), then written to a new file that replaces it in one step
+    (:func:`privtab.cli._io.replace_file`): a failed write leaves it as it was.
+
+    Raises
+    ------
+    click.BadParameter
+        If OUT is IN, or exists without ``--force``.
+    click.ClickException
+        If OUT cannot be written.
     """
     from privtab.cli import _io
 
+    ctx = click.get_current_context(silent=True)
+    params = ctx.params if ctx is not None else {}
+    check_output(output_path, params.get("input_path"), bool(params.get("force")))
     out = Path(output_path)
-    try:
+
+    def write(path: Path) -> None:
         if result is not None and (table is None or out.suffix.lower() == ".json"):
-            out.write_text(json.dumps(result, indent=2) + "\n")
-        else:
-            if hasattr(table, "compute"):
-                table = table.compute()
-            _io.write_table(table, out)
+            path.write_text(json.dumps(result, indent=2) + "\n")
+            return
+        frame = table.compute() if hasattr(table, "compute") else table
+        _io.write_table(frame, path)
+
+    try:
+        _io.replace_file(out, write)
     except (OSError, ValueError) as exc:
         raise click.ClickException(f"cannot write {output_path}: {exc}") from exc
 
@@ -436,6 +764,16 @@ def write_output(
 def ledger_pairs(ledger: Iterable[Any]) -> list[list[Any]]:
     """Return a privacy ledger as JSON pairs ``[label, epsilon]``."""
     return [[label, eps] for label, eps in ledger]
+
+
+def literal(value: Any) -> str:
+    """Return ``str(value)`` with rich markup escaped, so that rich prints it as is.
+
+    Text from the data (a category, a column name) printed through rich would
+    otherwise be read as markup: ``[bold red]x[/]`` would print a bold red ``x``,
+    and a stray ``[/]`` would stop the output with an error.
+    """
+    return escape(str(value))
 
 
 def json_value(value: Any) -> Any:

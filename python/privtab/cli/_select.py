@@ -22,10 +22,16 @@ import pandas as pd
 from click.core import ParameterSource
 
 from privtab.cli._options import (
+    allow_inferred_option,
+    bounds_option,
+    check_projection,
     choice_option,
     classes_option,
     cluster_options,
     count_option,
+    declared_bounds,
+    declared_domains,
+    domain_option,
     encode,
     epsilon_option,
     input_argument,
@@ -34,6 +40,8 @@ from privtab.cli._options import (
     open_input,
     option,
     output_option,
+    projection_option,
+    refuse_inferred_domains,
     release,
     seed_option,
     target_option,
@@ -52,6 +60,9 @@ _POSITIVE = click.FloatRange(0, min_open=True)
 _FAMILY_OPTIONS = {
     "k": _DISCERNIBILITY,
     "epsilon": _DISCERNIBILITY,
+    "domains": _DISCERNIBILITY,
+    "bounds": _DISCERNIBILITY,
+    "allow_inferred": _CORRELATED,
     "epsilon_selection": _CORRELATED,
     "epsilon_training": _CORRELATED,
     "delta": _CORRELATED,
@@ -106,19 +117,26 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
     epilog="\b\nOutput, chosen by the extension of OUT:\n"
     "  .json                 the selection: attribute names in the order chosen,\n"
     "                        parameters and the privacy ledger; with dpfsdr and\n"
-    "                        dpfs also the released SVM (coef, intercept), while\n"
-    "                        its training accuracy and correlated sensitivity,\n"
-    "                        computed without noise, go to stderr only\n"
-    "  .csv, .tsv, .parquet  the input projected on the selected attributes and\n"
-    "                        the target, with their original values\n"
+    "                        dpfs also the released SVM (coef, intercept, classes),\n"
+    "                        while its training accuracy, correlated sensitivity\n"
+    "                        and a data norm taken from the data, computed without\n"
+    "                        noise, go to stderr only, as do the warnings\n"
+    "  .csv, .tsv, .parquet  only with --write-projection: the input projected on\n"
+    "                        the selected attributes and the target, with their\n"
+    "                        original values (raw data, not covered)\n"
     "\b\nOptions of each method:\n"
-    "  privatekd, greedy  --k (required), --epsilon\n"
+    "  privatekd, greedy  --k (required), --epsilon, --domain, --bounds\n"
     "  dpfsdr, dpfs       --epsilon-selection, --epsilon-training (required),\n"
     "                     --budget, --max-refits, --delta, --record-delta, --C,\n"
-    "                     --data-norm"
+    "                     --data-norm, --allow-inferred-domains"
 )
 @input_argument(partitions=True)
-@output_option("OUT", "Where to write the result (.json, .csv, .tsv or .parquet).")
+@output_option(
+    "OUT",
+    "Where to write the result: .json, or .csv, .tsv or .parquet with "
+    "--write-projection.",
+)
+@projection_option()
 @choice_option(
     "--method",
     [*_DISCERNIBILITY, *_CORRELATED],
@@ -135,6 +153,12 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
     "(privatekd and greedy: required).",
 )
 @classes_option()
+@domain_option()
+@bounds_option(
+    "Public bounds of a numeric predictor (repeatable), e.g. --bounds age=17:90 "
+    "(privatekd, greedy). Bounds not given are taken from the data, with a warning."
+)
+@allow_inferred_option("the labels of TARGET, as the classes of the SVM; dpfsdr, dpfs")
 @epsilon_option(
     1.0, "Privacy budget ε of the whole selection (privatekd; finite and > 0)."
 )
@@ -195,10 +219,14 @@ def select(
     ctx: click.Context,
     input_path: str,
     output_path: str,
+    write_projection: bool,
     method: str,
     target: str,
     k: int | None,
     classes: list[str] | None,
+    domains: dict[str, list[str]],
+    bounds: dict[str, tuple[float, float]],
+    allow_inferred: bool,
     epsilon: float,
     epsilon_selection: float | None,
     epsilon_training: float | None,
@@ -217,15 +245,16 @@ def select(
     Every column except TARGET is a candidate.
 
     privatekd and greedy select K attributes that discern TARGET. Columns are encoded
-    with their categories (numeric columns are binned); as nothing is declared, the
-    domains come from the data, which a warning repeats: declare them through the
-    Python API (TableEncoder) for a guarantee that covers them too.
+    with their categories (numeric columns are binned); the categories not declared
+    with --domain and the bounds not declared with --bounds come from the data,
+    which a warning repeats (OUT names the selected attributes, not their values).
 
     dpfsdr and dpfs need numeric predictors. They drop columns correlated at
     >= DELTA, rank the rest by an ε₁-DP F-score and add features while the training
     accuracy of a DP linear SVM strictly improves; the SVM's output noise is scaled
     by the correlated sensitivity of the records. Declare --data-norm for a guarantee
-    that covers the row scaling.
+    that covers the row scaling. OUT lists the classes of the SVM: without
+    --classes they come from the data, which needs --allow-inferred-domains.
 
     The labels of TARGET are declared with --classes.
 
@@ -240,6 +269,11 @@ def select(
             f"--scheduler and --workers cannot be used with --method {method} "
             f"(only with {' or '.join(_DISCERNIBILITY)})",
             ctx,
+        )
+    check_projection(output_path, write_projection)
+    if method in _CORRELATED:
+        refuse_inferred_domains(
+            [], allow_inferred, labels=target if classes is None else None
         )
     with open_input(input_path, target, scheduler, workers) as frame:
         predictors = [c for c in frame.columns if c != target]
@@ -273,9 +307,17 @@ def select(
                 f"got {k}",
                 param_hint="--k",
             )
-        with release() as notes:
+        from privtab.table import TableEncoder
+
+        with release():
+            encoder = TableEncoder(
+                domains=declared_domains(frame[predictors], domains, "predictor"),
+                bounds=declared_bounds(frame[predictors], bounds, "predictor"),
+                missing="category",
+            )
+            table = encode(encoder, frame[predictors])
             order, ledger = _discerning_order(
-                frame[predictors], labels, method, k, epsilon, classes, seed
+                table, labels, method, k, epsilon, classes, seed
             )
         chosen = [predictors[int(j)] for j in order]
         result = {
@@ -286,14 +328,13 @@ def select(
             "selected": [str(c) for c in chosen],
             "selection_order": [int(j) for j in order],
             "privacy_ledger": ledger,
-            "warnings": notes,
         }
         write_output(output_path, result, frame[[*chosen, target]])
         click.echo(f"selected ({method}): {', '.join(map(str, chosen))}")
 
 
 def _discerning_order(
-    predictors: Any,
+    table: Any,
     labels: Any,
     method: str,
     k: int,
@@ -301,13 +342,14 @@ def _discerning_order(
     classes: list[str] | None,
     seed: int | None,
 ) -> tuple[Any, list[list[Any]]]:
-    """Run PrivateKD or the greedy order; return the order and the JSON ledger."""
+    """Run PrivateKD or the greedy order on the encoded predictors.
+
+    Returns the order and the JSON ledger.
+    """
     from privtab._validation import check_labels
     from privtab.discernibility import PrivateKD, greedy_discernibility
     from privtab.engine import is_distributed
-    from privtab.table import TableEncoder
 
-    table = encode(TableEncoder(missing="category"), predictors)
     if method == "privatekd":
         selector = PrivateKD(k, epsilon, random_state=seed, classes=classes).fit(
             table, labels
@@ -340,7 +382,7 @@ def _select_correlated(
             f"--method {method} needs numeric predictors; not numeric: "
             f"{', '.join(map(repr, text))} (drop them from IN, or use privatekd)"
         )
-    with release() as notes:
+    with release():
         selector = estimator.fit(frame[predictors], labels)
     names = [str(c) for c in predictors]
     chosen = [names[int(j)] for j in selector.selection_order_]
@@ -359,13 +401,12 @@ def _select_correlated(
             "classes": [str(c) for c in model.classes_],
             "coef": model.coef_.tolist(),
             "intercept": model.intercept_.tolist(),
-            "data_norm": selector.data_norm_,
+            "data_norm": estimator.data_norm,
             "lambda": selector.lambda_,
             "delta_w": selector.delta_w_,
         },
         "n_refits": selector.n_refits_,
         "privacy_ledger": ledger_pairs(selector.privacy_ledger_),
-        "warnings": notes,
     }
     projected = [predictors[int(j)] for j in selector.selection_order_]
     write_output(output_path, result, frame[[*projected, target]])
@@ -373,10 +414,15 @@ def _select_correlated(
         f"  {label}: {eps:.6g}" for label, eps in selector.privacy_ledger_
     )
     click.echo(f"selected ({method}): {', '.join(chosen)}")
+    inferred_norm = (
+        ""
+        if estimator.data_norm is not None
+        else f", data norm (the largest row norm) {selector.data_norm_:.6g}"
+    )
     click.echo(
         "computed without noise, for the data holder only (not in OUT): training "
         f"accuracy of the released SVM {selector.accuracy_:.4f}, correlated "
-        f"sensitivity CS = {selector.correlated_sensitivity_:.6g}\n"
+        f"sensitivity CS = {selector.correlated_sensitivity_:.6g}{inferred_norm}\n"
         f"privacy ledger (total {selector.epsilon_spent_:g}):\n{ledger}",
         err=True,
     )
