@@ -503,3 +503,36 @@ def test_discrete_laplace_saturation_matches_exact_integers():
             for v, z in zip(values, noise, strict=True)
         ]
         assert out.tolist() == expected
+
+
+def test_laplace_overflow_after_the_draw_is_charged_and_quotes_no_value():
+    # 1.79e308 plus noise of scale 1e307 passes the largest double for some values.
+    acc = pt.BudgetAccountant(2.0)
+    with pytest.raises(ValueError, match="overflows float64") as refusal:
+        pt.laplace_mechanism(
+            np.full(8, 1.79e308), 1e307, 1.0, random_state=0, accountant=acc
+        )
+    assert acc.spent == 1.0
+    assert "1.79" not in str(refusal.value)
+
+
+def test_laplace_values_off_the_grid_are_refused_before_the_draw():
+    # Scale 1 has grid step 2**-40 and takes values below 2**80: the same bound
+    # as the core's own check, refused here before any noise is drawn.
+    exponent, _ = _core.laplace_grid(1.0, 1.0, 1)
+    limit = 2.0 ** (exponent + 120)
+    below = np.nextafter(limit, 0.0)
+    _core.add_laplace(np.array([below]), 1.0, 1.0, 0)
+    with pytest.raises(ValueError, match="2\\^120 grid steps"):
+        _core.add_laplace(np.array([limit]), 1.0, 1.0, 0)
+    generator = np.random.default_rng(0)
+    state = generator.bit_generator.state
+    acc = pt.BudgetAccountant(1.0)
+    with pytest.raises(ValueError, match="2\\^120 grid steps"):
+        pt.laplace_mechanism(
+            [0.0, -limit], 1.0, 1.0, random_state=generator, accountant=acc
+        )
+    assert generator.bit_generator.state == state
+    assert acc.spent == 0
+    pt.laplace_mechanism([below, -below], 1.0, 1.0, accountant=acc)
+    assert acc.spent == 1.0

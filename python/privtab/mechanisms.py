@@ -5,7 +5,8 @@ is for reproducibility only: anyone who knows it can regenerate, and so subtract
 noise, which voids the privacy guarantee against them. Leave it ``None`` (fresh
 operating-system entropy) for any real release.
 
-Core kernels called: ``privtab._core.add_laplace`` (the grid Laplace),
+Core kernels called: ``privtab._core.laplace_grid`` and ``privtab._core.add_laplace``
+(the grid Laplace),
 ``privtab._core.discrete_laplace_scale`` and ``privtab._core.discrete_laplace_samples``
 (the discrete Laplace, added here with saturation) and
 ``privtab._core.exponential_mechanism`` (Gumbel-max on log-weights).
@@ -23,6 +24,7 @@ References
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -85,7 +87,9 @@ def laplace_mechanism(
         If ``accountant`` cannot afford ``epsilon`` (raised before reading ``values``).
     ValueError
         If ``sensitivity`` or ``epsilon`` is not finite and > 0, or ``values`` holds
-        NaN, infinities or a magnitude beyond ``2**80`` times the noise scale.
+        NaN, infinities or a magnitude beyond ``2**80`` times the noise scale (all
+        checked before any draw); or, after charging ``epsilon``, if a noisy value
+        overflows float64 (values or scales near ``1.8e308``).
     TypeError
         If ``values`` is not numeric.
 
@@ -107,6 +111,8 @@ def laplace_mechanism(
     textbook Laplace by a relative ``m·2**-40`` at most (``1e-5`` for ten million
     values). Outputs are multiples of ``g``. The accountant is charged ``epsilon``.
     For integer-valued queries, :func:`discrete_laplace_mechanism` releases integers.
+    The only refusal after the noise is drawn, a noisy value beyond the largest
+    double, charges ``epsilon`` and quotes no value.
 
     Examples
     --------
@@ -124,7 +130,19 @@ def laplace_mechanism(
     sensitivity = check_positive(sensitivity, "sensitivity")
     run = PrivateRun.start(epsilon, random_state, accountant)
     array = as_float_array(values, "values")
-    noisy = _core.add_laplace(array.reshape(-1), sensitivity, run.epsilon, run.seed())
+    flat = array.reshape(-1)
+    grid_exponent, _ = _core.laplace_grid(sensitivity, run.epsilon, flat.shape[0])
+    _check_on_grid(flat, grid_exponent)
+    with run.charged_on_failure("laplace_mechanism"):
+        try:
+            noisy = _core.add_laplace(flat, sensitivity, run.epsilon, run.seed())
+        except ValueError:
+            # After the checks above only the noisy values can fail; the core's
+            # message would quote the exact value.
+            raise ValueError(
+                "a noisy value overflows float64 (epsilon was charged): the values "
+                "or the noise scale are too close to the largest double"
+            ) from None
     run.spend("laplace_mechanism")
     if array.ndim == 0:
         return float(noisy[0])
@@ -326,6 +344,24 @@ def exponential_mechanism(
         label += f" ({size} {draws} {how} replacement)"
     run.spend(label)
     return chosen
+
+
+#: The core's grid Laplace takes values below 2**120 grid steps (the integer it adds
+#: its noise to stays far inside 128 bits).
+_MAX_GRID_UNITS_BITS = 120
+
+
+def _check_on_grid(values: np.ndarray, grid_exponent: int) -> None:
+    """Refuse, before any draw, values of 2**120 grid steps ``2**grid_exponent`` or more."""
+    if values.size == 0:
+        return
+    largest = max(-float(values.min()), float(values.max()))
+    if math.frexp(largest)[1] > grid_exponent + _MAX_GRID_UNITS_BITS:
+        raise ValueError(
+            f"values has a value of magnitude {largest:e}, too large for noise of grid "
+            f"step 2^{grid_exponent}: |value| must stay below "
+            f"2^{_MAX_GRID_UNITS_BITS} grid steps"
+        )
 
 
 def _saturating_add(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
