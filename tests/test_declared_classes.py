@@ -125,9 +125,9 @@ def _projected_case():
 
 
 def _release_case(cls):
-    # Binary releases: both class sizes are public (neighbours swap a record for one
-    # of the same class), so a class cannot vanish; here the rarer class loses one of
-    # its two records.
+    # Binary releases: each class keeps at least the declared min_class_size = 1
+    # records, so a class cannot vanish; here the rarer class loses one of its two
+    # records.
     B = np.random.default_rng(3).integers(0, 2, size=(N, 5))
     y = np.zeros(N, dtype=np.int64)
     y[[RARE, RARE + 1]] = 1
@@ -136,7 +136,12 @@ def _release_case(cls):
     return Case(
         cls.__name__,
         lambda classes: cls(
-            1.0, 2, random_state=0, accountant=BudgetAccountant(), classes=classes
+            1.0,
+            2,
+            random_state=0,
+            accountant=BudgetAccountant(),
+            classes=classes,
+            min_class_size=1,
         ),
         B,
         y,

@@ -38,8 +38,12 @@ def dp_estimators(random_state=0, accountant=None):
         pt.DPDILCA(1.0, context_size=1, **common),
         pt.DPLogisticRegression(1.0, data_norm=10.0, classes=[0, 1], **common),
         pt.DPLinearSVC(1.0, data_norm=10.0, classes=[0, 1], **common),
-        pt.LaplaceDPRelease(1.0, n_features=2, classes=[0, 1], **common),
-        pt.ExponentialDPRelease(1.0, n_features=2, classes=[0, 1], **common),
+        pt.LaplaceDPRelease(
+            1.0, n_features=2, classes=[0, 1], min_class_size=10, **common
+        ),
+        pt.ExponentialDPRelease(
+            1.0, n_features=2, classes=[0, 1], min_class_size=10, **common
+        ),
     ]
 
 

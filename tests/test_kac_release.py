@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import warnings
 
 import numpy as np
@@ -222,10 +223,18 @@ def small_data(n=120, seed=0):
     return B, y
 
 
+def smaller_class(y):
+    """The size of the smaller class: the tightest public bound a test can declare."""
+    return int(min(np.sum(y == 1), np.sum(y == 0)))
+
+
 def reference_ham(B, y):
     pos, neg = B[y == 1].astype(float), B[y == 0].astype(float)
     return np.array(
-        [np.mean(np.abs(pos[:, f][:, None] - neg[:, f][None, :])) for f in range(4)]
+        [
+            np.mean(np.abs(pos[:, f][:, None] - neg[:, f][None, :]))
+            for f in range(B.shape[1])
+        ]
     )
 
 
@@ -251,7 +260,12 @@ def first_picks(cls, B, y, epsilon, n_runs):
     picks = np.empty(n_runs, dtype=np.int64)
     for r in range(n_runs):
         model = cls(
-            epsilon, 1, random_state=r, accountant=BudgetAccountant(), classes=[0, 1]
+            epsilon,
+            1,
+            random_state=r,
+            accountant=BudgetAccountant(),
+            classes=[0, 1],
+            min_class_size=smaller_class(y),
         )
         picks[r] = model.fit(B, y).selection_order_[0]
     return np.bincount(picks, minlength=B.shape[1])
@@ -288,7 +302,12 @@ def test_huge_epsilon_selects_the_top_ham_features(cls):
     B, y = small_data()
     ham = reference_ham(B, y)
     model = cls(
-        1e9, 3, random_state=0, accountant=BudgetAccountant(), classes=[0, 1]
+        1e9,
+        3,
+        random_state=0,
+        accountant=BudgetAccountant(),
+        classes=[0, 1],
+        min_class_size=smaller_class(y),
     ).fit(B, y)
     np.testing.assert_array_equal(model.selection_order_, np.argsort(-ham)[:3])
     assert model.support_.sum() == 3
@@ -304,7 +323,12 @@ def test_histogram_noise_has_the_discrete_laplace_scale(cls):
     noise = []
     for seed in range(40):
         model = cls(
-            epsilon, t, random_state=seed, accountant=BudgetAccountant(), classes=[0, 1]
+            epsilon,
+            t,
+            random_state=seed,
+            accountant=BudgetAccountant(),
+            classes=[0, 1],
+            min_class_size=smaller_class(y),
         )
         model.fit(B, y)
         columns = np.sort(model.selection_order_)
@@ -329,7 +353,9 @@ def test_histogram_noise_has_the_discrete_laplace_scale(cls):
 def test_ledger_sums_exactly_and_accountant_is_charged_once(cls, epsilon):
     B, y = small_data()
     acc = BudgetAccountant(10.0)
-    model = cls(epsilon, 3, random_state=0, accountant=acc, classes=[0, 1]).fit(B, y)
+    model = cls(
+        epsilon, 3, random_state=0, accountant=acc, classes=[0, 1], min_class_size=40
+    ).fit(B, y)
     assert model.epsilon_spent_ == epsilon
     assert sum(e for _, e in model.privacy_ledger_) == epsilon
     assert len(model.privacy_ledger_) == 4
@@ -364,6 +390,20 @@ def test_budget_error_before_reading_data(cls):
         ({"max_cells": 0}, None, ValueError, "max_cells"),
         ({}, "three_classes", ValueError, "two classes"),
         ({}, "non_binary", ValueError, "binary"),
+        ({"min_class_size": 0}, None, ValueError, "min_class_size must be >= 1"),
+        ({"min_class_size": 2.0}, None, TypeError, "min_class_size must be an int"),
+        (
+            {"min_class_size": 61, "classes": [0, 1]},
+            None,
+            ValueError,
+            "half the number of rows \\(60\\)",
+        ),
+        (
+            {"min_class_size": 41, "classes": [0, 1]},
+            None,
+            ValueError,
+            "a class of y has fewer records",
+        ),
     ],
 )
 def test_dp_validation(cls, params, data, error, match):
@@ -373,7 +413,7 @@ def test_dp_validation(cls, params, data, error, match):
     if data == "non_binary":
         B = B * 2
     acc = BudgetAccountant()
-    kwargs = {"epsilon": 1.0, "n_features": 2, **params}
+    kwargs = {"epsilon": 1.0, "n_features": 2, "min_class_size": 40, **params}
     with pytest.raises(error, match=match):
         cls(random_state=0, accountant=acc, **kwargs).fit(B, y)
     assert acc.spent == 0
@@ -385,7 +425,12 @@ def test_dp_release_keeps_label_values_and_feature_names():
     frame = pd.DataFrame(B, columns=["a", "b", "c", "d"])
     labels = np.where(y == 1, "yes", "no")
     model = ExponentialDPRelease(
-        1e9, 2, random_state=0, accountant=BudgetAccountant(), classes=["yes", "no"]
+        1e9,
+        2,
+        random_state=0,
+        accountant=BudgetAccountant(),
+        classes=["yes", "no"],
+        min_class_size=40,
     ).fit(frame, labels)
     assert model.classes_.tolist() == ["no", "yes"]
     assert set(np.unique(model.synthetic_y_)) <= {"yes", "no"}
@@ -407,3 +452,147 @@ def test_dp_release_never_panics(cls, B, y, t):
         # The labels are arbitrary floats: a fit infers them, and says so.
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         model.fit(B, y)
+
+
+# --- declared class sizes -------------------------------------------------------------
+
+
+def class_changing_neighbour(B, y):
+    """``(B, y)`` with its first negative record replaced by a positive one."""
+    B2, y2 = B.copy(), y.copy()
+    row = int(np.flatnonzero(y == 0)[0])
+    B2[row], y2[row] = 1 - B[row], 1
+    return B2, y2
+
+
+@pytest.mark.parametrize("cls", [LaplaceDPRelease, ExponentialDPRelease])
+def test_inferred_class_sizes_warn_declared_do_not(cls):
+    B, y = small_data()
+    model = cls(1.0, 2, random_state=0, accountant=BudgetAccountant(), classes=[0, 1])
+    with pytest.warns(PrivacyLeakWarning, match="min_class_size was not given"):
+        model.fit(B, y)
+    assert model.ham_sensitivity_ == 1 / 40
+    # Declared: no warning at all (warnings are errors in this suite).
+    model.set_params(min_class_size=30).fit(B, y)
+    assert model.ham_sensitivity_ == 1 / 30
+
+
+@pytest.mark.parametrize(
+    ("cls", "function", "factor"),
+    [
+        (LaplaceDPRelease, "laplace_mechanism", 2.0),
+        (ExponentialDPRelease, "exponential_mechanism", 1.0),
+    ],
+)
+def test_declared_class_sizes_give_neighbours_the_same_noise(
+    cls, function, factor, monkeypatch
+):
+    # A neighbour whose record changes class has other class sizes; with a declared
+    # bound, what the caller sees of the noise (the sensitivity attribute and every
+    # scale handed to a mechanism) is the same on both.
+    from privtab.kac import _dp_release
+
+    calls = []
+    mechanism = getattr(_dp_release, function)
+
+    def spy(scores, sensitivity, epsilon, **kwargs):
+        calls.append((sensitivity, epsilon))
+        return mechanism(scores, sensitivity, epsilon, **kwargs)
+
+    monkeypatch.setattr(_dp_release, function, spy)
+    B, y = small_data()
+    seen = []
+    for data in ((B, y), class_changing_neighbour(B, y)):
+        calls.clear()
+        model = cls(
+            1.0,
+            3,
+            random_state=0,
+            accountant=BudgetAccountant(),
+            classes=[0, 1],
+            min_class_size=35,
+        ).fit(*data)
+        seen.append((model.ham_sensitivity_, list(calls)))
+    assert seen[0] == seen[1]
+    sensitivity, scales = seen[0]
+    assert sensitivity == 1 / 35
+    assert scales == [(factor / 35, 1.0 / 6)] * 3
+
+
+@given(
+    B=hnp.arrays(np.uint8, (9, 3), elements=st.integers(0, 1)),
+    n_positive=st.integers(3, 6),
+)
+def test_ham_moves_by_at_most_the_sensitivity_on_every_neighbour(B, n_positive):
+    # Every replace-one neighbour (any row, any class) whose classes both keep at
+    # least min_class_size records: Ham({f}) of the reference moves by at most
+    # ham_sensitivity_.
+    y = (np.arange(9) < n_positive).astype(np.int64)
+    bound = min(n_positive, 9 - n_positive) - 1
+    model = LaplaceDPRelease(
+        1.0,
+        1,
+        random_state=0,
+        accountant=BudgetAccountant(),
+        classes=[0, 1],
+        min_class_size=bound,
+    ).fit(B, y)
+    ham = reference_ham(B, y)
+    largest = 0.0
+    for row in range(9):
+        for bits in itertools.product((0, 1), repeat=3):
+            for label in (0, 1):
+                B2, y2 = B.copy(), y.copy()
+                B2[row], y2[row] = bits, label
+                if smaller_class(y2) < bound:
+                    continue
+                largest = max(largest, np.abs(reference_ham(B2, y2) - ham).max())
+    assert largest <= model.ham_sensitivity_ + 1e-12
+
+
+@pytest.mark.parametrize("cls", [LaplaceDPRelease, ExponentialDPRelease])
+def test_a_failure_after_the_picks_charges_epsilon(cls, monkeypatch):
+    from privtab.kac import _dp_release
+
+    def failing_release(*args, **kwargs):
+        raise MemoryError("the histogram could not be allocated")
+
+    monkeypatch.setattr(_dp_release, "discrete_laplace_mechanism", failing_release)
+    B, y = small_data()
+    acc = BudgetAccountant(2.0)
+    model = cls(
+        1.0, 2, random_state=0, accountant=acc, classes=[0, 1], min_class_size=40
+    )
+    with pytest.raises(MemoryError):
+        model.fit(B, y)
+    assert acc.spent == 1.0
+    assert [tuple(entry) for entry in acc.ledger] == [
+        (f"{cls.__name__} (failed after drawing noise)", 1.0)
+    ]
+
+
+@pytest.mark.parametrize("cls", [LaplaceDPRelease, ExponentialDPRelease])
+def test_release_holds_the_covered_attributes_only(cls):
+    B, y = small_data()
+    model = cls(
+        1.0,
+        2,
+        random_state=0,
+        accountant=BudgetAccountant(),
+        classes=[0, 1],
+        min_class_size=40,
+    ).fit(B, y)
+    published = model.release()
+    assert set(published["attributes"]) == {
+        "selection_order_",
+        "support_",
+        "synthetic_X_",
+        "synthetic_y_",
+        "noisy_counts_",
+        "classes_",
+        "n_features_in_",
+    }
+    assert published["params"]["min_class_size"] == 40
+    np.testing.assert_array_equal(
+        published["attributes"]["noisy_counts_"], model.noisy_counts_
+    )

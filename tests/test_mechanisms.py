@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from scipy import stats
 
 import privtab as pt
 from privtab import _core
+from privtab._random import core_seed
 from privtab.exceptions import BudgetExceededError
 
 from _stats import (
@@ -280,8 +282,6 @@ def test_discrete_laplace_values_validation():
         pt.discrete_laplace_mechanism(np.array([2**64 - 1], dtype=np.uint64), 1.0, 1.0)
     with pytest.raises(TypeError, match="values must hold integers, got dtype"):
         pt.discrete_laplace_mechanism(["1"], 1.0, 1.0)
-    with pytest.raises(ValueError, match="leaves the int64 range"):
-        pt.discrete_laplace_mechanism(np.full(64, 2**63 - 1), 1e6, 1e-6)
     with pytest.raises(ValueError, match="fits in 128-bit integers"):
         pt.discrete_laplace_mechanism([1], 1e300, 1e-300)
 
@@ -425,6 +425,13 @@ def test_exponential_mechanism_any_scores(values, sensitivity, epsilon, size, re
         assert len(set(out.tolist())) == size
 
 
+class Unreadable:
+    """Values whose reading fails the test."""
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("values were read")
+
+
 @given(
     values=hnp.arrays(
         np.int64,
@@ -434,15 +441,98 @@ def test_exponential_mechanism_any_scores(values, sensitivity, epsilon, size, re
     sensitivity=st.floats(min_value=1e-30, max_value=1e30),
     epsilon=st.floats(min_value=1e-30, max_value=1e30),
 )
-def test_discrete_laplace_any_integers(values, sensitivity, epsilon):
+def test_discrete_laplace_refusals_are_public_or_charged(values, sensitivity, epsilon):
+    # A refusal that costs nothing must come before the budget check and read no
+    # values; any other refusal must have charged epsilon.
+    acc = pt.BudgetAccountant()
     try:
         out = pt.discrete_laplace_mechanism(
-            values, sensitivity, epsilon, random_state=2
+            values, sensitivity, epsilon, random_state=2, accountant=acc
         )
     except ValueError as exc:
         message = str(exc)
-        expected = "int64" in message or "128-bit" in message
-        if not expected:
-            raise
+    else:
+        assert out.shape == values.shape
+        assert acc.spent == epsilon
         return
-    assert out.shape == values.shape
+    if acc.spent == epsilon:
+        return
+    assert acc.spent == 0
+    with pytest.raises(ValueError, match=re.escape(message)):
+        pt.discrete_laplace_mechanism(
+            Unreadable(),
+            sensitivity,
+            epsilon,
+            accountant=pt.BudgetAccountant(epsilon / 2),
+        )
+
+
+def test_discrete_laplace_saturates_at_the_int64_bounds():
+    # Sums beyond int64 come back as its bounds, on a data set and on its neighbour
+    # alike: no refusal reveals how close a value was to the bound.
+    limits = np.iinfo(np.int64)
+    data = np.full(64, limits.max)
+    neighbour = data.copy()
+    neighbour[0] = limits.max - 10**6
+    for values in (data, neighbour, -data - 1):
+        acc = pt.BudgetAccountant(1.0)
+        out = pt.discrete_laplace_mechanism(
+            values, 1e6, 1e-6, random_state=8, accountant=acc
+        )
+        assert acc.spent == 1e-6
+        bound = limits.max if values[1] > 0 else limits.min
+        saturated = out == bound
+        # The noise (scale 1e12) is positive about half the time: pushed past the
+        # bound for those values, strictly inside it for the others.
+        assert 10 < saturated.sum() < 54
+        moved_inward = (out < bound) if bound > 0 else (out > bound)
+        assert np.all(saturated | moved_inward)
+
+
+def test_discrete_laplace_saturation_matches_exact_integers():
+    # The released values against Python's exact integer arithmetic, clipped.
+    limits = np.iinfo(np.int64)
+    values = np.array([limits.max - 5, limits.min + 5, 0, limits.max, limits.min])
+    for seed in range(20):
+        out = pt.discrete_laplace_mechanism(values, 10.0, 1.0, random_state=seed)
+        noise = _core.discrete_laplace_samples(
+            len(values), 10.0, 1.0, core_seed(np.random.default_rng(seed))
+        )
+        expected = [
+            min(max(int(v) + int(z), int(limits.min)), int(limits.max))
+            for v, z in zip(values, noise, strict=True)
+        ]
+        assert out.tolist() == expected
+
+
+def test_laplace_overflow_after_the_draw_is_charged_and_quotes_no_value():
+    # 1.79e308 plus noise of scale 1e307 passes the largest double for some values.
+    acc = pt.BudgetAccountant(2.0)
+    with pytest.raises(ValueError, match="overflows float64") as refusal:
+        pt.laplace_mechanism(
+            np.full(8, 1.79e308), 1e307, 1.0, random_state=0, accountant=acc
+        )
+    assert acc.spent == 1.0
+    assert "1.79" not in str(refusal.value)
+
+
+def test_laplace_values_off_the_grid_are_refused_before_the_draw():
+    # Scale 1 has grid step 2**-40 and takes values below 2**80: the same bound
+    # as the core's own check, refused here before any noise is drawn.
+    exponent, _ = _core.laplace_grid(1.0, 1.0, 1)
+    limit = 2.0 ** (exponent + 120)
+    below = np.nextafter(limit, 0.0)
+    _core.add_laplace(np.array([below]), 1.0, 1.0, 0)
+    with pytest.raises(ValueError, match="2\\^120 grid steps"):
+        _core.add_laplace(np.array([limit]), 1.0, 1.0, 0)
+    generator = np.random.default_rng(0)
+    state = generator.bit_generator.state
+    acc = pt.BudgetAccountant(1.0)
+    with pytest.raises(ValueError, match="2\\^120 grid steps"):
+        pt.laplace_mechanism(
+            [0.0, -limit], 1.0, 1.0, random_state=generator, accountant=acc
+        )
+    assert generator.bit_generator.state == state
+    assert acc.spent == 0
+    pt.laplace_mechanism([below, -below], 1.0, 1.0, accountant=acc)
+    assert acc.spent == 1.0

@@ -730,3 +730,93 @@ def test_clone_and_params():
     assert model.set_params(gamma=0.2) is model
     assert model.gamma == 0.2
     assert "ProjectedHistogram(" in repr(model)
+
+
+# Refusals -----------------------------------------------------------------------------
+def wide_column_data(n=400, seed=0):
+    """A label copy (2 codes), noise (2 codes) and a near-identifier (20,000 codes).
+
+    PrivateKD with k = 1 picks the label copy or the near-identifier about as often:
+    both discern nearly every pair of records with different labels. Only the
+    near-identifier's histogram (40,000 cells) is above ``max_cells = 1000``.
+    """
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    X = np.column_stack([y, rng.integers(0, 2, n), rng.integers(0, 20_000, n)])
+    return X, y, [2, 2, 20_000]
+
+
+def test_refusal_comes_before_the_selection_and_is_the_same_on_neighbours():
+    X, y, cards = wide_column_data()
+    X_neighbour, y_neighbour = X.copy(), y.copy()
+    X_neighbour[0], y_neighbour[0] = [1 - y[0], 0, 7], 1 - y[0]
+    messages = set()
+    for data in ((X, y), (X_neighbour, y_neighbour)):
+        for seed in range(6):
+            generator = np.random.default_rng(seed)
+            state = generator.bit_generator.state
+            acc = pt.BudgetAccountant(2.0)
+            model = ProjectedHistogram(
+                2.0,
+                n_features=1,
+                gamma=0.5,
+                max_cells=1000,
+                random_state=generator,
+                accountant=acc,
+                classes=[0, 1],
+            )
+            with pytest.raises(DomainError) as refusal:
+                model.fit(*data, cardinalities=cards)
+            messages.add(str(refusal.value))
+            # Nothing drawn (the generator seeds every draw), nothing charged.
+            assert generator.bit_generator.state == state
+            assert acc.spent == 0
+            assert not acc.ledger
+    (message,) = messages
+    assert "20000" in message
+    assert "n_features = 1" in message
+
+
+def test_the_worst_selection_that_fits_is_released():
+    # The same data with max_cells above the near-identifier's expected 4,472 kept
+    # empty cells (m·p = 40,000 · ½·400^(-1/4)): every selection fits, none refused.
+    X, y, cards = wide_column_data()
+    acc = pt.BudgetAccountant(2.0)
+    ProjectedHistogram(
+        2.0,
+        n_features=1,
+        gamma=0.5,
+        max_cells=5000,
+        random_state=0,
+        accountant=acc,
+        classes=[0, 1],
+    ).fit(X, y, cardinalities=cards)
+    assert acc.spent == 2.0
+    with pytest.raises(DomainError):
+        ProjectedHistogram(
+            2.0, n_features=1, gamma=0.5, max_cells=4000, classes=[0, 1]
+        ).fit(X, y, cardinalities=cards)
+
+
+def test_a_failure_after_the_selection_charges_epsilon(monkeypatch):
+    X, y, cards = signal_data()
+
+    def failing_histogram(*args, **kwargs):
+        raise MemoryError("the histogram could not be allocated")
+
+    monkeypatch.setattr(projected, "thresholded_histogram", failing_histogram)
+    acc = pt.BudgetAccountant(1.0)
+    model = ProjectedHistogram(
+        0.6,
+        n_features=2,
+        gamma=0.5,
+        random_state=0,
+        accountant=acc,
+        classes=SIGNAL_CLASSES,
+    )
+    with pytest.raises(MemoryError):
+        model.fit(X, y, cardinalities=cards)
+    assert acc.spent == 0.6
+    assert [tuple(entry) for entry in acc.ledger] == [
+        ("ProjectedHistogram (failed after drawing noise)", 0.6)
+    ]

@@ -5,7 +5,9 @@
 2. Compute, drawing noise from ``run.random_state`` or ``run.seed()``.
 3. After success, charge the accountant once and record the steps of the release in a
    ledger whose entries carry the kind of guarantee (:meth:`PrivateRun.spend`,
-   :meth:`PrivateRun.ledger`).
+   :meth:`PrivateRun.ledger`). A failure after the first draw charges ``epsilon``
+   too (:meth:`PrivateRun.charged_on_failure`); checks on public inputs come before
+   it and cost nothing.
 
 Functions use :class:`PrivateRun` directly; estimators inherit
 :class:`DPEstimatorMixin`, whose ``_start_private_fit`` and ``_finish_private_fit``
@@ -17,8 +19,9 @@ Core kernels called: none (the releases built on it call their own kernels).
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -126,6 +129,22 @@ class PrivateRun:
     def spend(self, label: str) -> None:
         """Charge ``epsilon`` to the accountant, once, after success."""
         self.accountant.spend(self.epsilon, label=label, guarantee=self.guarantee)
+
+    @contextlib.contextmanager
+    def charged_on_failure(self, label: str) -> Iterator[None]:
+        """Charge ``epsilon`` when the block raises, then let the error propagate.
+
+        For the part of a release that runs from its first draw on: a failure there
+        can depend on the data and on the noise, and a caller could retry a refusal
+        that costs nothing until the draws before it told them what they wanted.
+        Every check on public inputs alone belongs before the block, where refusing
+        costs nothing.
+        """
+        try:
+            yield
+        except Exception:
+            self.spend(f"{label} (failed after drawing noise)")
+            raise
 
 
 class DPEstimatorMixin:

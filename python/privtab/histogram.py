@@ -248,6 +248,62 @@ def _code_table(codes: Any, cardinalities: Any) -> CodeTable:
     return MemoryTable(columns, cards)
 
 
+def _core_max_cells(max_cells: int) -> int:
+    """``max_cells`` as the core takes it: a cap above 2**64 - 1 cells caps nothing more."""
+    return min(max_cells, int(np.iinfo(np.uint64).max))
+
+
+def default_threshold(A: float, n_rows: int, epsilon: float) -> float:
+    """Return the threshold ``A * ln(n_rows) / epsilon`` (Lei 2011), below 2**53.
+
+    Raises
+    ------
+    ValueError
+        If the threshold is not below ``2**53``: it depends on ``A``, ``n_rows`` and
+        ``epsilon`` only, all public.
+    """
+    threshold = A * math.log(n_rows) / epsilon
+    if not abs(threshold) < _MAX_THRESHOLD:
+        raise ValueError(
+            f"the default threshold A * ln(n) / epsilon = {threshold!r} is not "
+            "below 2**53; pass a smaller A or a threshold"
+        )
+    return threshold
+
+
+def check_histogram_size(
+    cardinalities: Any,
+    n_rows: int,
+    epsilon: float,
+    *,
+    A: float,
+    noise: str,
+    max_cells: int,
+) -> None:
+    """Refuse, before any draw, what :func:`thresholded_histogram` would refuse.
+
+    Checks a release with the default threshold over a domain of ``cardinalities``:
+    the threshold, the noise parameters, a domain above 2**64 cells and the expected
+    number of kept empty cells against ``max_cells``. Every input is public, so a
+    refusal tells nothing about the data.
+
+    Raises
+    ------
+    DomainError
+        If the domain exceeds 2**64 cells or the expected output exceeds
+        ``max_cells``.
+    ValueError
+        If the threshold is not below 2**53 or ``epsilon`` is out of the noise's range.
+    """
+    _core.check_histogram(
+        np.asarray(cardinalities, dtype=np.uint32),
+        epsilon,
+        default_threshold(A, n_rows, epsilon),
+        noise,
+        _core_max_cells(max_cells),
+    )
+
+
 def thresholded_histogram(
     codes: Any,
     cardinalities: Any,
@@ -382,20 +438,14 @@ def thresholded_histogram(
         raise TypeError(f"noise must be a str, got {type(noise).__name__}")
     if noise not in _NOISES:
         raise ValueError(f"noise must be 'laplace' or 'discrete', got {noise!r}")
-    max_cells = check_positive_int(max_cells, "max_cells")
-    max_cells = min(max_cells, int(np.iinfo(np.uint64).max))
+    max_cells = _core_max_cells(check_positive_int(max_cells, "max_cells"))
     run = PrivateRun.start(epsilon, random_state, accountant)
     epsilon = run.epsilon
 
     table = _code_table(codes, cardinalities)
     n_rows = table.n_rows
     if threshold is None:
-        threshold = A * math.log(n_rows) / epsilon
-        if not abs(threshold) < _MAX_THRESHOLD:
-            raise ValueError(
-                f"the default threshold A * ln(n) / epsilon = {threshold!r} is not "
-                "below 2**53; pass a smaller A or a threshold"
-            )
+        threshold = default_threshold(A, n_rows, epsilon)
     if not isinstance(table, MemoryTable):
         # The size check before the counting pass, as the fused kernel makes it.
         _core.check_histogram(table.cardinalities, epsilon, threshold, noise, max_cells)

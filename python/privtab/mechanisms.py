@@ -5,9 +5,11 @@ is for reproducibility only: anyone who knows it can regenerate, and so subtract
 noise, which voids the privacy guarantee against them. Leave it ``None`` (fresh
 operating-system entropy) for any real release.
 
-Core kernels called: ``privtab._core.add_laplace`` (the grid Laplace),
-``privtab._core.add_discrete_laplace`` and ``privtab._core.exponential_mechanism``
-(Gumbel-max on log-weights).
+Core kernels called: ``privtab._core.laplace_grid`` and ``privtab._core.add_laplace``
+(the grid Laplace),
+``privtab._core.discrete_laplace_scale`` and ``privtab._core.discrete_laplace_samples``
+(the discrete Laplace, added here with saturation) and
+``privtab._core.exponential_mechanism`` (Gumbel-max on log-weights).
 
 References
 ----------
@@ -22,6 +24,7 @@ References
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -84,7 +87,9 @@ def laplace_mechanism(
         If ``accountant`` cannot afford ``epsilon`` (raised before reading ``values``).
     ValueError
         If ``sensitivity`` or ``epsilon`` is not finite and > 0, or ``values`` holds
-        NaN, infinities or a magnitude beyond ``2**80`` times the noise scale.
+        NaN, infinities or a magnitude beyond ``2**80`` times the noise scale (all
+        checked before any draw); or, after charging ``epsilon``, if a noisy value
+        overflows float64 (values or scales near ``1.8e308``).
     TypeError
         If ``values`` is not numeric.
 
@@ -106,6 +111,8 @@ def laplace_mechanism(
     textbook Laplace by a relative ``m·2**-40`` at most (``1e-5`` for ten million
     values). Outputs are multiples of ``g``. The accountant is charged ``epsilon``.
     For integer-valued queries, :func:`discrete_laplace_mechanism` releases integers.
+    The only refusal after the noise is drawn, a noisy value beyond the largest
+    double, charges ``epsilon`` and quotes no value.
 
     Examples
     --------
@@ -123,7 +130,19 @@ def laplace_mechanism(
     sensitivity = check_positive(sensitivity, "sensitivity")
     run = PrivateRun.start(epsilon, random_state, accountant)
     array = as_float_array(values, "values")
-    noisy = _core.add_laplace(array.reshape(-1), sensitivity, run.epsilon, run.seed())
+    flat = array.reshape(-1)
+    grid_exponent, _ = _core.laplace_grid(sensitivity, run.epsilon, flat.shape[0])
+    _check_on_grid(flat, grid_exponent)
+    with run.charged_on_failure("laplace_mechanism"):
+        try:
+            noisy = _core.add_laplace(flat, sensitivity, run.epsilon, run.seed())
+        except ValueError:
+            # After the checks above only the noisy values can fail; the core's
+            # message would quote the exact value.
+            raise ValueError(
+                "a noisy value overflows float64 (epsilon was charged): the values "
+                "or the noise scale are too close to the largest double"
+            ) from None
     run.spend("laplace_mechanism")
     if array.ndim == 0:
         return float(noisy[0])
@@ -162,17 +181,19 @@ def discrete_laplace_mechanism(
     Returns
     -------
     int or numpy.ndarray of int64
-        ``values + Z`` elementwise, with the shape of ``values``; an int when ``values``
-        is a scalar.
+        ``values + Z`` elementwise, saturated to the int64 range (a sum beyond it is
+        returned as the nearest int64 bound), with the shape of ``values``; an int when
+        ``values`` is a scalar.
 
     Raises
     ------
     BudgetExceededError
         If ``accountant`` cannot afford ``epsilon`` (raised before reading ``values``).
     ValueError
-        If ``sensitivity`` or ``epsilon`` is not finite and > 0, their exact ratio does
-        not fit in 128-bit integers, ``values`` is outside the int64 range, or a noisy
-        value would leave it.
+        If ``sensitivity`` or ``epsilon`` is not finite and > 0 or their exact ratio
+        does not fit in 128-bit integers (all raised before the budget check), or
+        ``values`` is outside the int64 range; or, after charging ``epsilon``, if a
+        noise variate itself leaves the int64 range (scales near ``2**63`` only).
     TypeError
         If ``values`` does not hold integers.
 
@@ -186,6 +207,13 @@ def discrete_laplace_mechanism(
     [3]_: only integer arithmetic, exact Bernoulli(exp(-γ)) trials for rational γ, so
     the output distribution is exactly the stated one.
 
+    No refusal depends on the data and the noise together: the sum ``values + Z`` is
+    exact in the integers and saturated to the int64 range afterwards, which is
+    post-processing of an ``epsilon``-DP release. Whether a refusal happens otherwise
+    depends on the public parameters alone (before the budget check), on ``values``
+    alone (its validation, which quotes the offending value), or on the noise alone,
+    which is charged.
+
     Examples
     --------
     >>> from privtab import discrete_laplace_mechanism
@@ -196,11 +224,16 @@ def discrete_laplace_mechanism(
     <class 'int'>
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
+    # The exact scale depends on the two parameters only: refused before the budget.
+    _core.discrete_laplace_scale(sensitivity, check_epsilon(epsilon))
     run = PrivateRun.start(epsilon, random_state, accountant)
     array = as_int_array(values, "values")
-    noisy = _core.add_discrete_laplace(
-        array.reshape(-1), sensitivity, run.epsilon, run.seed()
-    )
+    flat = array.reshape(-1)
+    with run.charged_on_failure("discrete_laplace_mechanism"):
+        noise = _core.discrete_laplace_samples(
+            flat.shape[0], sensitivity, run.epsilon, run.seed()
+        )
+    noisy = _saturating_add(flat, noise)
     run.spend("discrete_laplace_mechanism")
     if array.ndim == 0:
         return int(noisy[0])
@@ -311,6 +344,45 @@ def exponential_mechanism(
         label += f" ({size} {draws} {how} replacement)"
     run.spend(label)
     return chosen
+
+
+#: The core's grid Laplace takes values below 2**120 grid steps (the integer it adds
+#: its noise to stays far inside 128 bits).
+_MAX_GRID_UNITS_BITS = 120
+
+
+def _check_on_grid(values: np.ndarray, grid_exponent: int) -> None:
+    """Refuse, before any draw, values of 2**120 grid steps ``2**grid_exponent`` or more."""
+    if values.size == 0:
+        return
+    largest = max(-float(values.min()), float(values.max()))
+    if math.frexp(largest)[1] > grid_exponent + _MAX_GRID_UNITS_BITS:
+        raise ValueError(
+            f"values has a value of magnitude {largest:e}, too large for noise of grid "
+            f"step 2^{grid_exponent}: |value| must stay below "
+            f"2^{_MAX_GRID_UNITS_BITS} grid steps"
+        )
+
+
+def _saturating_add(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``values + noise`` (int64, 1-D), each sum beyond the int64 range set to its bound.
+
+    Terms below ``2**62`` in magnitude cannot overflow, and are added in place.
+    """
+    bound = 2**62
+    if values.size == 0 or (
+        -bound < values.min()
+        and values.max() < bound
+        and -bound < noise.min()
+        and noise.max() < bound
+    ):
+        return np.add(values, noise, out=noise)
+    total = values + noise
+    # A sum wrapped around exactly when its sign differs from both terms' signs.
+    wrapped = ((values ^ total) & (noise ^ total)) < 0
+    limits = np.iinfo(np.int64)
+    total[wrapped] = np.where(noise[wrapped] > 0, limits.max, limits.min)
+    return total
 
 
 def _log_weights(scores: np.ndarray, factor: float) -> np.ndarray:

@@ -40,7 +40,12 @@ from privtab._validation import (
 from privtab.accountant import BudgetAccountant, split_budget
 from privtab.discernibility import PrivateKD, minimum_discerning_attributes
 from privtab.engine import CodeTable, MemoryTable, dask_table, is_distributed
-from privtab.histogram import SparseHistogram, thresholded_histogram
+from privtab.exceptions import DomainError
+from privtab.histogram import (
+    SparseHistogram,
+    check_histogram_size,
+    thresholded_histogram,
+)
 from privtab.table import lei_bins
 
 __all__ = ["ProjectedHistogram", "estimate_gamma", "estimate_n_features"]
@@ -247,6 +252,37 @@ def estimate_gamma(
     return need / (need + eps_p * z)
 
 
+def _check_largest_histogram(
+    cardinalities: np.ndarray,
+    k: int,
+    n_classes: int,
+    n: int,
+    epsilon: float,
+    *,
+    A: float,
+    noise: str,
+    max_cells: int,
+) -> None:
+    """Refuse before PrivateKD draws if a selection of ``k`` could exceed the histogram.
+
+    The histogram's domain grows with the product of the kept cardinalities, so the
+    ``k`` largest and the label bound every selection: when their histogram fits, the
+    selection's does. The check reads the public cardinalities, ``k``, ``n`` and the
+    parameters only, so its refusal is the same on neighbouring tables.
+    """
+    largest = sorted((int(c) for c in cardinalities), reverse=True)[:k]
+    try:
+        check_histogram_size(
+            [*largest, n_classes], n, epsilon, A=A, noise=noise, max_cells=max_cells
+        )
+    except DomainError as exc:
+        raise DomainError(
+            f"a selection of n_features = {k} predictors can need a histogram over "
+            f"the {k} largest cardinalities {largest} and the {n_classes} classes; "
+            f"refused before the selection: {exc}"
+        ) from None
+
+
 class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
     """A DP histogram of the target and ``k`` privately chosen predictors.
 
@@ -331,8 +367,11 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         From :meth:`fit`, before any data is read, when the accountant cannot afford
         ``epsilon``.
     DomainError
-        From :meth:`fit`, when the projected domain exceeds 2**64 cells or the
-        histogram's expected output exceeds ``max_cells``.
+        From :meth:`fit`, before PrivateKD draws and with nothing charged, when the
+        histogram over the ``k`` predictors of largest cardinality and the target
+        would exceed 2**64 cells or keep more than ``max_cells`` cells in expectation:
+        that bounds every selection, so the refusal depends on public values only.
+        An error after the selection was drawn charges ``epsilon``.
 
     Notes
     -----
@@ -510,33 +549,39 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
                 n, n_predictors, len(classes), k, A=A, B=B, random_state=rng
             )
 
-        internal = BudgetAccountant()
         if gamma < 1.0:
             eps_p, eps_h = split_budget(run.epsilon, [1.0 - gamma, gamma])
-            selector = PrivateKD(
-                k,
-                eps_p,
-                random_state=noise_state,
-                accountant=internal,
-                classes=np.arange(len(classes)),
-            ).fit(table, None, cardinalities=cards)
-            order = np.asarray(selector.selection_order_, dtype=np.int64)
             ledger = [("PrivateKD", eps_p), ("thresholded_histogram", eps_h)]
         else:
             eps_h = run.epsilon
-            order = np.arange(n_predictors, dtype=np.int64)
             ledger = [("thresholded_histogram", eps_h)]
-
-        histogram = thresholded_histogram(
-            table.select(order.tolist(), with_label=True),
-            None,
-            eps_h,
-            A=A,
-            noise=self.noise,
-            max_cells=max_cells,
-            random_state=noise_state,
-            accountant=internal,
+        _check_largest_histogram(
+            cards, k, len(classes), n, eps_h, A=A, noise=self.noise, max_cells=max_cells
         )
+
+        internal = BudgetAccountant()
+        with run.charged_on_failure("ProjectedHistogram"):
+            if gamma < 1.0:
+                selector = PrivateKD(
+                    k,
+                    eps_p,
+                    random_state=noise_state,
+                    accountant=internal,
+                    classes=np.arange(len(classes)),
+                ).fit(table, None, cardinalities=cards)
+                order = np.asarray(selector.selection_order_, dtype=np.int64)
+            else:
+                order = np.arange(n_predictors, dtype=np.int64)
+            histogram = thresholded_histogram(
+                table.select(order.tolist(), with_label=True),
+                None,
+                eps_h,
+                A=A,
+                noise=self.noise,
+                max_cells=max_cells,
+                random_state=noise_state,
+                accountant=internal,
+            )
 
         support = np.zeros(n_predictors, dtype=bool)
         support[order] = True

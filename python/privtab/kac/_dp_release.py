@@ -21,8 +21,9 @@ Full references: :mod:`privtab.kac`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -33,6 +34,7 @@ from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
 from privtab._random import RandomState, core_seed
 from privtab._validation import check_labels, check_positive_int
 from privtab.accountant import BudgetAccountant, split_budget
+from privtab.exceptions import PrivacyLeakWarning
 from privtab.kac._binary import as_binary_matrix, ham_scores
 from privtab.mechanisms import (
     discrete_laplace_mechanism,
@@ -166,6 +168,16 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
 
     _mechanism = ""
 
+    released_attributes: ClassVar[tuple[str, ...]] = (
+        "selection_order_",
+        "support_",
+        "synthetic_X_",
+        "synthetic_y_",
+        "noisy_counts_",
+        "classes_",
+        "n_features_in_",
+    )
+
     def __init__(
         self,
         epsilon: float,
@@ -175,6 +187,7 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
+        min_class_size: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.n_features = n_features
@@ -182,6 +195,7 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
         self.classes = classes
+        self.min_class_size = min_class_size
 
     def _pick(
         self,
@@ -220,8 +234,9 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
             0/1 data.
         y : array-like of shape (n_rows,)
             Binary labels: in ``classes`` when it is declared, else two distinct
-            values. The larger class (``classes_[1]``) is the positive one; both
-            must occur (their sizes are public, see Notes).
+            values. The larger class (``classes_[1]``) is the positive one; each
+            class must hold at least ``min_class_size`` records (at least one when
+            it is not declared).
 
         Returns
         -------
@@ -234,12 +249,23 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
                 f"n_features = {t} needs a histogram of 2^{t + 1} cells, more than "
                 f"max_cells = {max_cells}"
             )
+        declared_size = (
+            None
+            if self.min_class_size is None
+            else check_positive_int(self.min_class_size, "min_class_size")
+        )
         run = self._start_private_fit()
         matrix = as_binary_matrix(B)
         m = matrix.n_features
         if t > m:
             raise ValueError(
                 f"n_features must be <= the number of features ({m}), got {t}"
+            )
+        if declared_size is not None and 2 * declared_size > matrix.n_rows:
+            raise ValueError(
+                f"min_class_size must be <= half the number of rows "
+                f"({matrix.n_rows // 2}): two classes of {declared_size} records or "
+                f"more need {2 * declared_size} rows, got {declared_size}"
             )
         classes, codes = check_labels(
             y,
@@ -250,38 +276,56 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         )
         positive = codes == 1
         n_positive = int(positive.sum())
-        if not 0 < n_positive < matrix.n_rows:
+        smaller_class = min(n_positive, matrix.n_rows - n_positive)
+        if smaller_class == 0:
             absent = 0 if n_positive else 1
             raise ValueError(
-                "y must hold both classes (their sizes are public here), but no "
-                f"record has the class {classes[absent : absent + 1].tolist()[0]!r}"
+                "y must hold both classes, but no record has the class "
+                f"{classes[absent : absent + 1].tolist()[0]!r}"
             )
-        sensitivity = 1.0 / min(n_positive, matrix.n_rows - n_positive)
+        if declared_size is None:
+            warnings.warn(
+                f"{type(self).__name__}: min_class_size was not given, so the "
+                "sensitivity of Ham is 1 / (the size of the smaller class of y), read "
+                "off the data and not covered by the privacy guarantee; declare a "
+                "public lower bound on the size of each class with min_class_size=...",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
+        elif smaller_class < declared_size:
+            raise ValueError(
+                f"min_class_size = {declared_size} is declared as a lower bound on the "
+                "size of each class, but a class of y has fewer records"
+            )
+        sensitivity = 1.0 / (smaller_class if declared_size is None else declared_size)
         parts = split_budget(run.epsilon, [1.0] * t + [float(t)])
         steps, release = parts[:t], parts[t]
         generator = run.random_state
         scratch = BudgetAccountant()
-        order = self._select(
-            ham_scores(matrix, positive), sensitivity, steps, generator, scratch
-        )
-        self._set_selection(order, m)
-        selected = np.flatnonzero(self.support_)
-        bits = matrix.dense(selected).astype(np.int64)
-        keys = (bits << np.arange(t, dtype=np.int64)).sum(axis=1)
-        keys += positive.astype(np.int64) << t
-        counts = np.bincount(keys, minlength=2 ** (t + 1))
-        noisy = discrete_laplace_mechanism(
-            counts,
-            2.0,
-            release,
-            random_state=generator,
-            accountant=scratch,
-        )
-        cells = np.repeat(np.arange(2 ** (t + 1), dtype=np.int64), np.maximum(noisy, 0))
-        self.synthetic_X_ = (
-            (cells[:, None] >> np.arange(t, dtype=np.int64)) & 1
-        ).astype(np.uint8)
-        self.synthetic_y_ = classes[(cells >> t) & 1]
+        with run.charged_on_failure(type(self).__name__):
+            order = self._select(
+                ham_scores(matrix, positive), sensitivity, steps, generator, scratch
+            )
+            self._set_selection(order, m)
+            selected = np.flatnonzero(self.support_)
+            bits = matrix.dense(selected).astype(np.int64)
+            keys = (bits << np.arange(t, dtype=np.int64)).sum(axis=1)
+            keys += positive.astype(np.int64) << t
+            counts = np.bincount(keys, minlength=2 ** (t + 1))
+            noisy = discrete_laplace_mechanism(
+                counts,
+                2.0,
+                release,
+                random_state=generator,
+                accountant=scratch,
+            )
+            cells = np.repeat(
+                np.arange(2 ** (t + 1), dtype=np.int64), np.maximum(noisy, 0)
+            )
+            self.synthetic_X_ = (
+                (cells[:, None] >> np.arange(t, dtype=np.int64)) & 1
+            ).astype(np.uint8)
+            self.synthetic_y_ = classes[(cells >> t) & 1]
         self.n_features_in_ = m
         if matrix.feature_names is not None:
             self.feature_names_in_ = matrix.feature_names
@@ -324,6 +368,14 @@ _RELEASE_DOC = """%(summary)s
         (the second is the positive class). A label of ``y`` outside it raises a
         ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
         emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    min_class_size : int, optional
+        A public lower bound on the number of records of each class, >= 1 and at most
+        half the rows: it sets the sensitivity ``Δ = 1 / min_class_size`` of the
+        selection scores (see Notes). A ``y`` with a smaller class raises a
+        ``ValueError``. ``None`` takes ``Δ = 1 / min(n+, n−)``, the size of the
+        smaller class of ``y``, and emits a
+        :class:`~privtab.exceptions.PrivacyLeakWarning`: the noise scale of the
+        selection then depends on the data and the guarantee does not cover it.
 
     Attributes
     ----------
@@ -339,7 +391,10 @@ _RELEASE_DOC = """%(summary)s
         ``Σ_j x_j 2^j + y 2^t`` (``x`` in ascending feature order, ``y`` 1 for the
         positive class).
     ham_sensitivity_ : float
-        Δ = 1 / min(n+, n−).
+        The Δ used: ``1 / min_class_size`` when declared (public), else
+        ``1 / min(n+, n−)``, exactly the size of the smaller class of ``y``: a value
+        computed from the data without noise, kept for analysis, not covered by the
+        guarantee and not part of :meth:`release`.
     classes_ : ndarray, shape (2,)
         ``classes`` (sorted) when declared, else the two labels of ``y``.
     epsilon_spent_ : float
@@ -357,9 +412,11 @@ _RELEASE_DOC = """%(summary)s
         If ``accountant`` cannot afford ``epsilon`` (before reading any data).
     ValueError
         For invalid parameters (``epsilon``, ``n_features`` larger than the number of
-        features, a histogram above ``max_cells``), non-binary ``B``, ``y`` without
-        exactly two classes (or without records of one of them), ``classes`` without
-        exactly two distinct labels, or a label of ``y`` outside ``classes``.
+        features, a histogram above ``max_cells``, ``min_class_size`` above half the
+        rows), non-binary ``B``, ``y`` without exactly two classes (or without records
+        of one of them, or with a class smaller than ``min_class_size``), ``classes``
+        without exactly two distinct labels, or a label of ``y`` outside ``classes``.
+        An error after the first pick was drawn charges ``epsilon``.
 
     Notes
     -----
@@ -370,12 +427,21 @@ _RELEASE_DOC = """%(summary)s
     releases the data. The ledger lists the ``t`` picks and the release, and sums to
     ``epsilon`` exactly.
 
-    Sensitivity of Ham({f}). Ham({f}) = Σ_{u ∈ E+, v ∈ E−} |u_f − v_f| / (n+ n−).
-    Neighbouring data sets differ by *replacing* one record with another of the same
-    class: the class sizes n+ and n− are public, as the paper's normalisation needs.
-    Replacing a positive record changes the n− terms of its row, each by at most 1, so
-    Ham({f}) moves by at most n− / (n+ n−) = 1 / n+; a negative record, by 1 / n−.
-    Hence Δ = 1 / min(n+, n−), for every feature at once.
+    Sensitivity of Ham({f}). Ham({f}) = Σ_{u ∈ E+, v ∈ E−} |u_f − v_f| / (n+ n−)
+    ``= a (1 − b) + b (1 − a)``, with ``a`` and ``b`` the fractions of ones of
+    feature ``f`` among the positive and the negative records. Neighbouring data
+    sets differ by replacing one record, of either class (``n`` is public, the class
+    sizes are not); ``m = min_class_size`` bounds the size of each class on both.
+    Replacing a record within its class moves ``a`` (or ``b``) by at most ``1/n+``
+    (or ``1/n−``), and ``|∂Ham/∂a| = |1 − 2b| ≤ 1``: Ham({f}) moves by at most
+    ``1/m``. A record that changes class moves ``a`` by at most ``1/(n+ + 1)`` and
+    ``b`` by at most ``1/(n− − 1)``, and the two moves push Ham({f}) in opposite
+    directions whenever both are large (writing ``Ham = a + b − 2ab`` and taking
+    the cases of the two records' values), so it moves by at most
+    ``max(1/(n+ + 1), 1/(n− − 1), 1/(2 n+)) ≤ 1/m`` as well. Hence
+    ``Δ = 1 / min_class_size`` for every feature at once; with ``min_class_size``
+    inferred, ``Δ = 1 / min(n+, n−)``, the paper's normalisation, whose value is
+    read off the data.
 
     Release: the full-domain histogram over the ``t`` selected features and the label
     (``2^(t+1)`` cells; a record changes two cells by one, L1 sensitivity 2) gets exact
@@ -385,11 +451,16 @@ _RELEASE_DOC = """%(summary)s
     count", Dwork et al. 2006). Its columns are the selected features in ascending
     order, the order of :meth:`transform`. The histogram is refused (before any
     spending) when ``2^(t+1)`` exceeds ``max_cells``. Post-processing keeps the
-    guarantee: ``epsilon``-DP overall by sequential composition, given public class
-    sizes. The labels themselves (``classes_``, the values of ``synthetic_y_``) are
-    public only when declared with ``classes``; inferred ones are read off ``y``, with a
+    guarantee: ``epsilon``-DP overall by sequential composition, on data sets whose
+    classes hold at least ``min_class_size`` records each. The labels themselves
+    (``classes_``, the values of ``synthetic_y_``) are public only when declared with
+    ``classes``; inferred ones are read off ``y``, with a
     :class:`~privtab.exceptions.PrivacyLeakWarning`. A fixed ``random_state`` is for
     reproducibility and voids privacy against anyone who knows it.
+
+    Publishing: :meth:`release` returns the covered attributes (the selection, the
+    synthetic records, the noisy counts, ``classes_`` and ``n_features_in_``);
+    ``ham_sensitivity_`` is left out (see above).
 
     Examples
     --------
@@ -416,7 +487,12 @@ _RELEASE_DOC = """%(summary)s
     >>> B = rng.integers(0, 2, size=(200, 6))
     >>> y = B[:, 0] | B[:, 1]
     >>> model = LaplaceDPRelease(
-    ...     1.0, 2, random_state=0, accountant=BudgetAccountant(), classes=[0, 1]
+    ...     1.0,
+    ...     2,
+    ...     random_state=0,
+    ...     accountant=BudgetAccountant(),
+    ...     classes=[0, 1],
+    ...     min_class_size=20,
     ... )
     >>> model.fit(B, y).transform(B).shape
     (200, 2)
@@ -462,7 +538,12 @@ class LaplaceDPRelease(_DPRelease):
     >>> B = rng.integers(0, 2, size=(200, 6))
     >>> y = B[:, 0] | B[:, 1]
     >>> model = ExponentialDPRelease(
-    ...     1.0, 3, random_state=0, accountant=BudgetAccountant(), classes=[0, 1]
+    ...     1.0,
+    ...     3,
+    ...     random_state=0,
+    ...     accountant=BudgetAccountant(),
+    ...     classes=[0, 1],
+    ...     min_class_size=20,
     ... )
     >>> model.fit(B, y).selection_order_.shape
     (3,)
