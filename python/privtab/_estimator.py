@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -131,19 +131,29 @@ class PrivateRun:
         self.accountant.spend(self.epsilon, label=label, guarantee=self.guarantee)
 
     @contextlib.contextmanager
-    def charged_on_failure(self, label: str) -> Iterator[None]:
+    def charged_on_failure(
+        self, label: str, drawn: Callable[[], float] | None = None
+    ) -> Iterator[None]:
         """Charge ``epsilon`` when the block raises, then let the error propagate.
 
         For the part of a release that runs from its first draw on: a failure there
         can depend on the data and on the noise, and a caller could retry a refusal
         that costs nothing until the draws before it told them what they wanted.
         Every check on public inputs alone belongs before the block, where refusing
-        costs nothing.
+        costs nothing. ``drawn``, for a release whose steps are drawn one by one,
+        returns the budget of the steps drawn so far (at most ``epsilon``), which is
+        then charged instead of the whole ``epsilon``.
         """
         try:
             yield
         except Exception:
-            self.spend(f"{label} (failed after drawing noise)")
+            amount = self.epsilon if drawn is None else min(drawn(), self.epsilon)
+            if amount > 0:
+                self.accountant.spend(
+                    amount,
+                    label=f"{label} (failed after drawing noise)",
+                    guarantee=self.guarantee,
+                )
             raise
 
 

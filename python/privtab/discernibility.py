@@ -605,12 +605,13 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         d = table.n_columns
         k = check_n_features(k, d)
         step = run.epsilon / (4 * k)
-        order = table.select_discerning(k, step, run.seed())
-        if not isinstance(X, CodeTable):
-            validate_data(self, X, skip_check_array=True, reset=True)
-        self._set_selection(order, d)
-        self.n_features_in_ = d
-        self.classes_ = label_set
+        with run.charged_on_failure(f"PrivateKD: {k} exponential-mechanism rounds"):
+            order = table.select_discerning(k, step, run.seed())
+            if not isinstance(X, CodeTable):
+                validate_data(self, X, skip_check_array=True, reset=True)
+            self._set_selection(order, d)
+            self.n_features_in_ = d
+            self.classes_ = label_set
         self._finish_private_fit(
             run,
             f"PrivateKD: {k} exponential-mechanism rounds",

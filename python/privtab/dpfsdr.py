@@ -24,6 +24,7 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import warnings
@@ -574,63 +575,73 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         elif eps2 is not None:
             per_refit = [eps2] * limit
         steps: list[tuple[str, float]] = []
-        if eps_fim is not None:
-            fim = _noisy_importance(fim, eps_fim, 2.0, rng)
-            steps.append(("dp_feature_importance (Laplace on fim)", eps_fim))
-        ranking = np.argsort(-fim, kind="stable")
-        theta = np.abs(_core.pearson_matrix(Xk))
+        drawn_so_far = (
+            contextlib.nullcontext()
+            if run is None
+            else run.charged_on_failure(
+                name, drawn=lambda: sum(eps for _, eps in steps)
+            )
+        )
+        with drawn_so_far:
+            if eps_fim is not None:
+                fim = _noisy_importance(fim, eps_fim, 2.0, rng)
+                steps.append(("dp_feature_importance (Laplace on fim)", eps_fim))
+            ranking = np.argsort(-fim, kind="stable")
+            theta = np.abs(_core.pearson_matrix(Xk))
 
-        state: dict[str, Any] = {"refits": 0}
+            state: dict[str, Any] = {"refits": 0}
 
-        def refit(subset: list[int]) -> tuple[_CorrelatedLinearSVC, float, float]:
-            cols = sorted(subset)
-            Xs = np.ascontiguousarray(Xk[:, cols])
-            k = state["refits"]
-            if per_refit is None:
-                eps_k, factor = 1.0, 0.0
+            def refit(subset: list[int]) -> tuple[_CorrelatedLinearSVC, float, float]:
+                cols = sorted(subset)
+                Xs = np.ascontiguousarray(Xk[:, cols])
+                k = state["refits"]
+                if per_refit is None:
+                    eps_k, factor = 1.0, 0.0
+                else:
+                    eps_k = per_refit[k]
+                    degree, _ = _core.correlated_degrees(Xk, cols, record_delta)
+                    factor = float(degree.max())
+                    steps.append(
+                        (f"{name} refit {k + 1} (SVM output perturbation)", eps_k)
+                    )
+                state["refits"] = k + 1
+                model = _CorrelatedLinearSVC(
+                    eps_k,
+                    C=C,
+                    data_norm=data_norm,
+                    sensitivity_factor=factor,
+                    random_state=rng,
+                    accountant=BudgetAccountant(eps_k),
+                    classes=classes,
+                ).fit(Xs, y)
+                return model, float(np.mean(model.predict(Xs) == y)), factor
+
+            selected = [int(ranking[0])]
+            best = refit(selected)
+            candidates = [int(i) for i in ranking[1:]]
+            if self._dynamic:
+                while candidates and state["refits"] < limit:
+                    ranked = self._dynamic_order(candidates, selected, fim, theta)
+                    accepted = False
+                    for f in ranked:
+                        if state["refits"] >= limit:
+                            break
+                        trial = refit([*selected, f])
+                        if trial[1] > best[1]:
+                            best, accepted = trial, True
+                            selected.append(f)
+                            candidates.remove(f)
+                            break
+                    if not accepted:
+                        break
             else:
-                eps_k = per_refit[k]
-                degree, _ = _core.correlated_degrees(Xk, cols, record_delta)
-                factor = float(degree.max())
-                steps.append((f"{name} refit {k + 1} (SVM output perturbation)", eps_k))
-            state["refits"] = k + 1
-            model = _CorrelatedLinearSVC(
-                eps_k,
-                C=C,
-                data_norm=data_norm,
-                sensitivity_factor=factor,
-                random_state=rng,
-                accountant=BudgetAccountant(eps_k),
-                classes=classes,
-            ).fit(Xs, y)
-            return model, float(np.mean(model.predict(Xs) == y)), factor
-
-        selected = [int(ranking[0])]
-        best = refit(selected)
-        candidates = [int(i) for i in ranking[1:]]
-        if self._dynamic:
-            while candidates and state["refits"] < limit:
-                ranked = self._dynamic_order(candidates, selected, fim, theta)
-                accepted = False
-                for f in ranked:
+                for f in candidates:
                     if state["refits"] >= limit:
                         break
                     trial = refit([*selected, f])
                     if trial[1] > best[1]:
-                        best, accepted = trial, True
+                        best = trial
                         selected.append(f)
-                        candidates.remove(f)
-                        break
-                if not accepted:
-                    break
-        else:
-            for f in candidates:
-                if state["refits"] >= limit:
-                    break
-                trial = refit([*selected, f])
-                if trial[1] > best[1]:
-                    best = trial
-                    selected.append(f)
 
         model, accuracy, factor = best
         n, p = X.shape[0], len(selected) + 1

@@ -539,20 +539,21 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
                 f"got {k}"
             )
         tables = _Tables(table)
-        if self.method == "baseline":
-            contexts, used, ledger = _fit_baseline(
-                tables, run.epsilon, run.random_state
-            )
-        else:
-            contexts, used, ledger = _fit_dp_dilca(
-                tables, run.epsilon, self.method, k, h, run.random_state
-            )
-        validate_data(self, X, skip_check_array=True, reset=True)
-        self.n_features_in_ = d
-        self.cardinalities_ = cards
-        self.contexts_ = contexts
-        self.tables_ = used
-        self.distance_matrices_ = [dilca_distance_matrix(t) for t in used]
+        with run.charged_on_failure(f"DPDILCA ({self.method}, {d} attributes)"):
+            if self.method == "baseline":
+                contexts, used, ledger = _fit_baseline(
+                    tables, run.epsilon, run.random_state
+                )
+            else:
+                contexts, used, ledger = _fit_dp_dilca(
+                    tables, run.epsilon, self.method, k, h, run.random_state
+                )
+            validate_data(self, X, skip_check_array=True, reset=True)
+            self.n_features_in_ = d
+            self.cardinalities_ = cards
+            self.contexts_ = contexts
+            self.tables_ = used
+            self.distance_matrices_ = [dilca_distance_matrix(t) for t in used]
         self._finish_private_fit(
             run, f"DPDILCA ({self.method}, {d} attributes)", ledger
         )
