@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 
 from privtab._core import __version__
+from privtab.cli._budget import budget
 from privtab.cli._demo import SECTIONS, run_demo
 from privtab.cli._distances import distances
 from privtab.cli._histogram import histogram
@@ -49,7 +50,9 @@ def main() -> None:
     epilog="\b\nSections:\n"
     + "\n".join(f"  {s.name:<14} {s.title}" for s in SECTIONS.values())
 )
-@epsilon_option(help="Privacy budget ε of each demo section (finite and > 0).")
+@epsilon_option(
+    help="Privacy budget ε of each demo section (finite and > 0).", budget=False
+)
 @seed_option()
 @option(
     "--progress/--no-progress",
@@ -113,7 +116,7 @@ def demo(
         click.echo(f"report written to {report}", err=True)
 
 
-for _command in (select, histogram, mask, distances, kac):
+for _command in (select, histogram, mask, distances, kac, budget):
     main.add_command(_command)
 
 

@@ -37,13 +37,16 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 from rich.markup import escape
 
 from privtab._validation import check_epsilon
 from privtab.exceptions import PrivtabError
+
+if TYPE_CHECKING:
+    from privtab.accountant import BudgetAccountant
 
 __all__ = [
     "allow_inferred_option",
@@ -65,6 +68,7 @@ __all__ = [
     "labels_of",
     "ledger_pairs",
     "literal",
+    "open_budget",
     "open_input",
     "option",
     "output_option",
@@ -95,13 +99,17 @@ def epsilon_option(
     default: float | None = 1.0,
     help: str | None = None,
     *names: str,
+    budget: bool = True,
 ) -> Callable[[F], F]:
     """Add a privacy-budget option: a finite float > 0 (``--epsilon/-e`` by default).
 
     ``names`` gives another option (``"--epsilon-selection"``); ``default=None``
-    leaves it unset unless given.
+    leaves it unset unless given. With ``budget`` (the default), the command also
+    gets ``--budget PATH``, once however many epsilon options it has: the budget
+    file (``privtab budget init``) that :func:`release` charges. A command that
+    already has a ``--budget`` option gets it as ``--budget-store PATH``.
     """
-    return click.option(
+    epsilon = click.option(
         *(names or ("--epsilon", "-e")),
         type=float,
         default=default,
@@ -110,6 +118,56 @@ def epsilon_option(
         help=help
         or "Privacy budget ε (smaller is more private and noisier; finite and > 0).",
     )
+    if not budget:
+        return epsilon
+
+    def decorate(f: F) -> F:
+        declared = getattr(f, "__click_params__", [])
+        if not any(param.name == _BUDGET_PARAM for param in declared):
+            taken = any("--budget" in param.opts for param in declared)
+            f = click.option(
+                "--budget-store" if taken else "--budget",
+                _BUDGET_PARAM,
+                metavar="PATH",
+                default=None,
+                expose_value=False,
+                callback=_budget_callback,
+                help="Charge the release to the budget kept in PATH (made by "
+                "`privtab budget init PATH --epsilon E`) and shared by every run: "
+                "the command stops before computing if the budget cannot afford "
+                "it, and records what it spent.",
+            )(f)
+        return epsilon(f)
+
+    return decorate
+
+
+_BUDGET_PARAM = "budget_path"
+#: Where the ``--budget`` option leaves the opened accountant for :func:`release`.
+_BUDGET_KEY = "privtab.budget"
+
+
+def open_budget(path: str, param_hint: str) -> BudgetAccountant:
+    """Open the budget file ``path``, or stop with a message that says how to make one."""
+    from privtab.accountant import BudgetAccountant
+
+    try:
+        return BudgetAccountant.open(path)
+    except FileNotFoundError:
+        raise click.BadParameter(
+            f"no budget file {path}; create it with `privtab budget init {path} "
+            "--epsilon E`",
+            param_hint=param_hint,
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise click.BadParameter(str(exc), param_hint=param_hint) from None
+
+
+def _budget_callback(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> None:
+    if value is not None:
+        ctx.meta[_BUDGET_KEY] = open_budget(value, param.opts[0])
 
 
 def seed_option(help: str | None = None) -> Callable[[F], F]:
@@ -709,9 +767,20 @@ def release() -> Iterator[list[str]]:
     computed from the data without noise (a data norm). Warnings raised inside Dask
     (its own deprecations, and pandas' seen from Dask) are not the release's and
     are left out, so a table read on Dask reports what it reports in memory.
+
+    With ``--budget PATH``, the releases inside are charged to the budget file
+    (:func:`privtab.accountant.use_accountant`: it is the accountant of every
+    estimator given none), and what is left is printed to stderr.
     """
+    from privtab.accountant import use_accountant
+
+    ctx = click.get_current_context(silent=True)
+    budget = None if ctx is None else ctx.meta.get(_BUDGET_KEY)
     notes: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        contextlib.nullcontext() if budget is None else use_accountant(budget),
+    ):
         warnings.simplefilter("always")
         warnings.filterwarnings("ignore", module=r"(dask|distributed)(\.|$)")
         try:
@@ -721,6 +790,12 @@ def release() -> Iterator[list[str]]:
     notes.extend(sorted({_shell_advice(str(w.message)) for w in caught}))
     for note in notes:
         click.echo(f"warning: {note}", err=True)
+    if budget is not None:
+        click.echo(
+            f"budget {budget.path}: spent ε = {budget.spent:.6g} of "
+            f"{budget.epsilon:g}, {budget.remaining:.6g} left",
+            err=True,
+        )
 
 
 def write_output(
