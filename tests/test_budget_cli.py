@@ -41,6 +41,7 @@ def mask(table_csv, tmp_path, budget, epsilon):
         table_csv,
         "-o",
         tmp_path / "out.csv",
+        "--force",
         "--k",
         5,
         "--epsilon",

@@ -91,3 +91,39 @@ def test_validation_failures_before_any_draw_stay_free():
             bad, LABELS, cardinalities=[3] * 4
         )
     assert acc.spent == 0.0
+
+
+FITS = {
+    "PrivateKD": (
+        lambda acc: pt.PrivateKD(
+            2, 0.8, random_state=0, accountant=acc, classes=[0, 1]
+        ),
+        lambda estimator: estimator.fit(CODES, LABELS, cardinalities=[3] * 4),
+    ),
+    "DPDILCA": (
+        lambda acc: pt.DPDILCA(0.8, context_size=1, random_state=0, accountant=acc),
+        lambda estimator: estimator.fit(CODES, cardinalities=[3] * 4),
+    ),
+    "DPFS": (
+        lambda acc: pt.DPFS(
+            0.4, 0.4, data_norm=2.0, classes=[0, 1], random_state=0, accountant=acc
+        ),
+        lambda estimator: estimator.fit(REAL, REAL_LABELS),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", FITS)
+def test_a_fit_refused_at_its_charge_keeps_nothing_it_computed(monkeypatch, name):
+    # Another process spent from a shared budget between this fit's check and its
+    # charge: the check passed, the charge is refused.
+    make, fit = FITS[name]
+    acc = pt.BudgetAccountant(1.0)
+    acc.spend(0.5, label="another process")
+    monkeypatch.setattr(acc, "check", lambda *args, **kwargs: None)
+    estimator = make(acc)
+    before = dict(vars(estimator))
+    with pytest.raises(pt.BudgetExceededError):
+        fit(estimator)
+    assert vars(estimator).keys() == before.keys()
+    assert acc.spent == 0.5

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -64,6 +64,9 @@ class PrivateRun:
     random_state: np.random.Generator | None
     accountant: BudgetAccountant
     guarantee: str = "dp"
+    #: The estimator's attributes when its fit started, put back if the fit is not
+    #: charged (see :meth:`DPEstimatorMixin._finish_private_fit`).
+    owner_state: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def start(
@@ -215,12 +218,13 @@ class DPEstimatorMixin:
         return check_epsilon(self.epsilon)
 
     def _start_private_fit(self) -> PrivateRun:
-        return PrivateRun.start(
+        run = PrivateRun.start(
             self._total_epsilon(),
             self.random_state,
             self.accountant,
             guarantee=self._privacy_guarantee(),
         )
+        return replace(run, owner_state=dict(vars(self)))
 
     def _finish_private_fit(
         self,
@@ -229,7 +233,16 @@ class DPEstimatorMixin:
         steps: Iterable[tuple[str, float]] | None = None,
     ) -> None:
         ledger = run.ledger([(label, run.epsilon)] if steps is None else steps)
-        run.spend(label)
+        try:
+            run.spend(label)
+        except BaseException:
+            # A budget shared with other processes can be spent between the check at
+            # the start and this charge: the refused release must not stay readable
+            # on the estimator, so it goes back to its state before the fit.
+            if run.owner_state is not None:
+                vars(self).clear()
+                vars(self).update(run.owner_state)
+            raise
         self.epsilon_spent_ = run.epsilon
         self.privacy_ledger_ = ledger
 

@@ -523,7 +523,10 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         if self.random_state is not None:
             check_random_state(self.random_state)
         run = (
-            PrivateRun.start(worst, self.random_state, self.accountant)
+            dataclasses.replace(
+                PrivateRun.start(worst, self.random_state, self.accountant),
+                owner_state=dict(vars(self)),
+            )
             if private
             else None
         )
