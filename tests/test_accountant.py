@@ -650,3 +650,22 @@ def test_use_accountant_sets_the_default_of_this_context_only():
     assert resolve_accountant(None) is not acc
     with pytest.raises(TypeError, match="accountant must be a privtab"):
         use_accountant(1.0).__enter__()
+
+
+def test_the_default_accountant_can_be_given_a_budget():
+    limited = pt.BudgetAccountant(1.0)
+    previous = pt.set_default_accountant(limited)
+    try:
+        pt.laplace_mechanism([1.0], 1.0, 0.6)
+        with pytest.raises(pt.BudgetExceededError):
+            pt.laplace_mechanism([1.0], 1.0, 0.6)
+        assert limited.spent == 0.6
+        inner = pt.BudgetAccountant(5.0)
+        with pt.use_accountant(inner):
+            pt.laplace_mechanism([1.0], 1.0, 0.6)
+        assert (limited.spent, inner.spent) == (0.6, 0.6)
+    finally:
+        assert pt.set_default_accountant(previous) is limited
+    assert pt.default_accountant() is previous
+    with pytest.raises(TypeError, match="accountant must be"):
+        pt.set_default_accountant(1.0)

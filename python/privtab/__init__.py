@@ -13,7 +13,13 @@ from __future__ import annotations
 from privtab import audit, datasets
 from privtab._core import __version__
 from privtab._random import check_random_state
-from privtab.accountant import BudgetAccountant, LedgerEntry, default_accountant
+from privtab.accountant import (
+    BudgetAccountant,
+    LedgerEntry,
+    default_accountant,
+    set_default_accountant,
+    use_accountant,
+)
 from privtab.counts import (
     SparseCounts,
     contingency_table,
@@ -156,7 +162,9 @@ __all__ = [
     "pearson_matrix",
     "randomization_flipping",
     "read_transactions",
+    "set_default_accountant",
     "sse",
     "symmetric_uncertainty",
     "thresholded_histogram",
+    "use_accountant",
 ]

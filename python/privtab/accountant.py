@@ -49,6 +49,7 @@ __all__ = [
     "ParallelBlock",
     "default_accountant",
     "resolve_accountant",
+    "set_default_accountant",
     "split_budget",
     "use_accountant",
 ]
@@ -1139,18 +1140,64 @@ _CURRENT: contextvars.ContextVar[BudgetAccountant | None] = contextvars.ContextV
 )
 
 
+_process_default = _DEFAULT
+
+
 def default_accountant() -> BudgetAccountant:
     """Return the accountant charged when ``accountant=None``.
 
     That is the accountant of the innermost :func:`use_accountant` of the current
-    thread (or asyncio task), else the process-wide default: its budget is
-    unlimited, and it records every spend so that ``report()`` shows what a session
-    released. The process-wide default spends only in the process that imported
-    privtab: inherited by a forked child or unpickled elsewhere, it refuses to spend
-    (see :class:`BudgetAccountant`).
+    thread (or asyncio task), else the process-wide default: the one given to
+    :func:`set_default_accountant`, or privtab's own, whose budget is unlimited and
+    which records every spend so that ``report()`` shows what a session released.
+    privtab's own default spends only in the process that imported privtab:
+    inherited by a forked child or unpickled elsewhere, it refuses to spend (see
+    :class:`BudgetAccountant`).
     """
     current = _CURRENT.get()
-    return _DEFAULT if current is None else current
+    return _process_default if current is None else current
+
+
+def set_default_accountant(accountant: BudgetAccountant | None) -> BudgetAccountant:
+    """Make ``accountant`` the process-wide default, charged when ``accountant=None``.
+
+    Gives every call that names no accountant a budget: a limited in-memory one
+    (``BudgetAccountant(1.0)``) or a durable one shared with other processes
+    (``BudgetAccountant.open(path)``). :func:`use_accountant` blocks still take
+    precedence in their context.
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant or None
+        The new default; ``None`` restores privtab's own (unlimited, recording).
+
+    Returns
+    -------
+    BudgetAccountant
+        The previous process-wide default, to restore it later.
+
+    Raises
+    ------
+    TypeError
+        If ``accountant`` is neither a ``BudgetAccountant`` nor ``None``.
+
+    Examples
+    --------
+    >>> import privtab as pt
+    >>> previous = pt.set_default_accountant(pt.BudgetAccountant(1.0))
+    >>> pt.default_accountant().epsilon
+    1.0
+    >>> _ = pt.set_default_accountant(previous)
+    """
+    global _process_default
+    if accountant is not None and not isinstance(accountant, BudgetAccountant):
+        raise TypeError(
+            "accountant must be a privtab.BudgetAccountant or None, got "
+            f"{type(accountant).__name__}"
+        )
+    previous = _process_default
+    _process_default = _DEFAULT if accountant is None else accountant
+    return previous
 
 
 @contextlib.contextmanager
