@@ -123,7 +123,7 @@ def test_every_releasing_command_takes_a_budget_file(command):
     result = run(command, "--help")
     assert result.exit_code == 0
     # select's own --budget (per_refit | total) keeps its name.
-    option = "--budget-store PATH" if command == "select" else "--budget PATH"
+    option = "--budget PATH"
     assert option in result.output
     assert result.output.count("Charge the release to the budget") == 1
 

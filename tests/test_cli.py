@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -260,14 +261,17 @@ def test_literal_escapes_rich_markup():
 
 # Every subcommand, run on a small table of its own (IN.csv), writing OUT.
 SUBCOMMANDS = {
-    "select": (["--target", "label", "--k", "1", "--method", "greedy"], "json"),
+    "select": (
+        ["--target", "label", "--n-features", "1", "--method", "greedy"],
+        "json",
+    ),
     "histogram": (
         ["--target", "label", "--allow-inferred-domains", "--seed", "1"],
         "csv",
     ),
     "distances": (["--method", "dilca_m", "--allow-inferred-domains"], "json"),
     "mask": (["--bounds", "f0=0:1", "--bounds", "f1=0:1", "--seed", "1"], "csv"),
-    "kac": (["--target", "label", "--k", "2"], "json"),
+    "kac": (["--target", "label", "--anonymity", "2"], "json"),
 }
 
 
@@ -430,7 +434,16 @@ def test_a_projection_holding_a_formula_is_escaped(tmp_path):
     path, out = tmp_path / "in.csv", tmp_path / "out.csv"
     # Quoted, so that the carriage return stays in its cell.
     frame.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)
-    args = ["select", str(path), "-o", str(out), "--target", "label", "--k", "2"]
+    args = [
+        "select",
+        str(path),
+        "-o",
+        str(out),
+        "--target",
+        "label",
+        "--n-features",
+        "2",
+    ]
     result = CliRunner().invoke(
         main, [*args, "--method", "greedy", "--write-projection"]
     )
@@ -439,4 +452,237 @@ def test_a_projection_holding_a_formula_is_escaped(tmp_path):
     expected = frame.assign(name="'" + frame["name"])
     pd.testing.assert_frame_equal(
         written.sort_index(axis=1), expected.sort_index(axis=1)
+    )
+
+
+# Classes of defects across every subcommand -------------------------------------
+
+
+@pytest.fixture
+def reads_of_in(monkeypatch):
+    """Record every read of IN's data (its header alone is not counted)."""
+    from privtab.cli import _io
+
+    reads = []
+    for name in ("read_table", "read_parquet_lazily"):
+        original = getattr(_io, name)
+
+        def recording(*args, _original=original, _name=name, **kwargs):
+            reads.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(_io, name, recording)
+    return reads
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+@pytest.mark.parametrize("name", ["out.txt", "out", "out.parquet.gz"])
+def test_every_subcommand_refuses_a_bad_out_extension_before_reading_in(
+    command, name, small_csv, tmp_path, reads_of_in
+):
+    # With --write-projection, select and kac accept a table OUT as well as .json.
+    extra = ["--write-projection"] if command in ("select", "kac") else []
+    result = invoke(command, small_csv, tmp_path / name, *extra)
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--output'" in result.output
+    assert "must end in" in result.output
+    assert reads_of_in == []
+    assert not (tmp_path / name).exists()
+
+
+#: An option naming a column IN does not have, per subcommand.
+UNKNOWN_COLUMN = {
+    "select": ["--domain", "nope=a,b"],
+    "histogram": ["--bounds", "nope=0:1"],
+    "distances": ["--missing", "nope"],
+    "mask": ["--bounds", "nope=0:1"],
+    "kac": ["--target", "nope"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+def test_every_subcommand_checks_the_columns_options_name_before_reading_in(
+    command, small_csv, tmp_path, reads_of_in
+):
+    out = tmp_path / f"out.{SUBCOMMANDS[command][1]}"
+    result = invoke(command, small_csv, out, *UNKNOWN_COLUMN[command])
+    assert result.exit_code == 2, result.output
+    assert "'nope' is not a" in result.output
+    assert UNKNOWN_COLUMN[command][0] in result.output
+    assert reads_of_in == []
+
+
+def _python_parameters():
+    """Every parameter name of the estimators and functions the subcommands call."""
+    import inspect
+
+    from privtab.dilca import DILCA, DPDILCA
+    from privtab.dpfsdr import DPFS, DPFSDR
+
+    callables = [
+        privtab.TableEncoder,
+        privtab.MicroaggregationMasker,
+        privtab.KACSelector,
+        privtab.PrivateKD,
+        privtab.ProjectedHistogram,
+        privtab.greedy_discernibility,
+        DILCA,
+        DPDILCA,
+        DPFSDR,
+        DPFS,
+        read_table,
+        write_table,
+    ]
+    names = {"X", "B", "y"}
+    for f in callables:
+        names |= set(inspect.signature(f).parameters) - {"self", "args", "kwargs"}
+    for f in callables:
+        if isinstance(f, type) and hasattr(f, "fit"):
+            names |= set(inspect.signature(f.fit).parameters) - {"self"}
+    return names
+
+
+#: Runs whose errors or warnings come from the library, per subcommand.
+LIBRARY_MESSAGES = {
+    "mask, a value outside --bounds": (
+        "mask",
+        ["--bounds", "f0=0:0.5", "--bounds", "f1=0:1", "--seed", "1"],
+    ),
+    "mask, clusters larger than IN": (
+        "mask",
+        ["--min-cluster-size", "100", "--bounds", "f0=0:1", "--bounds", "f1=0:1"],
+    ),
+    "mask, inferred bounds": ("mask", ["--mechanism", "dp", "--seed", "1"]),
+    "histogram, a value outside --bounds": (
+        "histogram",
+        ["--target", "label", "--bounds", "f0=0:0.5", "--bounds", "f1=0:1"],
+    ),
+    "select, a value outside --bounds": (
+        "select",
+        ["--target", "label", "--n-features", "1", "--bounds", "f0=0:0.5"],
+    ),
+    "distances, a value outside --bounds": (
+        "distances",
+        ["--bounds", "f0=0:0.5", "--allow-inferred-domains"],
+    ),
+    "kac, more anonymity than rows": (
+        "kac",
+        ["--target", "label", "--anonymity", "100"],
+    ),
+    "kac, a text feature": ("kac", ["--target", "f0", "--anonymity", "2"]),
+    "select dpfsdr, an undeclared norm": (
+        "select",
+        [
+            *("--target", "label", "--method", "dpfsdr", "--epsilon-selection", "1"),
+            *("--epsilon-training", "1", "--classes", "a,b", "--seed", "1"),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LIBRARY_MESSAGES))
+def test_no_message_speaks_python(case, small_csv, tmp_path):
+    command, args = LIBRARY_MESSAGES[case]
+    path, numeric = small_csv
+    source = numeric if command == "mask" else path
+    out = tmp_path / ("out.csv" if command in ("mask", "histogram") else "out.json")
+    result = CliRunner().invoke(main, [command, str(source), "-o", str(out), *args])
+    messages = result.output
+    assert "Error:" in messages or "warning:" in messages, messages
+    spelled = [
+        name
+        for name in _python_parameters()
+        if re.search(rf"(?<![\w\-]){re.escape(name)}=", messages)
+        or re.search(rf"(?:^|: |; |\. ){re.escape(name)} (must|=) ", messages, re.M)
+    ]
+    assert spelled == [], messages
+    assert "pass the format" not in messages
+
+
+#: Every former spelling, the option it stands for, and a run that uses it.
+ALIASES = [
+    ("select", "--k", "--n-features", "1"),
+    ("histogram", "--k", "--n-features", "1"),
+    ("kac", "--k", "--anonymity", "2"),
+    ("mask", "--k", "--min-cluster-size", "5"),
+]
+
+
+def _alias_run(command, option, value, small_csv, out, *extra):
+    path, numeric = small_csv
+    args = {
+        "select": ["--target", "label", "--method", "greedy"],
+        "histogram": ["--target", "label", "--allow-inferred-domains", "--seed", "1"],
+        "kac": ["--target", "label"],
+        "mask": ["--bounds", "f0=0:1", "--bounds", "f1=0:1", "--seed", "1"],
+    }[command]
+    source = numeric if command == "mask" else path
+    return CliRunner().invoke(
+        main, [command, str(source), "-o", str(out), *args, option, value, *extra]
+    )
+
+
+@pytest.mark.parametrize(("command", "old", "new", "value"), ALIASES)
+def test_every_former_option_spelling_still_works_and_warns(
+    command, old, new, value, small_csv, tmp_path
+):
+    suffix = "csv" if command in ("histogram", "mask") else "json"
+    by_old, by_new = tmp_path / f"old.{suffix}", tmp_path / f"new.{suffix}"
+    old_run = _alias_run(command, old, value, small_csv, by_old)
+    new_run = _alias_run(command, new, value, small_csv, by_new)
+    assert old_run.exit_code == 0, old_run.output
+    assert new_run.exit_code == 0, new_run.output
+    assert f"warning: {old} is deprecated and will be removed; use {new}" in (
+        old_run.stderr
+    )
+    assert "deprecated" not in new_run.stderr
+    assert by_old.read_bytes() == by_new.read_bytes()
+    help_text = CliRunner().invoke(main, [command, "--help"]).output
+    assert new in help_text
+    assert re.search(rf"{re.escape(old)}\b(?!-)", help_text) is None
+    both = tmp_path / f"both.{suffix}"
+    both_run = _alias_run(command, old, value, small_csv, both, new, value)
+    assert both_run.exit_code == 2
+    assert f"give {new} only" in both_run.output
+    assert not both.exists()
+
+
+def test_select_budget_names_a_budget_file_and_explains_its_former_meaning(
+    small_csv, tmp_path
+):
+    # ``select --budget per_refit|total`` became ``--training-budget``; ``--budget``
+    # names the budget file on every command that releases.
+    path, _ = small_csv
+    args = ["--target", "label", "--method", "dpfsdr", "--classes", "a,b"]
+    args += ["--epsilon-selection", "1", "--epsilon-training", "1"]
+    args += ["--data-norm", "2", "--budget", "total"]
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(main, ["select", str(path), "-o", str(out), *args])
+    assert result.exit_code == 2
+    assert "--training-budget total" in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+def test_every_subcommand_shows_its_progress_on_a_terminal(
+    command, small_csv, tmp_path, monkeypatch
+):
+    import io
+
+    from privtab.cli import _progress
+
+    drawn = io.StringIO()
+    monkeypatch.setattr(
+        _progress,
+        "stderr_console",
+        lambda: Console(file=drawn, force_terminal=True, width=100),
+        raising=False,
+    )
+    out = tmp_path / f"out.{SUBCOMMANDS[command][1]}"
+    result = invoke(command, small_csv, out)
+    assert result.exit_code == 0, result.output
+    shown = drawn.getvalue()
+    assert "0:00:0" in shown  # the time elapsed
+    assert any(
+        word in shown for word in ("selecting", "histogram", "distances", "masking")
     )

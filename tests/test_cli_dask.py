@@ -96,7 +96,7 @@ def test_select_privatekd_is_the_in_memory_selection(tables, tmp_path, scheduler
         tmp_path,
         "select",
         "sel.json",
-        "--target", "label", "--k", "3", "--epsilon", "2", "--seed", "5",
+        "--target", "label", "--n-features", "3", "--epsilon", "2", "--seed", "5",
         dask_args=("--scheduler", scheduler),
     )  # fmt: skip
     in_memory = json.loads(mem_out.read_text())
@@ -113,7 +113,7 @@ def test_select_greedy_table_output_with_declared_classes(tables, tmp_path, sche
         tmp_path,
         "select",
         "sel.csv",
-        "--method", "greedy", "--target", "label", "--k", "2",
+        "--method", "greedy", "--target", "label", "--n-features", "2",
         "--classes", "no,yes", "--write-projection",
         dask_args=("--scheduler", scheduler),
     )  # fmt: skip
@@ -126,7 +126,7 @@ def test_select_greedy_rejects_an_undeclared_label_on_dask(tables, tmp_path, sch
     _, parts = tables
     result = run(
         "select", parts, "-o", tmp_path / "o.json", "--method", "greedy",
-        "--target", "label", "--k", "2", "--classes", "no,maybe",
+        "--target", "label", "--n-features", "2", "--classes", "no,maybe",
         "--scheduler", scheduler,
     )  # fmt: skip
     assert result.exit_code == 1
@@ -173,7 +173,7 @@ def test_directory_without_cluster_uses_the_local_scheduler(tables, tmp_path):
         tmp_path,
         "select",
         "sel.json",
-        "--target", "label", "--k", "2", "--seed", "8",
+        "--target", "label", "--n-features", "2", "--seed", "8",
     )  # fmt: skip
     assert json.loads(dsk_out.read_text()) == json.loads(mem_out.read_text())
 
@@ -184,7 +184,7 @@ def test_workers_starts_a_local_cluster(tables, tmp_path):
         tmp_path,
         "select",
         "sel.json",
-        "--target", "label", "--k", "2", "--seed", "9",
+        "--target", "label", "--n-features", "2", "--seed", "9",
         dask_args=("--workers", "2"),
     )  # fmt: skip
     assert json.loads(dsk_out.read_text()) == json.loads(mem_out.read_text())
@@ -193,7 +193,7 @@ def test_workers_starts_a_local_cluster(tables, tmp_path):
 def test_scheduler_and_workers_are_exclusive(tables, tmp_path, scheduler):
     single, _ = tables
     result = run(
-        "select", single, "-o", tmp_path / "o.json", "--target", "label", "--k", "2",
+        "select", single, "-o", tmp_path / "o.json", "--target", "label", "--n-features", "2",
         "--scheduler", scheduler, "--workers", "2",
     )  # fmt: skip
     assert result.exit_code == 2
@@ -204,7 +204,7 @@ def test_csv_input_on_dask_is_refused(tmp_path, scheduler):
     path = tmp_path / "in.csv"
     pd.DataFrame({"a": ["x", "y"] * 5, "label": ["p", "q"] * 5}).to_csv(path)
     result = run(
-        "select", path, "-o", tmp_path / "o.json", "--target", "label", "--k", "1",
+        "select", path, "-o", tmp_path / "o.json", "--target", "label", "--n-features", "1",
         "--scheduler", scheduler,
     )  # fmt: skip
     assert result.exit_code == 1
@@ -246,7 +246,7 @@ def test_missing_dask_extra_names_the_install(
     _, parts = tables
     monkeypatch.setitem(sys.modules, missing, None)
     result = run(
-        "select", parts, "-o", tmp_path / "o.json", "--target", "label", "--k", "2",
+        "select", parts, "-o", tmp_path / "o.json", "--target", "label", "--n-features", "2",
         *option,
     )  # fmt: skip
     assert result.exit_code == 1
@@ -257,7 +257,7 @@ def test_missing_dask_extra_names_the_install(
 def test_unreachable_scheduler_is_named(tables, tmp_path):
     _, parts = tables
     result = run(
-        "select", parts, "-o", tmp_path / "o.json", "--target", "label", "--k", "2",
+        "select", parts, "-o", tmp_path / "o.json", "--target", "label", "--n-features", "2",
         "--scheduler", "tcp://127.0.0.1:1",
     )  # fmt: skip
     assert result.exit_code == 2

@@ -47,8 +47,9 @@ def test_non_private_distances_match_the_python_api(table_csv, tmp_path):
     assert written["epsilon"] == 0.0
     assert written["privacy_ledger"] == []
     domains = {"a": ["x", "y", "z"], "b": ["p", "q", "r"], "c": ["u", "v"]}
+    # IN has no missing value: no column gets a category for them.
     table = pt.TableEncoder(
-        domains=domains, bounds={"d": (0, 10)}, missing="category", bins=5
+        domains=domains, bounds={"d": (0, 10)}, bins=5
     ).fit_transform(pd.read_csv(path))
     model = pt.DILCA().fit(table)
     for i, name in enumerate(table.columns):
@@ -57,8 +58,8 @@ def test_non_private_distances_match_the_python_api(table_csv, tmp_path):
         assert entry["context"] == [str(table.columns[j]) for j in model.contexts_[i]]
         assert len(entry["categories"]) == table.cardinalities[i]
     for name, categories in domains.items():
-        assert written["columns"][name]["categories"] == [*categories, None]
-    assert written["columns"]["d"]["categories"] == [1.0, 3.0, 5.0, 7.0, 9.0, None]
+        assert written["columns"][name]["categories"] == categories
+    assert written["columns"]["d"]["categories"] == [1.0, 3.0, 5.0, 7.0, 9.0]
 
 
 def test_dp_distances_write_the_ledger(table_csv, tmp_path):
@@ -183,9 +184,9 @@ def test_inferred_names_never_reach_out_unless_allowed(names_csv, tmp_path, meth
     allowed = CliRunner().invoke(main, [*args, *declared, "--allow-inferred-domains"])
     assert allowed.exit_code == 0, allowed.output
     written = json.loads(out.read_text())
-    assert written["columns"]["name"]["categories"] == [*sorted(names), None]
-    assert written["columns"]["city"]["categories"] == ["Lyon", "Nice", "Paris", None]
-    assert written["columns"]["visits"]["categories"] == [0, 1, 2, 3, None]
+    assert written["columns"]["name"]["categories"] == sorted(names)
+    assert written["columns"]["city"]["categories"] == ["Lyon", "Nice", "Paris"]
+    assert written["columns"]["visits"]["categories"] == [0, 1, 2, 3]
     assert "OUT shows the domains of 'name'" in allowed.stderr
 
 

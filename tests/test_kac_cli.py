@@ -35,7 +35,7 @@ def run(args):
 def test_kac_writes_selected_columns_and_target(binary_csv, tmp_path, method):
     path, frame = binary_csv
     out = tmp_path / "out.csv"
-    args = ["--k", 6, "--method", method, "--target", "label", path, "-o", out]
+    args = ["--anonymity", 6, "--method", method, "--target", "label", path, "-o", out]
     result = run([*args, "--write-projection"])
     assert result.exit_code == 0, result.output
     features = frame.drop(columns="label")
@@ -45,7 +45,7 @@ def test_kac_writes_selected_columns_and_target(binary_csv, tmp_path, method):
     assert list(written.columns) == [*chosen, "label"]
     pd.testing.assert_frame_equal(written, frame[[*chosen, "label"]])
     assert containment_anonymity(written[chosen]).min() >= 6
-    assert f"selected ({method}, k = 6): {', '.join(chosen)}" in result.output
+    assert f"selected ({method}, --anonymity 6): {', '.join(chosen)}" in result.output
     assert f"anonymity by containment: {expected.anonymity_}" in result.output
     assert f"DistCnt utility: {expected.utility_:.4f}" in result.output
 
@@ -53,7 +53,16 @@ def test_kac_writes_selected_columns_and_target(binary_csv, tmp_path, method):
 def test_kac_json_and_skip_infeasible(binary_csv, tmp_path):
     path, frame = binary_csv
     out = tmp_path / "out.json"
-    args = ["--k", 40, "--skip-infeasible", "--target", "label", path, "-o", out]
+    args = [
+        "--anonymity",
+        40,
+        "--skip-infeasible",
+        "--target",
+        "label",
+        path,
+        "-o",
+        out,
+    ]
     result = run(args)
     assert result.exit_code == 0, result.output
     summary = json.loads(out.read_text())
@@ -70,7 +79,7 @@ def test_kac_maximal_top_t_and_limits(binary_csv, tmp_path, method):
     path, frame = binary_csv
     features, labels = frame.drop(columns="label"), frame["label"].to_numpy()
     out = tmp_path / "out.json"
-    base = ["--k", 4, "--method", method, "--target", "label", path, "-o", out]
+    base = ["--anonymity", 4, "--method", method, "--target", "label", path, "-o", out]
     base += ["--force"]  # each run replaces the last one's OUT
     result = run([*base, "--top-t", 1])
     assert result.exit_code == 0, result.output
@@ -94,12 +103,14 @@ def test_kac_maximal_top_t_and_limits(binary_csv, tmp_path, method):
 
 def test_kac_rejects_bad_maximal_options(binary_csv, tmp_path):
     path, _ = binary_csv
-    base = ["--k", 2, "--method", "maximal", "--target", "label", path]
+    base = ["--anonymity", 2, "--method", "maximal", "--target", "label", path]
     for option, value in (("--top-t", 0), ("--max-sets", 0), ("--time-limit", -1)):
         result = run([*base, option, value, "-o", tmp_path / "o.json"])
         assert result.exit_code != 0
         assert option in result.output
-    result = run(["--k", 2, "--method", "exhaustive", "--target", "label", path])
+    result = run(
+        ["--anonymity", 2, "--method", "exhaustive", "--target", "label", path]
+    )
     assert result.exit_code != 0
     assert "--method" in result.output
 
@@ -107,20 +118,30 @@ def test_kac_rejects_bad_maximal_options(binary_csv, tmp_path):
 def test_kac_rejects_non_binary_columns(tmp_path):
     path = tmp_path / "bad.csv"
     pd.DataFrame({"a": [0, 1, 2, 1], "label": [0, 1, 0, 1]}).to_csv(path, index=False)
-    result = run(["--k", 2, "--target", "label", path, "-o", tmp_path / "o.json"])
+    result = run(
+        ["--anonymity", 2, "--target", "label", path, "-o", tmp_path / "o.json"]
+    )
     assert result.exit_code != 0
-    assert "must be binary (0/1)" in result.output
+    assert "the column 'a' of" in result.output
+    assert "(row 2: 2)" in result.output
+    assert "Binarise it" in result.output
 
 
 def test_kac_rejects_unknown_target_and_bad_k(binary_csv, tmp_path):
     path, _ = binary_csv
-    result = run(["--k", 2, "--target", "nope", path, "-o", tmp_path / "o.json"])
+    result = run(
+        ["--anonymity", 2, "--target", "nope", path, "-o", tmp_path / "o.json"]
+    )
     assert result.exit_code != 0
     assert "'nope' is not a column" in result.output
-    result = run(["--k", 0, "--target", "label", path, "-o", tmp_path / "o.json"])
+    result = run(
+        ["--anonymity", 0, "--target", "label", path, "-o", tmp_path / "o.json"]
+    )
     assert result.exit_code != 0
-    assert "--k" in result.output
-    result = run(["--k", 1000, "--target", "label", path, "-o", tmp_path / "o.json"])
+    assert "--anonymity" in result.output
+    result = run(
+        ["--anonymity", 1000, "--target", "label", path, "-o", tmp_path / "o.json"]
+    )
     assert result.exit_code != 0
     assert "exceeds the number of rows" in result.output
 
@@ -128,7 +149,9 @@ def test_kac_rejects_unknown_target_and_bad_k(binary_csv, tmp_path):
 def test_kac_rejects_a_target_with_one_class(tmp_path):
     path = tmp_path / "one.csv"
     pd.DataFrame({"a": [0, 1, 1, 1], "label": [1, 1, 1, 1]}).to_csv(path, index=False)
-    result = run(["--k", 2, "--target", "label", path, "-o", tmp_path / "o.json"])
+    result = run(
+        ["--anonymity", 2, "--target", "label", path, "-o", tmp_path / "o.json"]
+    )
     assert result.exit_code != 0
     assert "exactly two classes" in result.output
 
@@ -137,7 +160,7 @@ def test_kac_help_explains_options():
     result = CliRunner().invoke(main, ["kac", "--help"])
     assert result.exit_code == 0
     for option in (
-        "--k",
+        "--anonymity",
         "--method",
         "--top-t",
         "--max-sets",
@@ -161,16 +184,16 @@ def test_demo_kac_section_reports_selection_ac_and_auc():
 def test_a_table_out_needs_write_projection(binary_csv, tmp_path, name):
     path, _ = binary_csv
     out = tmp_path / name
-    result = run(["--k", 6, "--target", "label", path, "-o", out])
+    result = run(["--anonymity", 6, "--target", "label", path, "-o", out])
     assert result.exit_code == 2
     assert "would hold the rows of IN on the selected columns" in result.output
     assert "pass --write-projection" in result.output
     assert not out.exists()
     as_json = tmp_path / "out.json"
-    result = run(["--k", 6, "--target", "label", path, "-o", as_json])
+    result = run(["--anonymity", 6, "--target", "label", path, "-o", as_json])
     assert result.exit_code == 0, result.output
     assert "warning" not in result.output
-    args = ["--k", 6, "--target", "label", path, "-o", tmp_path / "x.json"]
+    args = ["--anonymity", 6, "--target", "label", path, "-o", tmp_path / "x.json"]
     result = run([*args, "--write-projection"])
     assert result.exit_code == 2
     assert "--write-projection needs a .csv, .tsv or .parquet OUT" in result.output

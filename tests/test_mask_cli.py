@@ -38,7 +38,7 @@ def test_mask_writes_the_release_and_the_ledger(table_csv, tmp_path):
             path,
             "-o",
             out,
-            "--k",
+            "--min-cluster-size",
             5,
             "--epsilon",
             1.0,
@@ -81,7 +81,7 @@ def people_csv(tmp_path):
     return path, frame
 
 
-MASK_INCOME = ["--k", 3, "--seed", 3, "--bounds", "income=0:100000"]
+MASK_INCOME = ["--min-cluster-size", 3, "--seed", 3, "--bounds", "income=0:100000"]
 
 
 def test_mask_refuses_non_numeric_columns_naming_them(people_csv, tmp_path):
@@ -126,13 +126,13 @@ def test_mask_warns_about_inferred_bounds_with_shell_advice(table_csv, tmp_path)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--bounds", "nope=0:1"], "not a numeric column"),
+        (["--bounds", "nope=0:1"], "'nope' is not a column of IN"),
         (["--bounds", "income=5:1"], "LOW must be < HIGH"),
         (
             ["--bounds", "income=0:10", "--bounds", "tax=0:10000"],
             "outside the declared",
         ),
-        (["--k", 2], "k must be >= 3"),
+        (["--min-cluster-size", 2], "must be >= 3 with --mechanism idp_cbls"),
         (["--epsilon", -1], "epsilon"),
         (["--keep", "nope"], "'nope' is not a column"),
         (["--keep", "income"], "numeric columns are always masked"),

@@ -43,7 +43,19 @@ def run(args):
 def test_privatekd_writes_json_with_ledger(table_csv, tmp_path):
     path, _frame = table_csv
     out = tmp_path / "out.json"
-    args = [path, "-o", out, "--target", "label", "--k", 2, "-e", 1e6, "--seed", 3]
+    args = [
+        path,
+        "-o",
+        out,
+        "--target",
+        "label",
+        "--n-features",
+        2,
+        "-e",
+        1e6,
+        "--seed",
+        3,
+    ]
     result = run(args)
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
@@ -67,7 +79,7 @@ def test_privatekd_writes_json_with_ledger(table_csv, tmp_path):
 
 def test_declared_classes_silence_the_label_warning(table_csv, tmp_path):
     path, _ = table_csv
-    base = [path, "--target", "label", "--k", 2, "-e", 1e6, "--seed", 3]
+    base = [path, "--target", "label", "--n-features", 2, "-e", 1e6, "--seed", 3]
     inferred, declared = tmp_path / "inferred.json", tmp_path / "declared.json"
     result = run([*base, "-o", inferred])
     assert result.exit_code == 0, result.output
@@ -84,7 +96,17 @@ def test_declared_classes_silence_the_label_warning(table_csv, tmp_path):
 def test_declared_domains_and_bounds_silence_the_encoder(table_csv, tmp_path):
     path, frame = table_csv
     out = tmp_path / "out.json"
-    args = [path, "-o", out, "--target", "label", "--k", 3, "--method", "greedy"]
+    args = [
+        path,
+        "-o",
+        out,
+        "--target",
+        "label",
+        "--n-features",
+        3,
+        "--method",
+        "greedy",
+    ]
     args += ["--domain", "colour=red,green,blue", "--domain", "shape=round,square"]
     args += ["--bounds", "size=0:3", "--domain", "noise=0,1", "--classes", "yes,no"]
     result = run(args)
@@ -107,7 +129,7 @@ def test_declared_domains_and_bounds_silence_the_encoder(table_csv, tmp_path):
 @pytest.mark.parametrize("method", ["privatekd", "greedy"])
 def test_a_label_outside_the_declared_classes_is_an_error(table_csv, tmp_path, method):
     path, _ = table_csv
-    args = [path, "-o", tmp_path / "o.json", "--target", "label", "--k", 1]
+    args = [path, "-o", tmp_path / "o.json", "--target", "label", "--n-features", 1]
     result = run([*args, "--method", method, "--classes", "yes,maybe"])
     assert result.exit_code != 0
     assert "y has the label 'no' at row" in result.output
@@ -117,7 +139,17 @@ def test_a_label_outside_the_declared_classes_is_an_error(table_csv, tmp_path, m
 def test_greedy_and_csv_projection(table_csv, tmp_path):
     path, frame = table_csv
     out = tmp_path / "projected.csv"
-    args = [path, "-o", out, "--target", "label", "--k", 3, "--method", "greedy"]
+    args = [
+        path,
+        "-o",
+        out,
+        "--target",
+        "label",
+        "--n-features",
+        3,
+        "--method",
+        "greedy",
+    ]
     result = run([*args, "--write-projection"])
     assert result.exit_code == 0, result.output
     assert "OUT holds rows of IN with their original values" in result.stderr
@@ -134,14 +166,26 @@ def test_greedy_and_csv_projection(table_csv, tmp_path):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--target", "nope", "--k", 1], "'nope' is not a column"),
-        (["--target", "label", "--k", 5], "between 1 and the number of predictors"),
-        (["--target", "label", "--k", 0], "0 is not in the range x>=1"),
-        (["--target", "label", "--k", 1, "-e", 0], "must be finite and > 0"),
-        (["--target", "label", "--k", 1, "--method", "x"], "'x' is not one of"),
-        (["--k", 1], "Missing option '--target'"),
-        (["--target", "label", "--k", 1, "--classes", "yes,,no"], "an empty label"),
-        (["--target", "label", "--k", 1, "--classes", "no,no"], "repeats the label"),
+        (["--target", "nope", "--n-features", 1], "'nope' is not a column"),
+        (
+            ["--target", "label", "--n-features", 5],
+            "between 1 and the number of predictors",
+        ),
+        (["--target", "label", "--n-features", 0], "0 is not in the range x>=1"),
+        (["--target", "label", "--n-features", 1, "-e", 0], "must be finite and > 0"),
+        (
+            ["--target", "label", "--n-features", 1, "--method", "x"],
+            "'x' is not one of",
+        ),
+        (["--n-features", 1], "Missing option '--target'"),
+        (
+            ["--target", "label", "--n-features", 1, "--classes", "yes,,no"],
+            "an empty label",
+        ),
+        (
+            ["--target", "label", "--n-features", 1, "--classes", "no,no"],
+            "repeats the label",
+        ),
     ],
 )
 def test_select_errors(table_csv, tmp_path, extra, message):
@@ -153,7 +197,15 @@ def test_select_errors(table_csv, tmp_path, extra, message):
 
 def test_select_unreadable_input(tmp_path):
     result = run(
-        [tmp_path / "missing.csv", "-o", tmp_path / "o.json", "--target", "a", "--k", 1]
+        [
+            tmp_path / "missing.csv",
+            "-o",
+            tmp_path / "o.json",
+            "--target",
+            "a",
+            "--n-features",
+            1,
+        ]
     )
     assert result.exit_code != 0
     assert "cannot read" in result.output
@@ -162,7 +214,14 @@ def test_select_unreadable_input(tmp_path):
 def test_select_help_explains_the_options():
     result = CliRunner().invoke(main, ["select", "--help"])
     assert result.exit_code == 0
-    for text in ("--target", "--k", "--classes", "--epsilon", "--seed", "privatekd"):
+    for text in (
+        "--target",
+        "--n-features",
+        "--classes",
+        "--epsilon",
+        "--seed",
+        "privatekd",
+    ):
         assert text in result.output
 
 

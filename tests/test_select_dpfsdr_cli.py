@@ -56,7 +56,15 @@ DECLARED = ["--classes", "B,M", "--data-norm", 5000, "--C", 10, "--seed", 11]
 def test_json_matches_the_estimator_with_the_same_seed(wdbc, tmp_path, method, budget):
     path, frame = wdbc
     out = tmp_path / "out.json"
-    args = [path, "-o", out, *private_args(method), *DECLARED, "--budget", budget]
+    args = [
+        path,
+        "-o",
+        out,
+        *private_args(method),
+        *DECLARED,
+        "--training-budget",
+        budget,
+    ]
     result = run([*args, "--max-refits", 12])
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
@@ -150,16 +158,21 @@ def test_table_output_projects_the_input_and_parquet_input(wdbc, tmp_path):
     [
         (
             "dpfsdr",
-            ["--k", 3],
+            ["--n-features", 3],
             2,
-            "--k cannot be used with --method dpfsdr (only with privatekd or greedy)",
+            "--n-features cannot be used with --method dpfsdr (only with privatekd or greedy)",
         ),
         ("dpfs", ["-e", 1], 2, "--epsilon cannot be used with --method dpfs"),
         ("dpfsdr", ["--epsilon-selection", 0], 2, "must be finite and > 0"),
         ("dpfsdr", ["--epsilon-training", "nan"], 2, "must be finite and > 0"),
         ("dpfsdr", ["--delta", 1.5], 2, "1.5 is not in the range 0<x<=1"),
         ("dpfsdr", ["--record-delta", 0], 2, "0.0 is not in the range 0<x<=1"),
-        ("dpfs", ["--budget", "all"], 2, "'all' is not one of 'per_refit', 'total'"),
+        (
+            "dpfs",
+            ["--training-budget", "all"],
+            2,
+            "'all' is not one of 'per_refit', 'total'",
+        ),
         ("dpfs", ["--max-refits", 0], 2, "0 is not in the range x>=1"),
         ("dpfs", ["--data-norm", -1], 2, "-1.0 is not in the range x>0"),
         ("dpfs", ["--C", 0], 2, "0.0 is not in the range x>0"),
@@ -192,22 +205,22 @@ def test_bad_options_of_dpfsdr_and_dpfs(wdbc, tmp_path, method, extra, code, mes
             "Missing option '--epsilon-training' (required with --method dpfs).",
         ),
         (
-            ["--k", 2, "--epsilon-selection", 1],
+            ["--n-features", 2, "--epsilon-selection", 1],
             "--epsilon-selection cannot be used with --method privatekd",
         ),
         (
-            ["--method", "greedy", "--k", 2, "--data-norm", 3, "--delta", 0.5],
+            ["--method", "greedy", "--n-features", 2, "--data-norm", 3, "--delta", 0.5],
             "--delta, --data-norm cannot be used with --method greedy (only with "
             "dpfsdr or dpfs)",
         ),
-        (["--method", "privatekd"], "Missing option '--k'."),
+        (["--method", "privatekd"], "Missing option '--n-features'."),
         (
             ["--method", "dpfs", "--epsilon-selection", 1, "--epsilon-training", 1,
              "--domain", "radius1=1,2"],
             "--domain cannot be used with --method dpfs",
         ),
         (
-            ["--k", 2, "--allow-inferred-domains"],
+            ["--n-features", 2, "--allow-inferred-domains"],
             "--allow-inferred-domains cannot be used with --method privatekd",
         ),
     ],
@@ -245,12 +258,12 @@ def test_help_lists_the_options_of_both_families():
         "dpfsdr",
         "--epsilon-selection",
         "--epsilon-training",
-        "--budget",
+        "--training-budget",
         "--max-refits",
         "--delta",
         "--record-delta",
         "--data-norm",
-        "--k",
+        "--n-features",
     ):
         assert text in result.output
 

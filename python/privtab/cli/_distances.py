@@ -13,17 +13,19 @@ import click
 from privtab.cli._options import (
     allow_inferred_option,
     bounds_option,
+    check_columns,
     choice_option,
+    clip_option,
     cluster_options,
+    command,
     count_option,
-    declared_bounds,
-    declared_domains,
     domain_option,
-    encode,
+    encode_table,
     epsilon_option,
     input_argument,
     json_value,
     ledger_pairs,
+    missing_option,
     open_input,
     output_option,
     refuse_inferred_domains,
@@ -31,18 +33,24 @@ from privtab.cli._options import (
     seed_option,
     write_output,
 )
+from privtab.cli._progress import working
 
 __all__ = ["distances"]
 
 
-@click.command(
+@command(
+    terms={
+        "context_size": "--context-size K",
+        "method": "--method METHOD",
+    },
     epilog="\b\nOutput (JSON): for every column, its context (the columns whose\n"
     "values explain it), its categories (declared with --domain, or bin midpoints\n"
-    "within --bounds) and the matrix of distances between them, plus the method,\n"
-    "ε and the privacy ledger. Warnings go to stderr only."
+    "within --bounds; null for missing values, with --missing) and the matrix of\n"
+    "distances between them, plus the method, ε and the privacy ledger. Warnings\n"
+    "go to stderr only.",
 )
 @input_argument(partitions=True)
-@output_option("OUT.json", "Where to write the distances (JSON).")
+@output_option("OUT.json", "Where to write the distances (JSON).", formats=("json",))
 @choice_option(
     "--method",
     [
@@ -71,6 +79,11 @@ __all__ = ["distances"]
 @bounds_option(
     "Public bounds of a numeric column (repeatable), e.g. --bounds age=17:90."
 )
+@clip_option(
+    "Put a number outside its --bounds into the nearest end bin instead of "
+    "stopping with an error."
+)
+@missing_option()
 @allow_inferred_option("the categories and bin midpoints of every column")
 @epsilon_option(help="Privacy budget ε of the whole metric, ε/m per column.")
 @seed_option()
@@ -83,6 +96,8 @@ def distances(
     bins: int,
     domains: dict[str, list[str]],
     bounds: dict[str, tuple[float, float]],
+    clip: bool,
+    missing: list[str],
     allow_inferred: bool,
     epsilon: float,
     seed: int | None,
@@ -103,16 +118,17 @@ def distances(
     the distances are those computed in memory for the same seed.
     """
     from privtab.dilca import DILCA, DPDILCA
-    from privtab.table import TableEncoder
 
-    with open_input(input_path, None, scheduler, workers) as frame, release():
-        encoder = TableEncoder(
-            domains=declared_domains(frame, domains),
-            bounds=declared_bounds(frame, bounds),
-            missing="category",
-            bins=bins,
-        )
-        table = encode(encoder, frame)
+    check_columns(
+        input_path,
+        named={"--domain": domains, "--bounds": bounds, "--missing": missing},
+    )
+    with (
+        open_input(input_path, None, scheduler, workers) as frame,
+        release(),
+        working(f"distances ({method})"),
+    ):
+        encoder, table = encode_table(frame, domains, bounds, missing, bins, clip)
         refuse_inferred_domains(encoder.inferred_, allow_inferred)
         if method in ("dilca_m", "dilca_rr"):
             context = "mean_su" if method == "dilca_m" else "relevance_redundancy"

@@ -8,40 +8,54 @@ histogram kernels. The method (Vinterbo 2012) and its reference:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import click
 import pandas as pd
 
 from privtab.cli._options import (
     allow_inferred_option,
     bounds_option,
+    check_columns,
     choice_option,
     classes_option,
+    clip_option,
     cluster_options,
+    command,
     count_option,
-    declared_bounds,
-    declared_domains,
     domain_option,
-    encode,
+    encode_table,
     epsilon_option,
     input_argument,
     labels_of,
+    missing_option,
     open_input,
     option,
     output_option,
     refuse_inferred_domains,
     release,
+    renamed_option,
     seed_option,
     target_option,
     write_output,
 )
+from privtab.cli._progress import working
 
 __all__ = ["histogram"]
 
 
-@click.command(
+@command(
+    terms={
+        "n_features": "--n-features N",
+        "k": "--n-features N",
+        "gamma": "--gamma GAMMA",
+        "noise": "--noise NOISE",
+    },
     epilog="\b\nOutput: synthetic records, one per line, with the selected columns\n"
-    "(categories; numeric columns as bin midpoints) and the target. A summary\n"
-    "(k, γ, the selection, kept cells and the privacy ledger) goes to stderr."
+    "(categories; numeric columns as bin midpoints; an empty cell only in a\n"
+    "column that may be missing, see --missing) and the target. A summary (the\n"
+    "number of predictors, γ, the selection, kept cells and the privacy ledger)\n"
+    "goes to stderr.",
 )
 @input_argument(partitions=True)
 @output_option("OUT", "Where to write the synthetic data (.csv, .tsv or .parquet).")
@@ -51,10 +65,9 @@ __all__ = ["histogram"]
     "--n-features",
     "n_features",
     help="Number of predictors to project on. Default: estimated from n, the "
-    "number of columns and of classes (simulation of the paper; no ε spent). "
-    "--k is a deprecated alias.",
+    "number of columns and of classes (simulation of the paper; no ε spent).",
 )
-@count_option("--k", "k", hidden=True, help="Deprecated alias of --n-features.")
+@renamed_option("--k", "n_features", "--n-features")
 @option(
     "--gamma",
     type=click.FloatRange(0, 1, min_open=True),
@@ -76,6 +89,11 @@ __all__ = ["histogram"]
 @bounds_option(
     "Public bounds of a numeric column (repeatable), e.g. --bounds age=17:90."
 )
+@clip_option(
+    "Put a number outside its --bounds into the nearest end bin instead of "
+    "stopping with an error."
+)
+@missing_option()
 @classes_option()
 @allow_inferred_option("categories, bin midpoints and labels of the synthetic records")
 @seed_option()
@@ -86,12 +104,13 @@ def histogram(
     target: str,
     epsilon: float,
     n_features: int | None,
-    k: int | None,
     gamma: float | None,
     noise: str,
     bins: int | None,
     domains: dict[str, list[str]],
     bounds: dict[str, tuple[float, float]],
+    clip: bool,
+    missing: list[str],
     classes: list[str] | None,
     allow_inferred: bool,
     seed: int | None,
@@ -114,40 +133,23 @@ def histogram(
     the release is the one made in memory for the same seed.
     """
     from privtab.projected import ProjectedHistogram
-    from privtab.table import TableEncoder, lei_bins
 
-    option = "--n-features"
-    if k is not None:
-        if n_features is not None:
-            raise click.UsageError(
-                "give --n-features only (--k is its deprecated alias)"
-            )
-        click.echo(
-            "warning: --k is deprecated and will be removed; use --n-features", err=True
-        )
-        n_features, option = k, "--k"
-    k = n_features
+    named: dict[str, Iterable[str]] = {
+        "--domain": domains,
+        "--bounds": bounds,
+        "--missing": missing,
+    }
+    columns = check_columns(input_path, target, named, "predictor")
+    _check_n_features(n_features, len(columns))
     with open_input(input_path, target, scheduler, workers) as frame:
         predictors = [c for c in frame.columns if c != target]
         n_rows = len(frame)
-        if not predictors or n_rows < 2:
-            raise click.ClickException(
-                f"{input_path} needs at least 2 rows and one column besides the target"
+        if n_rows < 2:
+            raise click.ClickException(f"{input_path} needs at least 2 rows")
+        with release(), working("projected histogram"):
+            encoder, table = encode_table(
+                frame[predictors], domains, bounds, missing, bins, clip, "predictor"
             )
-        if k is not None and k > len(predictors):
-            raise click.BadParameter(
-                f"must be at most the number of predictors ({len(predictors)}), got {k}",
-                param_hint=option,
-            )
-        n_bins = bins if bins is not None else lei_bins(n_rows, len(predictors))
-        with release():
-            encoder = TableEncoder(
-                domains=declared_domains(frame[predictors], domains, "predictor"),
-                bounds=declared_bounds(frame[predictors], bounds, "predictor"),
-                bins=n_bins,
-                missing="category",
-            )
-            table = encode(encoder, frame[predictors])
             refuse_inferred_domains(
                 encoder.inferred_,
                 allow_inferred,
@@ -156,7 +158,7 @@ def histogram(
             labels = labels_of(frame, target)
             model = ProjectedHistogram(
                 epsilon,
-                n_features=k,
+                n_features=n_features,
                 gamma=gamma,
                 noise=noise,
                 random_state=seed,
@@ -169,10 +171,24 @@ def histogram(
     write_output(output_path, None, synthetic)
     ledger = ", ".join(f"{label} {eps:.6g}" for label, eps in model.privacy_ledger_)
     click.echo(
-        f"k = {model.n_features_}, gamma = {model.gamma_:.4g}\n"
+        f"predictors projected on: {model.n_features_}, gamma = {model.gamma_:.4g}\n"
         f"selected: {', '.join(map(str, chosen))}\n"
         f"kept cells: {len(model.histogram_)} (threshold "
         f"{model.histogram_.threshold:.4g}); synthetic records: {len(synthetic)}\n"
         f"privacy ledger: {ledger} (total {model.epsilon_spent_:g})",
         err=True,
     )
+
+
+def _check_n_features(n_features: int | None, n_predictors: int) -> None:
+    """Refuse ``--n-features`` beyond the predictors of IN, or IN without one."""
+    if n_predictors == 0:
+        raise click.BadParameter(
+            "IN needs at least one column besides the target", param_hint="--target"
+        )
+    if n_features is not None and n_features > n_predictors:
+        raise click.BadParameter(
+            f"must be at most the number of predictors ({n_predictors}), got "
+            f"{n_features}",
+            param_hint="--n-features",
+        )

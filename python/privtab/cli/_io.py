@@ -29,15 +29,45 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "TABLE_EXTENSIONS",
     "domain_sample",
     "escape_formula",
+    "read_columns",
     "read_parquet_lazily",
     "read_table",
     "replace_file",
+    "table_format",
     "write_table",
 ]
 
 _FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
+
+#: The extensions of a table file, as a user would be told them.
+TABLE_EXTENSIONS = (
+    ".csv, .tsv or .parquet (a .csv or .tsv may end in .gz, .bz2, .xz, .zst or .zip)"
+)
+
+
+def table_format(path: str | Path) -> str | None:
+    """Return the format of a table file from its extension, or ``None`` if unknown.
+
+    ``"csv"``, ``"tsv"`` (either possibly compressed, e.g. ``.csv.gz``) or
+    ``"parquet"`` (``.parquet``, ``.pq``).
+
+    Examples
+    --------
+    >>> table_format("in.csv.gz"), table_format("out.PARQUET"), table_format("out.json")
+    ('csv', 'parquet', None)
+    """
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSED:
+        suffixes = suffixes[:-1]
+        if suffixes and _FORMATS.get(suffixes[-1]) == "parquet":
+            return None
+    if suffixes and suffixes[-1] in _FORMATS:
+        return _FORMATS[suffixes[-1]]
+    return None
 
 
 def _format(path: Path, fmt: str | None) -> str:
@@ -45,15 +75,13 @@ def _format(path: Path, fmt: str | None) -> str:
         if fmt not in ("csv", "tsv", "parquet"):
             raise ValueError(f"format must be 'csv', 'tsv' or 'parquet', got {fmt!r}")
         return fmt
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in (".gz", ".bz2", ".xz", ".zst", ".zip"):
-        suffixes = suffixes[:-1]
-    if suffixes and suffixes[-1] in _FORMATS:
-        return _FORMATS[suffixes[-1]]
-    raise ValueError(
-        f"cannot tell the format of {str(path)!r} from its extension; "
-        "use .csv, .tsv or .parquet (or pass the format)"
-    )
+    kind = table_format(path)
+    if kind is None:
+        raise ValueError(
+            f"cannot tell the format of {str(path)!r} from its extension; the file "
+            f"name must end in {TABLE_EXTENSIONS}"
+        )
+    return kind
 
 
 def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
@@ -73,6 +101,32 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
     if kind == "parquet":
         return pd.read_parquet(path)
     return pd.read_csv(path, sep="\t" if kind == "tsv" else ",")
+
+
+def read_columns(path: str | Path) -> list[str]:
+    """Return the column names of a table file, reading its header only.
+
+    A CSV or TSV is read up to its first line, a Parquet file or a directory of
+    Parquet partitions up to its schema.
+
+    Raises
+    ------
+    ValueError
+        If the format is unknown.
+    OSError
+        If the file cannot be read.
+    """
+    path = Path(path)
+    kind = "parquet" if path.is_dir() else _format(path, None)
+    if kind == "parquet":
+        import pyarrow.dataset as ds  # type: ignore[import-untyped]
+
+        schema = ds.dataset(path, format="parquet", partitioning="hive").schema
+        metadata = schema.pandas_metadata or {}
+        index = {c for c in metadata.get("index_columns", []) if isinstance(c, str)}
+        return [name for name in schema.names if name not in index]
+    header = pd.read_csv(path, sep="\t" if kind == "tsv" else ",", nrows=0)
+    return [str(c) for c in header.columns]
 
 
 def write_table(frame: pd.DataFrame, path: str | Path, fmt: str | None = None) -> None:

@@ -7,11 +7,15 @@ Mohammed, Dave and Al Hasan 2017) and their reference: :mod:`privtab.kac`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from privtab.cli._options import (
+    check_columns,
     check_projection,
     choice_option,
+    command,
     count_option,
     input_argument,
     option,
@@ -19,36 +23,48 @@ from privtab.cli._options import (
     projection_option,
     read_input,
     release,
+    renamed_option,
     target_option,
     write_output,
 )
+from privtab.cli._progress import working
 
 __all__ = ["kac"]
 
 
-@click.command(
+@command(
+    terms={
+        "k": "--anonymity K",
+        "method": "--method METHOD",
+        "top_t": "--top-t N",
+        "max_sets": "--max-sets N",
+        "time_limit": "--time-limit SECONDS",
+        "B": "The columns of IN besides --target",
+    },
     epilog="\b\nOutput, chosen by the extension of OUT:\n"
     "  .json                 the selection: feature names in the order added,\n"
     "                        AC achieved, k-anonymity and utility\n"
     "  .csv, .tsv, .parquet  only with --write-projection: the input projected on\n"
     "                        the selected features and the target (the rows of\n"
     "                        IN, k-anonymous by containment, not differentially\n"
-    "                        private)"
+    "                        private)",
 )
 @input_argument()
 @output_option(
     "OUT",
     "Where to write the result: .json, or .csv, .tsv or .parquet with "
     "--write-projection.",
+    formats=("json", "table"),
 )
 @projection_option()
 @count_option(
-    "--k",
-    "k",
-    required=True,
-    help="Anonymity by containment to guarantee: every row's selected 1-features are "
-    "contained in those of at least K rows (itself included).",
+    "--anonymity",
+    "anonymity",
+    metavar="K",
+    help="Anonymity by containment to guarantee (required): every row's selected "
+    "1-features are contained in those of at least K rows (itself included).",
 )
+@renamed_option("--k", "anonymity", "--anonymity", required=True)
 @choice_option(
     "--method",
     ["greedy_distcnt", "greedy_ham", "maximal", "maximal_feasible"],
@@ -56,7 +72,8 @@ __all__ = ["kac"]
     "negative) row pairs each round; greedy_ham: add features by decreasing "
     "Hamming utility (both stop at the first feature that breaks K-AC); maximal: "
     "the best (by DistCnt) of the TOP_T largest maximal frequent itemsets with "
-    "support K; maximal_feasible: the same over the exact maximal K-AC sets.",
+    "support K (--anonymity); maximal_feasible: the same over the exact maximal "
+    "K-AC sets.",
 )
 @count_option(
     "--top-t",
@@ -86,7 +103,7 @@ def kac(
     input_path: str,
     output_path: str,
     write_projection: bool,
-    k: int,
+    anonymity: int,
     method: str,
     top_t: int,
     max_sets: int | None,
@@ -96,8 +113,9 @@ def kac(
 ) -> None:
     """Select binary features of IN whose projection is K-anonymous by containment.
 
-    Every column except TARGET must hold 0/1 values; TARGET must have exactly two
-    classes. k-anonymity by containment (Zhang et al.) is a syntactic guarantee on
+    Every column except TARGET must hold 0/1 values (binarise a text or numeric
+    column first: one 0/1 column per category, or per threshold); TARGET must have
+    exactly two classes. k-anonymity by containment (Zhang et al.) is a syntactic guarantee on
     the released columns, not differential privacy: no ε is spent.
     """
     from privtab.kac import KACSelector
@@ -107,13 +125,16 @@ def kac(
         write_projection,
         "k-anonymous by containment, not differentially private",
     )
+    if check_columns(input_path, target) == []:
+        raise click.BadParameter(
+            f"{input_path} has no column besides {target!r}", param_hint="--target"
+        )
     frame = read_input(input_path, target)
     features = [c for c in frame.columns if c != target]
-    if not features:
-        raise click.ClickException(f"{input_path} has no column besides {target!r}")
-    with release():
+    _check_binary(frame, features, input_path)
+    with release(), working(f"selecting features ({method}, --anonymity {anonymity})"):
         selector = KACSelector(
-            k,
+            anonymity,
             method=method,
             top_t=top_t,
             skip_infeasible=skip_infeasible,
@@ -124,7 +145,7 @@ def kac(
     result = {
         "method": method,
         "target": target,
-        "k": k,
+        "k": anonymity,
         "selected": chosen,
         "selection_order": selector.selection_order_.tolist(),
         "anonymity": selector.anonymity_,
@@ -134,7 +155,7 @@ def kac(
     }
     write_output(output_path, result, frame[[*chosen, target]])
     click.echo(
-        f"selected ({method}, k = {k}): {', '.join(chosen) if chosen else '(none)'}"
+        f"selected ({method}, --anonymity {anonymity}): {', '.join(chosen) if chosen else '(none)'}"
     )
     click.echo(
         f"anonymity by containment: {selector.anonymity_} (k-anonymity "
@@ -144,4 +165,42 @@ def kac(
         click.echo(
             "the enumeration of maximal sets stopped at --max-sets or --time-limit: "
             "the selection is the best of the sets found"
+        )
+
+
+def _check_binary(frame: Any, features: list[Any], input_path: str) -> None:
+    """Refuse a feature column of IN that holds anything but 0 and 1.
+
+    Raises
+    ------
+    click.ClickException
+        Naming the column, a row (counted from 0) and its value, and how to
+        binarise the column.
+    """
+    import numpy as np
+    import pandas as pd
+
+    for column in features:
+        series = frame[column]
+        if pd.api.types.is_bool_dtype(series.dtype):
+            continue
+        if pd.api.types.is_numeric_dtype(series.dtype):
+            bad = ~series.isin([0, 1]).to_numpy()
+        else:
+            bad = np.ones(len(series), dtype=bool)
+        if not bad.any():
+            continue
+        row = int(bad.argmax())
+        value = series.iloc[row]
+        shown = repr(value) if isinstance(value, str) else str(value)
+        kind = "numbers" if pd.api.types.is_numeric_dtype(series.dtype) else "text"
+        how = (
+            "one 0/1 column per threshold (value > t)"
+            if kind == "numbers"
+            else "one 0/1 column per category (as pandas.get_dummies makes)"
+        )
+        raise click.ClickException(
+            f"the column {str(column)!r} of {input_path} holds {kind}, not 0/1 "
+            f"(row {row}: {shown}); every column besides --target must "
+            f"be 0/1. Binarise it into {how}, or leave it out of IN."
         )

@@ -11,7 +11,10 @@ import click
 
 from privtab.cli._options import (
     bounds_option,
+    check_columns,
     choice_option,
+    clip_option,
+    command,
     count_option,
     epsilon_option,
     input_argument,
@@ -19,15 +22,29 @@ from privtab.cli._options import (
     output_option,
     read_input,
     release,
+    renamed_option,
     seed_option,
+    shell_terms,
     write_output,
 )
+from privtab.cli._progress import working
 
 __all__ = ["mask"]
 
+#: The library's parameters of the masker, as the options of ``privtab mask``.
+_TERMS = {
+    "k": "--min-cluster-size K",
+    "mechanism": "--mechanism MECHANISM",
+    "out_of_bounds='raise'": "--no-clip",
+    "non_numeric='drop'": "--drop-non-numeric",
+    "non_numeric='passthrough'": "--keep COL",
+    "X": "IN",
+}
 
-@click.command(
-    "mask",
+
+@command(
+    terms=_TERMS,
+    name="mask",
     short_help="Release a numeric table by microaggregation: ε-DP or ε-iDP.",
     epilog="The masked table goes to OUT; the mechanism, the columns masked, kept "
     "unmasked and dropped, the bounds used and the privacy ledger (ε-DP or ε-iDP per "
@@ -40,22 +57,24 @@ __all__ = ["mask"]
     ["idp_cbls", "idp_ls", "dp"],
     "Centroid noise: iDP-CBLS and iDP-LS (ε-individual DP, local sensitivity "
     "at the actual data) or DP-UM (ε-DP, global sensitivity from the bounds; with "
-    "--k 1 plain Laplace noise).",
+    "--min-cluster-size 1 plain Laplace noise).",
 )
 @count_option(
-    "--k",
+    "--min-cluster-size",
+    "min_cluster_size",
     default=10,
-    help="Minimum cluster size of the individual ranking (>= 3 for idp_cbls).",
+    metavar="K",
+    help="Minimum cluster size K of the individual ranking (>= 3 for idp_cbls).",
 )
+@renamed_option("--k", "min_cluster_size", "--min-cluster-size")
 @epsilon_option(help="Privacy budget ε of the whole table, split over its columns.")
 @bounds_option(
     "Public domain of a numeric column (repeatable). Columns without bounds get "
     "[0, 1.5·max] from the data, with a warning: the domain is then not covered."
 )
-@option(
-    "--clip/--no-clip",
-    default=False,
-    help="Clip values outside their bounds instead of stopping with an error.",
+@clip_option(
+    "Clamp a number outside its --bounds to the nearest bound instead of stopping "
+    "with an error."
 )
 @option(
     "--keep",
@@ -77,7 +96,7 @@ def mask(
     input_path: str,
     output_path: str,
     mechanism: str,
-    k: int,
+    min_cluster_size: int,
     epsilon: float,
     bounds: dict[str, tuple[float, float]],
     clip: bool,
@@ -87,7 +106,8 @@ def mask(
 ) -> None:
     """Mask every numeric column of the table IN by microaggregation and noise.
 
-    Each numeric column is ranked and cut into clusters of K consecutive values;
+    Each numeric column is ranked and cut into clusters of at least
+    MIN_CLUSTER_SIZE consecutive values;
     every cluster's centroid gets Laplace noise calibrated to its sensitivity and is
     clamped to the column's bounds (Soria-Comas et al.). ε is split equally over the
     numeric columns. Non-numeric columns (text, dates, booleans) cannot be masked:
@@ -96,6 +116,15 @@ def mask(
     """
     from privtab.microagg import MicroaggregationMasker, _numeric_columns
 
+    if mechanism == "idp_cbls" and min_cluster_size < 3:
+        raise click.BadParameter(
+            "must be >= 3 with --mechanism idp_cbls (its pre-processing needs three "
+            f"values per cluster), got {min_cluster_size}",
+            param_hint="--min-cluster-size",
+        )
+    columns = check_columns(input_path, named={"--bounds": bounds})
+    keep_named = [n for v in keep for n in ([v] if v in columns else v.split(","))]
+    check_columns(input_path, named={"--keep": keep_named})
     frame = read_input(input_path)
     columns = [str(c) for c in frame.columns]
     numeric = _numeric_columns(frame, "pandas")
@@ -111,9 +140,9 @@ def mask(
             "--drop-non-numeric."
         )
     frame = frame.drop(columns=undecided)
-    with release():
+    with release(), working(f"masking ({mechanism})"):
         masker = MicroaggregationMasker(
-            k,
+            min_cluster_size,
             epsilon,
             mechanism=mechanism,
             bounds=bounds,
@@ -124,7 +153,7 @@ def mask(
         masked = masker.fit_transform(frame)
     write_output(output_path, None, masked)
     ledger = "\n".join(
-        f"  {entry.label}: {entry.epsilon:.6g} ({entry.guarantee})"
+        f"  {shell_terms(entry.label, _TERMS)}: {entry.epsilon:.6g} ({entry.guarantee})"
         for entry in masker.privacy_ledger_
     )
     used = ", ".join(
@@ -132,7 +161,7 @@ def mask(
         for name, (lo, hi) in zip(masker.feature_names_in_, masker.bounds_, strict=True)
     )
     click.echo(
-        f"mechanism: {mechanism}, k = {k}\n"
+        f"mechanism: {mechanism}, minimum cluster size: {min_cluster_size}\n"
         f"masked: {', '.join(map(str, masker.feature_names_in_))}\n"
         f"kept unmasked (not covered): {', '.join(kept) or '(none)'}\n"
         f"dropped: {', '.join(undecided) or '(none)'}\n"

@@ -34,12 +34,14 @@ import functools
 import json
 import math
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
+from click.core import ParameterSource
 from rich.markup import escape
 
 from privtab._validation import check_epsilon
@@ -49,25 +51,33 @@ if TYPE_CHECKING:
     from privtab.accountant import BudgetAccountant
 
 __all__ = [
+    "SHELL_TERMS",
+    "ShellCommand",
     "allow_inferred_option",
     "bounds_option",
+    "check_columns",
     "check_output",
+    "check_output_format",
     "check_projection",
     "choice_option",
     "classes_option",
+    "clip_option",
     "cluster_options",
+    "command",
     "count_option",
     "declared_bounds",
     "declared_domains",
     "domain_option",
-    "encode",
+    "encode_table",
     "epsilon_option",
     "force_option",
     "input_argument",
+    "input_columns",
     "json_value",
     "labels_of",
     "ledger_pairs",
     "literal",
+    "missing_option",
     "open_budget",
     "open_input",
     "option",
@@ -76,7 +86,9 @@ __all__ = [
     "read_input",
     "refuse_inferred_domains",
     "release",
+    "renamed_option",
     "seed_option",
+    "shell_terms",
     "target_option",
     "write_output",
 ]
@@ -106,8 +118,7 @@ def epsilon_option(
     ``names`` gives another option (``"--epsilon-selection"``); ``default=None``
     leaves it unset unless given. With ``budget`` (the default), the command also
     gets ``--budget PATH``, once however many epsilon options it has: the budget
-    file (``privtab budget init``) that :func:`release` charges. A command that
-    already has a ``--budget`` option gets it as ``--budget-store PATH``.
+    file (``privtab budget init``) that :func:`release` charges.
     """
     epsilon = click.option(
         *(names or ("--epsilon", "-e")),
@@ -124,9 +135,8 @@ def epsilon_option(
     def decorate(f: F) -> F:
         declared = getattr(f, "__click_params__", [])
         if not any(param.name == _BUDGET_PARAM for param in declared):
-            taken = any("--budget" in param.opts for param in declared)
             f = click.option(
-                "--budget-store" if taken else "--budget",
+                "--budget",
                 _BUDGET_PARAM,
                 metavar="PATH",
                 default=None,
@@ -166,8 +176,21 @@ def open_budget(path: str, param_hint: str) -> BudgetAccountant:
 def _budget_callback(
     ctx: click.Context, param: click.Parameter, value: str | None
 ) -> None:
-    if value is not None:
-        ctx.meta[_BUDGET_KEY] = open_budget(value, param.opts[0])
+    if value is None:
+        return
+    if value in _FORMER_TRAINING_BUDGETS and not Path(value).exists():
+        raise click.BadParameter(
+            f"{param.opts[0]} names a budget file (privtab budget init PATH); the "
+            f"split of ε₂ over the SVM refits is --training-budget {value}",
+            ctx,
+            param,
+        )
+    ctx.meta[_BUDGET_KEY] = open_budget(value, param.opts[0])
+
+
+#: The values of ``select --budget`` before it became ``--training-budget``: given to
+#: ``--budget`` now, they are explained rather than opened as a file.
+_FORMER_TRAINING_BUDGETS = ("per_refit", "total")
 
 
 def seed_option(help: str | None = None) -> Callable[[F], F]:
@@ -182,13 +205,28 @@ def seed_option(help: str | None = None) -> Callable[[F], F]:
     )
 
 
+def _check_input_path(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from privtab.cli import _io
+
+    if not Path(value).is_dir() and _io.table_format(value) is None:
+        raise click.BadParameter(
+            f"cannot tell the format of {value!r} from its extension; the file name "
+            f"must end in {_io.TABLE_EXTENSIONS}"
+        )
+    return value
+
+
 def input_argument(partitions: bool = False) -> Callable[[F], F]:
     """Add the ``IN`` argument: the input table (.csv, .tsv or .parquet).
 
-    With ``partitions``, IN may also be a directory of Parquet partitions.
+    With ``partitions``, IN may also be a directory of Parquet partitions. An IN
+    whose extension names no table format is refused before anything is read.
     """
     return click.argument(
-        "input_path", metavar="IN", type=click.Path(dir_okay=partitions)
+        "input_path",
+        metavar="IN",
+        type=click.Path(dir_okay=partitions),
+        callback=_check_input_path,
     )
 
 
@@ -203,14 +241,17 @@ def force_option() -> Callable[[F], F]:
     )
 
 
-def output_option(metavar: str, help: str) -> Callable[[F], F]:
+def output_option(
+    metavar: str, help: str, formats: Sequence[str] = ("table",)
+) -> Callable[[F], F]:
     """Add the required ``--output/-o`` file and ``--force``; check OUT first.
 
     Before the command runs, OUT is checked (:func:`check_output`) against IN (the
-    command's ``input_path``, if it has one) and ``--force``, so that a command
-    refuses an OUT it could not write before it reads IN or spends any ε. The
-    command does not receive ``force``: :func:`write_output` reads it from the
-    click context.
+    command's ``input_path``, if it has one) and ``--force``, and its extension
+    against ``formats`` (``"table"``: .csv, .tsv or .parquet; ``"json"``), so that
+    a command refuses an OUT it could not write before it reads IN or spends any
+    ε. The command does not receive ``force``: :func:`write_output` reads it from
+    the click context.
     """
 
     def decorate(command: F) -> F:
@@ -218,6 +259,7 @@ def output_option(metavar: str, help: str) -> Callable[[F], F]:
         def checked(*args: Any, **kwargs: Any) -> Any:
             force = kwargs.pop("force")
             check_output(kwargs["output_path"], kwargs.get("input_path"), force)
+            check_output_format(kwargs["output_path"], formats)
             return command(*args, **kwargs)
 
         with_force = force_option()(checked)
@@ -235,6 +277,30 @@ def output_option(metavar: str, help: str) -> Callable[[F], F]:
         )
 
     return decorate
+
+
+def check_output_format(output_path: str, formats: Sequence[str]) -> None:
+    """Refuse an OUT whose extension is none of ``formats`` (``"table"``, ``"json"``).
+
+    Raises
+    ------
+    click.BadParameter
+        If the extension of OUT names no format the command writes.
+    """
+    from privtab.cli import _io
+
+    if "json" in formats and Path(output_path).suffix.lower() == ".json":
+        return
+    if "table" in formats and _io.table_format(output_path) is not None:
+        return
+    names = [
+        _io.TABLE_EXTENSIONS if kind == "table" else f".{kind}" for kind in formats
+    ]
+    raise click.BadParameter(
+        f"cannot tell what to write to {output_path!r} from its extension; the file "
+        f"name must end in {' or '.join(names)}",
+        param_hint="'--output'",
+    )
 
 
 def _is_same_file(output: Path, input_path: Path) -> bool:
@@ -361,6 +427,92 @@ def count_option(
     return option(
         *decls, type=click.IntRange(min=1), default=default, help=help, **attrs
     )
+
+
+def renamed_option(
+    old: str,
+    name: str,
+    new: str,
+    type: click.ParamType = click.IntRange(min=1),  # noqa: B008
+    required: bool = False,
+) -> Callable[[F], F]:
+    """Keep ``old``, the former spelling of option ``new``, as a hidden alias.
+
+    ``name`` is the parameter of ``new``. Given ``old``, the command warns on
+    stderr and runs as if ``new`` had been given; giving both is an error. With
+    ``required``, one of them must be given (``new`` itself is then declared
+    optional, so that ``old`` alone is accepted).
+    """
+    alias = f"{name}__{old.lstrip('-').replace('-', '_')}"
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def resolved(*args: Any, **kwargs: Any) -> Any:
+            ctx = click.get_current_context()
+            value = kwargs.pop(alias)
+            if value is not None:
+                if ctx.get_parameter_source(name) not in (
+                    ParameterSource.DEFAULT,
+                    ParameterSource.DEFAULT_MAP,
+                    None,
+                ):
+                    raise click.UsageError(
+                        f"give {new} only ({old} is its deprecated spelling)", ctx
+                    )
+                click.echo(
+                    f"warning: {old} is deprecated and will be removed; use {new}",
+                    err=True,
+                )
+                kwargs[name] = ctx.params[name] = value
+                ctx.set_parameter_source(name, ParameterSource.COMMANDLINE)
+            if required and kwargs[name] is None:
+                param = next(p for p in ctx.command.params if p.name == name)
+                raise click.MissingParameter(ctx=ctx, param=param)
+            return command(*args, **kwargs)
+
+        return cast(
+            F,
+            click.option(
+                old,
+                alias,
+                type=type,
+                default=None,
+                hidden=True,
+                help=f"Deprecated spelling of {new}.",
+            )(resolved),
+        )
+
+    return decorate
+
+
+def _parse_columns(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> list[str]:
+    columns: list[str] = []
+    for value in values:
+        columns.extend(c for c in _split_labels(value) if c not in columns)
+    return columns
+
+
+def missing_option() -> Callable[[F], F]:
+    """Add the repeatable ``--missing COL``: the columns that may hold missing values."""
+    return click.option(
+        "--missing",
+        "missing",
+        multiple=True,
+        metavar="COL",
+        callback=_parse_columns,
+        help="A column that may hold missing values (repeatable, or COL1,COL2): it "
+        "gets a category of its own for them, an empty cell in OUT. A column whose "
+        "domain is declared (--domain, --bounds) and not named here must have no "
+        "missing value; one whose domain comes from the data gets that category "
+        "only if it holds a missing value. No other column gets one.",
+    )
+
+
+def clip_option(help: str) -> Callable[[F], F]:
+    """Add ``--clip/--no-clip``: clip numbers outside their bounds, or stop."""
+    return option("--clip/--no-clip", default=False, help=help)
 
 
 def choice_option(name: str, choices: Sequence[str], help: str) -> Callable[[F], F]:
@@ -689,25 +841,174 @@ def open_input(
         yield _check_target(frame, input_path, target)
 
 
-def encode(encoder: Any, frame: Any) -> Any:
-    """Fit ``encoder`` on ``frame`` and encode it: in memory, or lazily for Dask.
+def encode_table(
+    frame: Any,
+    domains: Mapping[str, Sequence[str]],
+    bounds: Mapping[str, tuple[float, float]],
+    missing: Sequence[str] = (),
+    bins: int | None = None,
+    clip: bool = False,
+    what: str = "column",
+) -> tuple[Any, Any]:
+    """Encode ``frame`` with the declared domains; return the encoder and the table.
 
-    For a Dask DataFrame the encoder is fitted on :func:`~privtab.cli._io.domain_sample`
-    (the default bins from the whole table's row count), so it infers the same
-    categories and bounds, with the same warning, as on the table in memory; the
-    codes stay a Dask array, encoded partition by partition where they are counted.
+    ``domains``, ``bounds`` and ``missing`` are the options ``--domain``,
+    ``--bounds`` and ``--missing`` (``what`` says what their columns should be);
+    ``bins`` defaults to ``lei_bins(n, d)``; with ``clip`` a number outside its
+    bounds goes into the nearest end bin. A column gets a category for missing
+    values only if ``--missing`` names it, or its domain comes from the data and it
+    holds a missing value: no other column shows a missing value in a release.
+
+    For a Dask DataFrame the encoder is fitted on
+    :func:`~privtab.cli._io.domain_sample` (the default bins from the whole
+    table's row count), so it infers the same categories and bounds, with the same
+    warning, as on the table in memory; the codes stay a Dask array, encoded
+    partition by partition where they are counted.
+
+    Raises
+    ------
+    click.BadParameter
+        If an option names a column ``frame`` does not have, or a column whose
+        domain is declared holds a missing value and ``--missing`` does not name it.
+    ValueError, TypeError, DomainError
+        From :class:`~privtab.table.TableEncoder` (a value outside its domain).
+
+    Notes
+    -----
+    Whether a column can be missing is part of its domain: a declared domain says
+    it (``--missing``), and a missing value in a column declared without one is
+    refused like a value outside its categories. Only a column whose domain is
+    inferred (and warned about, or refused where OUT shows it) takes it from the
+    data, so that the missing category never depends on the records unwarned.
     """
     from privtab.engine import is_distributed
-    from privtab.table import lei_bins
+    from privtab.table import EncodedTable, TableEncoder, lei_bins
 
-    if not is_distributed(frame):
-        return encoder.fit_transform(frame)
+    domain_of = declared_domains(frame, domains, what)
+    bounds_of = declared_bounds(frame, bounds, what)
+    may_be_missing = _by_column(frame, dict.fromkeys(missing), "--missing", what)
+    distributed = is_distributed(frame)
+    if distributed:
+        from privtab.cli import _io
+
+        sample, n_rows = _io.domain_sample(frame)
+    else:
+        sample, n_rows = frame, len(frame)
+    if bins is None and n_rows >= 2:
+        bins = lei_bins(n_rows, frame.shape[1])
+    is_missing = sample.isna()
+    with_missing = []
+    for column in frame.columns:
+        holds_missing = bool(is_missing[column].any())
+        if column in may_be_missing:
+            with_missing.append(column)
+        elif holds_missing and (
+            column in domain_of or column in bounds_of or _is_bool(frame[column])
+        ):
+            where = (
+                ""
+                if distributed
+                else f" at row {int(is_missing[column].to_numpy().argmax())}"
+            )
+            raise click.BadParameter(
+                f"the column {str(column)!r} has a missing value{where}, and its "
+                f"domain is declared without one; name it with --missing {column} "
+                "if its values may be missing",
+                param_hint="--missing",
+            )
+        elif holds_missing:
+            with_missing.append(column)
+    encoder = TableEncoder(
+        domains=domain_of,
+        bounds=bounds_of,
+        bins=bins,
+        missing="category" if with_missing else "error",
+        out_of_bounds="clip" if clip else "error",
+    )
+    table = (
+        encoder.fit(sample).transform(frame)
+        if distributed
+        else encoder.fit_transform(frame)
+    )
+    if with_missing and len(with_missing) < len(table.columns):
+        # Every column got the missing category (the last code); those that may not
+        # hold a missing value never take it, and lose it.
+        keeps = [column in with_missing for column in frame.columns]
+        table = EncodedTable(
+            table.codes,
+            [
+                k if keep else k - 1
+                for k, keep in zip(table.cardinalities, keeps, strict=True)
+            ],
+            table.columns,
+            [
+                c if keep else c[:-1]
+                for c, keep in zip(table.categories, keeps, strict=True)
+            ],
+        )
+    return encoder, table
+
+
+def _is_bool(column: Any) -> bool:
+    """Whether a column is boolean: its domain, ``[False, True]``, is public."""
+    import pandas as pd
+
+    return bool(pd.api.types.is_bool_dtype(column.dtype))
+
+
+def input_columns(input_path: str) -> list[str]:
+    """Read the column names of IN (its header or schema only).
+
+    Raises
+    ------
+    click.ClickException
+        If IN cannot be read.
+    """
     from privtab.cli import _io
 
-    sample, n_rows = _io.domain_sample(frame)
-    if encoder.bins is None and n_rows >= 2:
-        encoder.set_params(bins=lei_bins(n_rows, frame.shape[1]))
-    return encoder.fit(sample).transform(frame)
+    try:
+        return _io.read_columns(input_path)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot read {input_path}: {exc}") from exc
+
+
+def check_columns(
+    input_path: str,
+    target: str | None = None,
+    named: Mapping[str, Iterable[str]] | None = None,
+    what: str = "column",
+) -> list[str]:
+    """Check the columns that options name against the header of IN; return it.
+
+    Call it before IN is read: ``target`` (``--target``) must be a column of IN,
+    and every column that an option of ``named`` (``{"--domain": names}``) names
+    must be a column of IN other than the target (``what`` says what it should
+    be). Only the header (or the Parquet schema) of IN is read.
+
+    Raises
+    ------
+    click.BadParameter
+        If a column is not in IN.
+    click.ClickException
+        If IN cannot be read.
+    """
+    columns = input_columns(input_path)
+    if target is not None and target not in columns:
+        raise click.BadParameter(
+            f"{target!r} is not a column of {input_path}; columns: "
+            f"{', '.join(columns)}",
+            param_hint="--target",
+        )
+    others = [c for c in columns if c != target]
+    for option_name, names in (named or {}).items():
+        unknown = sorted(set(names) - set(others))
+        if unknown:
+            raise click.BadParameter(
+                f"{', '.join(map(repr, unknown))} is not a {what} of IN; {what}s: "
+                f"{', '.join(others)}",
+                param_hint=option_name,
+            )
+    return others
 
 
 def labels_of(frame: Any, target: str) -> Any:
@@ -748,11 +1049,107 @@ _SHELL_ADVICE = {
     "--bounds COL=LO:HI",
 }
 
+#: The options that set the library's parameters of the same meaning in every
+#: command: ``"name"`` as the option (and its metavar, shown when the message
+#: gives no value), ``"name='value'"`` as the flag that passes that value.
+SHELL_TERMS = {
+    "out_of_bounds='clip'": "--clip",
+    "missing='category'": "--missing COL",
+    "classes": "--classes LABEL,LABEL,...",
+    "domains": "--domain COL=a,b,c",
+    "bounds": "--bounds COL=LO:HI",
+    "data_norm": "--data-norm NORM",
+    "bins": "--bins N",
+    "epsilon": "--epsilon ε",
+    "random_state": "--seed SEED",
+}
 
-def _shell_advice(message: str) -> str:
+_KEYWORD = re.compile(
+    r"(?<![\w\-\[.'\"])(?P<name>[A-Za-z_]\w*)="
+    r"(?P<value>'[^']*'|\"[^\"]*\"|\[\.\.\.\]|\.\.\.|[\w.+\-]+)?"
+)
+
+
+#: A cell as the library names it, ``X[row, column] = value``.
+_CELL = re.compile(r"\bX\[(\d+), ('(?:[^'\\]|\\.)*'|\d+)\] = (\S+)(?= is\b)")
+
+
+def shell_terms(message: str, terms: Mapping[str, str] = SHELL_TERMS) -> str:
+    """Return ``message`` with the library's parameter spellings as shell options.
+
+    ``name=value`` becomes the option of ``terms`` with that value
+    (``k=3`` → ``--min-cluster-size 3``), or its metavar when the message gives
+    none (``bounds=...`` → ``--bounds COL=LO:HI``); ``"name='value'"`` entries are
+    flags (``out_of_bounds='clip'`` → ``--clip``). A parameter named at the start
+    of a sentence (``k must be >= 3``, ``k = 9 exceeds``) becomes its option.
+    Names not in ``terms`` are left as they are.
+
+    Examples
+    --------
+    >>> shell_terms("fix the bounds or pass out_of_bounds='clip'")
+    'fix the bounds or pass --clip'
+    >>> shell_terms("k must be <= 5, got k=9", {"k": "--min-cluster-size N"})
+    '--min-cluster-size must be <= 5, got --min-cluster-size 9'
+    """
     for python, shell in _SHELL_ADVICE.items():
         message = message.replace(python, shell)
+
+    def option(match: re.Match[str]) -> str:
+        name, value = match["name"], match["value"] or ""
+        plain = value.strip("'\"")
+        flag = terms.get(f"{name}='{plain}'")
+        if flag is not None:
+            return flag
+        spec = terms.get(name)
+        if spec is None:
+            return match[0]
+        if value in ("", "...", "[...]"):
+            return spec
+        return f"{spec.split(' ')[0]} {plain}"
+
+    message = _KEYWORD.sub(option, message)
+    message = _CELL.sub(r"row \1 of the column \2 holds \3, which", message)
+    for name, spec in terms.items():
+        if "=" not in name:
+            start = rf"(?:^|(?<=: )|(?<=; )|(?<=\. )){re.escape(name)}"
+            flag = spec.split(" ")[0]
+            message = re.sub(rf"{start}(?= must\b)", flag, message)
+            message = re.sub(rf"{start} = (?=\S)", f"{flag} ", message)
     return message
+
+
+def _shell_advice(message: str) -> str:
+    ctx = click.get_current_context(silent=True)
+    terms = getattr(ctx.command, "terms", SHELL_TERMS) if ctx else SHELL_TERMS
+    return shell_terms(message, terms)
+
+
+class ShellCommand(click.Command):
+    """A subcommand whose error messages speak in its options.
+
+    ``terms`` extends :data:`SHELL_TERMS` with the command's own options (what
+    ``k`` is, for instance); every error the command stops with, and every
+    warning :func:`release` prints, has the library's parameter spellings
+    rewritten by :func:`shell_terms`.
+    """
+
+    def __init__(
+        self, *args: Any, terms: Mapping[str, str] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.terms = {**SHELL_TERMS, **(terms or {})}
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            exc.message = shell_terms(exc.message, self.terms)  # type: ignore[misc]
+            raise
+
+
+def command(terms: Mapping[str, str] | None = None, **attrs: Any) -> Any:
+    """``click.command`` for a subcommand: a :class:`ShellCommand` with ``terms``."""
+    return click.command(cls=ShellCommand, terms=terms, **attrs)
 
 
 @contextlib.contextmanager

@@ -1,4 +1,8 @@
-"""Progress of the Dask computations of a command, in the demo's rich progress style.
+"""Progress of a command on stderr, in the demo's rich progress style.
+
+:func:`working` shows a spinner, what the command is doing and the time elapsed while
+a method runs that gives no progress of its own (a selection, a masking); it is drawn
+only on a terminal, and not inside :func:`dask_progress`, whose bars say more.
 
 :func:`dask_progress` shows, on stderr and only on a terminal, one bar per Dask
 computation run inside it: the tasks of every partition (read, encode, count) and
@@ -12,16 +16,60 @@ Core kernels called: none.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
-__all__ = ["dask_progress"]
+__all__ = ["dask_progress", "stderr_console", "working"]
 
 _DESCRIPTION = "counting IN ({where})"
+
+#: Whether a progress display is already drawn (rich draws one at a time).
+_DRAWING: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "privtab_cli_drawing", default=False
+)
+
+
+def stderr_console() -> Console:
+    """Return the console progress is drawn on: stderr, only if it is a terminal."""
+    return Console(stderr=True)
+
+
+@contextlib.contextmanager
+def working(description: str, console: Console | None = None) -> Iterator[None]:
+    """Show a spinner, ``description`` and the time elapsed while the context runs.
+
+    Drawn on stderr (:func:`stderr_console`) when it is a terminal and no other
+    progress is drawn; the display is removed when the context ends.
+    """
+    console = console if console is not None else stderr_console()
+    if _DRAWING.get() or not console.is_terminal:
+        yield
+        return
+    token = _DRAWING.set(True)
+    try:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as progress:
+            progress.add_task(description, total=None)
+            yield
+    finally:
+        _DRAWING.reset(token)
 
 
 @contextlib.contextmanager
@@ -33,24 +81,28 @@ def dask_progress(console: Console | None = None) -> Iterator[None]:
     """
     import dask
 
-    console = console if console is not None else Console(stderr=True)
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} tasks"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=not console.is_terminal,
-        transient=True,
-    ) as bar:
-        client = _current_client()
-        if client is None:
-            with _local_progress(bar):
-                yield
-        else:
-            get = functools.partial(_get_with_progress, client, bar)
-            with dask.config.set(scheduler=get):
-                yield
+    console = console if console is not None else stderr_console()
+    token = _DRAWING.set(console.is_terminal)
+    try:
+        with Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total} tasks"),
+            TimeElapsedColumn(),
+            console=console,
+            disable=not console.is_terminal,
+            transient=True,
+        ) as bar:
+            client = _current_client()
+            if client is None:
+                with _local_progress(bar):
+                    yield
+            else:
+                get = functools.partial(_get_with_progress, client, bar)
+                with dask.config.set(scheduler=get):
+                    yield
+    finally:
+        _DRAWING.reset(token)
 
 
 def _current_client() -> Any:

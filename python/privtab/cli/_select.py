@@ -1,6 +1,6 @@
 """``privtab select``: choose the attributes of a table that predict a target.
 
-Two families share the command. ``privatekd`` and ``greedy`` choose ``--k`` attributes
+Two families share the command. ``privatekd`` and ``greedy`` choose ``--n-features`` attributes
 that discern the target (Vinterbo 2012); ``dpfsdr`` and ``dpfs`` choose the numeric
 features of a DP linear SVM on correlated data and release its perturbed weights
 (Wang, Zhang and Yan 2023). Each family has its own options; giving one of the other
@@ -14,6 +14,7 @@ The full references: :mod:`privtab.discernibility` and :mod:`privtab.dpfsdr`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -24,29 +25,33 @@ from click.core import ParameterSource
 from privtab.cli._options import (
     allow_inferred_option,
     bounds_option,
+    check_columns,
     check_projection,
     choice_option,
     classes_option,
+    clip_option,
     cluster_options,
+    command,
     count_option,
-    declared_bounds,
-    declared_domains,
     domain_option,
-    encode,
+    encode_table,
     epsilon_option,
     input_argument,
     labels_of,
     ledger_pairs,
+    missing_option,
     open_input,
     option,
     output_option,
     projection_option,
     refuse_inferred_domains,
     release,
+    renamed_option,
     seed_option,
     target_option,
     write_output,
 )
+from privtab.cli._progress import working
 
 __all__ = ["select"]
 
@@ -58,10 +63,13 @@ _POSITIVE = click.FloatRange(0, min_open=True)
 
 #: The options that belong to one family of methods, and that family.
 _FAMILY_OPTIONS = {
-    "k": _DISCERNIBILITY,
+    "n_features": _DISCERNIBILITY,
     "epsilon": _DISCERNIBILITY,
     "domains": _DISCERNIBILITY,
     "bounds": _DISCERNIBILITY,
+    "bins": _DISCERNIBILITY,
+    "clip": _DISCERNIBILITY,
+    "missing": _DISCERNIBILITY,
     "allow_inferred": _CORRELATED,
     "epsilon_selection": _CORRELATED,
     "epsilon_training": _CORRELATED,
@@ -69,14 +77,14 @@ _FAMILY_OPTIONS = {
     "record_delta": _CORRELATED,
     "C": _CORRELATED,
     "data_norm": _CORRELATED,
-    "budget": _CORRELATED,
+    "training_budget": _CORRELATED,
     "max_refits": _CORRELATED,
 }
 
 #: The options a family cannot run without.
 _REQUIRED = {
-    "privatekd": ("k",),
-    "greedy": ("k",),
+    "privatekd": ("n_features",),
+    "greedy": ("n_features",),
     "dpfsdr": ("epsilon_selection", "epsilon_training"),
     "dpfs": ("epsilon_selection", "epsilon_training"),
 }
@@ -113,7 +121,18 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
             )
 
 
-@click.command(
+@command(
+    terms={
+        "k": "--n-features N",
+        "n_features": "--n-features N",
+        "epsilon_selection": "--epsilon-selection ε₁",
+        "epsilon_training": "--epsilon-training ε₂",
+        "budget": "--training-budget BUDGET",
+        "max_refits": "--max-refits N",
+        "delta": "--delta DELTA",
+        "record_delta": "--record-delta RECORD_DELTA",
+        "C": "--C C",
+    },
     epilog="\b\nOutput, chosen by the extension of OUT:\n"
     "  .json                 the selection: attribute names in the order chosen,\n"
     "                        parameters and the privacy ledger; with dpfsdr and\n"
@@ -125,16 +144,19 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
     "                        the selected attributes and the target, with their\n"
     "                        original values (raw data, not covered)\n"
     "\b\nOptions of each method:\n"
-    "  privatekd, greedy  --k (required), --epsilon, --domain, --bounds\n"
+    "  privatekd, greedy  --n-features (required), --epsilon, --domain,\n"
+    "                     --bounds, --bins, --clip, --missing\n"
     "  dpfsdr, dpfs       --epsilon-selection, --epsilon-training (required),\n"
-    "                     --budget, --max-refits, --delta, --record-delta, --C,\n"
-    "                     --data-norm, --allow-inferred-domains"
+    "                     --training-budget, --max-refits, --delta,\n"
+    "                     --record-delta, --C, --data-norm,\n"
+    "                     --allow-inferred-domains",
 )
 @input_argument(partitions=True)
 @output_option(
     "OUT",
     "Where to write the result: .json, or .csv, .tsv or .parquet with "
     "--write-projection.",
+    formats=("json", "table"),
 )
 @projection_option()
 @choice_option(
@@ -147,17 +169,28 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
 )
 @target_option()
 @count_option(
-    "--k",
-    "k",
+    "--n-features",
+    "n_features",
     help="Number of attributes to select, at most the number of predictors "
     "(privatekd and greedy: required).",
 )
+@renamed_option("--k", "n_features", "--n-features")
 @classes_option()
 @domain_option()
 @bounds_option(
     "Public bounds of a numeric predictor (repeatable), e.g. --bounds age=17:90 "
     "(privatekd, greedy). Bounds not given are taken from the data, with a warning."
 )
+@count_option(
+    "--bins",
+    help="Equal-width bins of every numeric predictor (privatekd, greedy). "
+    "Default: Lei's lei_bins(n, d) with d the number of predictors.",
+)
+@clip_option(
+    "Put a number outside its --bounds into the nearest end bin instead of "
+    "stopping with an error (privatekd, greedy)."
+)
+@missing_option()
 @allow_inferred_option("the labels of TARGET, as the classes of the SVM; dpfsdr, dpfs")
 @epsilon_option(
     1.0, "Privacy budget ε of the whole selection (privatekd; finite and > 0)."
@@ -170,11 +203,11 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
 @epsilon_option(
     None,
     "ε₂ of the perturbed SVM weights: of every refit, or of all of them with "
-    "--budget total (dpfsdr, dpfs).",
+    "--training-budget total (dpfsdr, dpfs).",
     "--epsilon-training",
 )
 @choice_option(
-    "--budget",
+    "--training-budget",
     ["per_refit", "total"],
     "per_refit: each refit of the SVM releases weights with ε₂, so r refits "
     "spend ε₁ + r·ε₂ (the paper's algorithm, honestly accounted); total: ε₂ is "
@@ -222,15 +255,18 @@ def select(
     write_projection: bool,
     method: str,
     target: str,
-    k: int | None,
+    n_features: int | None,
     classes: list[str] | None,
     domains: dict[str, list[str]],
     bounds: dict[str, tuple[float, float]],
+    bins: int | None,
+    clip: bool,
+    missing: list[str],
     allow_inferred: bool,
     epsilon: float,
     epsilon_selection: float | None,
     epsilon_training: float | None,
-    budget: str,
+    training_budget: str,
     max_refits: int | None,
     delta: float,
     record_delta: float,
@@ -244,7 +280,7 @@ def select(
 
     Every column except TARGET is a candidate.
 
-    privatekd and greedy select K attributes that discern TARGET. Columns are encoded
+    privatekd and greedy select N_FEATURES attributes that discern TARGET. Columns are encoded
     with their categories (numeric columns are binned); the categories not declared
     with --domain and the bounds not declared with --bounds come from the data,
     which a warning repeats (OUT names the selected attributes, not their values).
@@ -275,6 +311,20 @@ def select(
         refuse_inferred_domains(
             [], allow_inferred, labels=target if classes is None else None
         )
+    named: dict[str, Iterable[str]] = {
+        "--domain": domains,
+        "--bounds": bounds,
+        "--missing": missing,
+    }
+    predictors = check_columns(input_path, target, named, "predictor")
+    if method in _DISCERNIBILITY:
+        assert n_features is not None
+        if not 1 <= n_features <= len(predictors):
+            raise click.BadParameter(
+                f"must be between 1 and the number of predictors ({len(predictors)}), "
+                f"got {n_features}",
+                param_hint="--n-features",
+            )
     with open_input(input_path, target, scheduler, workers) as frame:
         predictors = [c for c in frame.columns if c != target]
         labels = labels_of(frame, target)
@@ -293,37 +343,26 @@ def select(
                 record_delta=record_delta,
                 C=C,
                 data_norm=data_norm,
-                budget=budget,
+                budget=training_budget,
                 max_refits=max_refits,
                 classes=classes,
                 random_state=seed,
             )
             _select_correlated(estimator, method, frame, labels, target, output_path)
             return
-        assert k is not None
-        if not 1 <= k <= len(predictors):
-            raise click.BadParameter(
-                f"must be between 1 and the number of predictors ({len(predictors)}), "
-                f"got {k}",
-                param_hint="--k",
+        assert n_features is not None
+        with release(), working(f"selecting {n_features} attributes ({method})"):
+            _, table = encode_table(
+                frame[predictors], domains, bounds, missing, bins, clip, "predictor"
             )
-        from privtab.table import TableEncoder
-
-        with release():
-            encoder = TableEncoder(
-                domains=declared_domains(frame[predictors], domains, "predictor"),
-                bounds=declared_bounds(frame[predictors], bounds, "predictor"),
-                missing="category",
-            )
-            table = encode(encoder, frame[predictors])
             order, ledger = _discerning_order(
-                table, labels, method, k, epsilon, classes, seed
+                table, labels, method, n_features, epsilon, classes, seed
             )
         chosen = [predictors[int(j)] for j in order]
         result = {
             "method": method,
             "target": target,
-            "k": k,
+            "k": n_features,
             "epsilon": epsilon if method == "privatekd" else 0.0,
             "selected": [str(c) for c in chosen],
             "selection_order": [int(j) for j in order],
@@ -382,7 +421,7 @@ def _select_correlated(
             f"--method {method} needs numeric predictors; not numeric: "
             f"{', '.join(map(repr, text))} (drop them from IN, or use privatekd)"
         )
-    with release():
+    with release(), working(f"selecting features ({method})"):
         selector = estimator.fit(frame[predictors], labels)
     names = [str(c) for c in predictors]
     chosen = [names[int(j)] for j in selector.selection_order_]
