@@ -265,9 +265,9 @@ def _dask_scheduler(scheduler: str | None, workers: int | None) -> Iterator[None
     (``distributed.comm.tls.*``, or ``distributed.client.security-loader``), which a
     ``tls://`` address needs. The local cluster of ``workers`` processes listens on
     127.0.0.1 only and speaks TLS with a certificate made for it and held in memory
-    (``distributed.Security.temporary``), so no other process can join it or submit
-    work to it; it has no dashboard, and its HTTP servers (which Dask always starts)
-    serve no pages.
+    (``distributed.Security.temporary``), so a process without that certificate can
+    neither join it nor submit work to it; it has no dashboard, and its HTTP servers
+    (which Dask always starts) serve no pages.
     """
     if scheduler is None and workers is None:
         yield
