@@ -37,17 +37,20 @@ def quietly() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def local_cluster() -> Iterator[Any]:
-    """Start a ``distributed.LocalCluster`` of 2 single-threaded worker processes."""
+def local_cluster(n_workers: int = 2, security: Any = None) -> Iterator[Any]:
+    """Start a ``distributed.LocalCluster`` of single-threaded worker processes on
+    127.0.0.1 (2 by default; with ``security``, over TLS only)."""
     import distributed
 
     with quietly():
         cluster = distributed.LocalCluster(
-            n_workers=2,
+            n_workers=n_workers,
             processes=True,
             threads_per_worker=1,
-            dashboard_address=":0",
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
             memory_limit="2GiB",
+            security=security,
         )
     try:
         yield cluster

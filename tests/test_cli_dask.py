@@ -1,26 +1,35 @@
 """The counting commands on a directory of Parquet partitions, counted by Dask.
 
 One ``distributed.LocalCluster`` (2 worker processes) serves the module through
-``--scheduler``; one test starts its own with ``--workers 2``. Every test runs a
-command on a single Parquet file in memory and on the same rows as a directory of
-Parquet partitions on Dask with the same seed, and compares the outputs exactly
-(the outputs, warnings included, must be equal: counts are exact and the noise is
-drawn once, in the calling process, from the same seed).
+``--scheduler``, and one of 1 worker that speaks only TLS serves the ``tls://`` tests;
+the ``--workers 2`` tests start their own. Every test of a release runs a command on a
+single Parquet file in memory and on the same rows as a directory of Parquet
+partitions on Dask with the same seed, and compares the outputs exactly (the outputs,
+warnings included, must be equal: counts are exact and the noise is drawn once, in
+the calling process, from the same seed). The ``--workers`` cluster's own tests check
+the trust boundary: loopback sockets only, no client without its certificate, no
+HTTP pages.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import sys
+import time
+import urllib.error
+import urllib.request
 
 import numpy as np
 import pandas as pd
+import psutil
 import pytest
-from _dask import local_cluster
+from _dask import local_cluster, quietly
 from click.testing import CliRunner
 
 from privtab.cli import main
+from privtab.cli._options import open_input
 
 distributed = pytest.importorskip(
     "distributed",
@@ -30,12 +39,36 @@ pytest.importorskip("pyarrow", reason="Parquet needs pyarrow")
 
 N_ROWS = 2400
 N_PARTITIONS = 4
+#: How long a client may try to reach a scheduler before it gives up, in seconds.
+CONNECT_TIMEOUT = 3
+#: Why a test that needs a TLS certificate is skipped (the dask extra installs it).
+NO_CRYPTOGRAPHY = (
+    'Dask\'s TLS certificates need cryptography: pip install "privtab[dask]"'
+)
 
 
 @pytest.fixture(scope="module")
 def scheduler():
     with local_cluster() as cluster:
         yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="module")
+def tls_scheduler(tmp_path_factory):
+    """The address of a cluster of 1 worker that speaks only TLS, and the Dask
+    configuration that gives a client its certificate (files, as a user's would)."""
+    pytest.importorskip("cryptography", reason=NO_CRYPTOGRAPHY)
+    security = distributed.Security.temporary()
+    folder = tmp_path_factory.mktemp("tls")
+    (folder / "cert.pem").write_text(security.tls_client_cert)
+    (folder / "key.pem").write_text(security.tls_client_key)
+    config = {
+        "distributed.comm.tls.ca-file": str(folder / "cert.pem"),
+        "distributed.comm.tls.client.cert": str(folder / "cert.pem"),
+        "distributed.comm.tls.client.key": str(folder / "key.pem"),
+    }
+    with local_cluster(n_workers=1, security=security) as cluster:
+        yield cluster.scheduler_address, config
 
 
 @pytest.fixture(scope="module")
@@ -179,6 +212,7 @@ def test_directory_without_cluster_uses_the_local_scheduler(tables, tmp_path):
 
 
 def test_workers_starts_a_local_cluster(tables, tmp_path):
+    pytest.importorskip("cryptography", reason=NO_CRYPTOGRAPHY)
     (_, mem_out), (_, dsk_out) = both(
         tables,
         tmp_path,
@@ -188,6 +222,127 @@ def test_workers_starts_a_local_cluster(tables, tmp_path):
         dask_args=("--workers", "2"),
     )  # fmt: skip
     assert json.loads(dsk_out.read_text()) == json.loads(mem_out.read_text())
+
+
+def listening_sockets():
+    """The (pid, port, host) of every socket this process and its children listen on."""
+    processes = [psutil.Process(), *psutil.Process().children(recursive=True)]
+    sockets = set()
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for connection in process.net_connections(kind="inet"):
+                if connection.status == psutil.CONN_LISTEN:
+                    host, port = connection.laddr[:2]
+                    sockets.add((process.pid, port, host))
+    return sockets
+
+
+def port_of(address):
+    return int(address.rsplit(":", 1)[1])
+
+
+async def ask_identity(address, security):
+    """Connect to the scheduler at ``address`` as a client with ``security``, and
+    return what it says about itself (what any client that connects may ask)."""
+    comm = await distributed.comm.connect(
+        address, timeout=CONNECT_TIMEOUT, **security.get_connection_args("client")
+    )
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        return await comm.read()
+    finally:
+        await comm.close()
+
+
+@pytest.fixture(scope="class")
+def workers_cluster(tables):
+    """The client of the cluster ``--workers 2`` starts, and the sockets it opened."""
+    pytest.importorskip("cryptography", reason=NO_CRYPTOGRAPHY)
+    _, parts = tables
+    before = listening_sockets()
+    with open_input(str(parts), "label", workers=2):
+        client = distributed.default_client()
+        client.wait_for_workers(2, timeout=60)
+        yield client, listening_sockets() - before
+
+
+class TestWorkersClusterBoundary:
+    def test_listens_on_the_loopback_only(self, workers_cluster):
+        client, opened = workers_cluster
+        assert {host for _, _, host in opened} == {"127.0.0.1"}
+        ports = {port for _, port, _ in opened}
+        workers = client.scheduler_info()["workers"]
+        assert port_of(client.scheduler.address) in ports
+        assert {port_of(address) for address in workers} <= ports
+        assert client.scheduler.address.startswith("tls://127.0.0.1:")
+
+    @pytest.mark.parametrize(
+        "how", ["no certificate", "plain tcp", "another certificate"]
+    )
+    def test_refuses_a_client_without_its_certificate(self, workers_cluster, how):
+        client, _ = workers_cluster
+        address, security = client.scheduler.address, distributed.Security()
+        if how == "plain tcp":
+            address = address.replace("tls://", "tcp://", 1)
+        if how == "another certificate":
+            security = distributed.Security.temporary()
+        started = time.perf_counter()
+        with quietly(), pytest.raises((OSError, TypeError)):
+            asyncio.run(ask_identity(address, security))
+        assert time.perf_counter() - started < CONNECT_TIMEOUT + 10
+        assert len(client.scheduler_info()["workers"]) == 2
+
+    def test_serves_no_http_pages(self, workers_cluster):
+        client, _ = workers_cluster
+        scheduler_port = client.cluster.scheduler.http_server.port
+        pages = [
+            f"http://127.0.0.1:{scheduler_port}/{path}"
+            for path in ("info/main/workers.html", "json/identity.json", "health")
+        ]
+        for worker in client.scheduler_info()["workers"].values():
+            pages.append(f"http://127.0.0.1:{worker['services']['dashboard']}/metrics")
+        for page in pages:
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(page, timeout=CONNECT_TIMEOUT).close()
+            refused.value.close()
+            assert refused.value.code == 404, page
+
+
+def test_tls_scheduler_with_dasks_configuration(tables, tmp_path, tls_scheduler):
+    import dask
+
+    address, config = tls_scheduler
+    with dask.config.set(config):
+        (mem, mem_out), (dsk, dsk_out) = both(
+            tables,
+            tmp_path,
+            "select",
+            "sel.json",
+            "--target", "label", "--k", "2", "--seed", "4",
+            dask_args=("--scheduler", address),
+        )  # fmt: skip
+    assert json.loads(dsk_out.read_text()) == json.loads(mem_out.read_text())
+    assert dsk.output == mem.output
+
+
+def test_tls_scheduler_without_configuration_names_it(tables, tmp_path, tls_scheduler):
+    _, parts = tables
+    address, _ = tls_scheduler
+    result = run(
+        "select", parts, "-o", tmp_path / "o.json", "--target", "label", "--k", "2",
+        "--scheduler", address,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert address in result.output
+    assert "distributed.comm.tls.client.cert" in result.output
+
+
+def test_help_says_the_cluster_must_be_trusted():
+    result = run("select", "--help")
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "see the private data" in text
+    assert "127.0.0.1 only, over TLS" in text
 
 
 def test_scheduler_and_workers_are_exclusive(tables, tmp_path, scheduler):
@@ -237,6 +392,7 @@ def test_dpfsdr_refuses_a_cluster(tables, tmp_path):
     ("missing", "option", "named"),
     [
         ("distributed", ("--workers", "2"), "--workers"),
+        ("cryptography", ("--workers", "2"), "--workers"),
         ("dask.dataframe", (), "directory of Parquet partitions"),
     ],
 )

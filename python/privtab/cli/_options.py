@@ -746,14 +746,19 @@ def cluster_options(f: F) -> F:
         default=None,
         metavar="N",
         help="Count IN on a local Dask cluster of N worker processes, reading it one "
-        'Parquet partition at a time (pip install "privtab[dask]").',
+        "Parquet partition at a time. The cluster listens on 127.0.0.1 only, over TLS "
+        "with a certificate made for this run, and has no dashboard "
+        '(pip install "privtab[dask]").',
     )(f)
     return click.option(
         "--scheduler",
         default=None,
         metavar="ADDRESS",
         help="Count IN on the running Dask cluster whose scheduler is at ADDRESS "
-        "(e.g. tcp://host:8786), reading it one Parquet partition at a time.",
+        "(e.g. tls://host:8786), reading it one Parquet partition at a time. The "
+        "scheduler and its workers see the private data: use only a cluster you "
+        "trust with it. A tls:// address takes its certificates from Dask's "
+        "configuration (distributed.comm.tls.*).",
     )(f)
 
 
@@ -762,38 +767,74 @@ _DASK_MISSING = (
     'pip install "privtab[dask]"'
 )
 
+#: Dask's HTTP pages show task states and errors, whose messages can quote values
+#: of the rows; a cluster started by ``--workers`` serves none of them.
+_NO_HTTP_PAGES: dict[str, list[str]] = {
+    "distributed.scheduler.http.routes": [],
+    "distributed.worker.http.routes": [],
+}
+
 
 @contextlib.contextmanager
 def _dask_scheduler(scheduler: str | None, workers: int | None) -> Iterator[None]:
-    """Make a ``distributed.Client`` current: at ``scheduler``, or of a local cluster."""
+    """Make a ``distributed.Client`` current: at ``scheduler``, or of a local cluster.
+
+    The scheduler and the workers read the rows, so they are inside the trust boundary.
+    At ``scheduler`` the client takes its security settings from Dask's configuration
+    (``distributed.comm.tls.*``, or ``distributed.client.security-loader``), which a
+    ``tls://`` address needs. The local cluster of ``workers`` processes listens on
+    127.0.0.1 only and speaks TLS with a certificate made for it and held in memory
+    (``distributed.Security.temporary``), so a process without that certificate can
+    neither join it nor submit work to it; it has no dashboard, and its HTTP servers
+    (which Dask always starts) serve no pages.
+    """
     if scheduler is None and workers is None:
         yield
         return
     option_name = "--scheduler" if scheduler is not None else "--workers"
     try:
-        from distributed import Client, LocalCluster
+        import dask
+        from distributed import Client, LocalCluster, Security
     except ImportError:
         raise click.ClickException(_DASK_MISSING.format(what=option_name)) from None
     if scheduler is not None:
         try:
             client = Client(scheduler, timeout=5)
-        except (OSError, ValueError, TypeError) as exc:
+        except (OSError, ValueError, TypeError, RuntimeError) as exc:
+            advice = ""
+            if scheduler.startswith("tls://"):
+                advice = (
+                    "; a tls:// scheduler takes the client's certificates from "
+                    "Dask's configuration (distributed.comm.tls.ca-file, "
+                    "distributed.comm.tls.client.cert, distributed.comm.tls.client.key)"
+                )
             raise click.BadParameter(
-                f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}",
+                f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}{advice}",
                 param_hint="--scheduler",
             ) from None
         with client:
             yield
         return
-    with (
-        LocalCluster(
+    try:
+        security = Security.temporary()
+    except ImportError:
+        raise click.ClickException(
+            "--workers needs the cryptography package for its cluster's TLS "
+            'certificate; install the extra with pip install "privtab[dask]"'
+        ) from None
+    with dask.config.set(_NO_HTTP_PAGES):
+        cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=":0",
-        ) as cluster,
-        Client(cluster),
-    ):
+            host="127.0.0.1",
+            security=security,
+            dashboard_address=None,
+            # The scheduler's HTTP server starts without a dashboard too: on a port of
+            # the system's choosing rather than 8787, which another cluster may hold.
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+        )
+    with cluster, Client(cluster):
         yield
 
 

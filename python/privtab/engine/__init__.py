@@ -58,10 +58,15 @@ Where it does not hold, and why:
 Running on a cluster
 --------------------
 Computations run on Dask's current scheduler: the ``distributed.Client`` the caller
-opened (``Client("tcp://host:8786")`` for an existing cluster, or
-``Client(LocalCluster(n_workers=N))``), else Dask's local default. A caller such as a
-command line passes ``dask.dataframe.read_parquet(path)`` (a file or a directory of
-partitions, read one partition at a time) to the same functions. A task's kernels use
+opened (``Client("tls://host:8786")`` for an existing cluster, or
+``Client(LocalCluster(n_workers=N, security=True))``), else Dask's local default. The
+scheduler and its workers read the rows and hold the counts before noise is added, so
+they are inside the trust boundary, as the calling process is; a cluster that other
+users can reach should require TLS with certificates only trusted parties hold
+(``distributed.Security``, or Dask's ``distributed.comm.tls`` configuration), and a
+local one listen on 127.0.0.1. A caller such as a command line passes
+``dask.dataframe.read_parquet(path)`` (a file or a directory of partitions, read one
+partition at a time) to the same functions. A task's kernels use
 every core of its machine (rayon's default) unless ``RAYON_NUM_THREADS`` says
 otherwise; Dask sets ``OMP_NUM_THREADS=1`` for its workers but not that, so several
 single-threaded workers on one machine should be started with
