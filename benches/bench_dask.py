@@ -103,7 +103,8 @@ def main() -> None:
             threads_per_worker=1,
             processes=True,
             memory_limit=args.memory_limit,
-            dashboard_address=":0",
+            host="127.0.0.1",
+            dashboard_address=None,
         )
         client = Client(cluster)
         frame = dd.read_parquet(directory)

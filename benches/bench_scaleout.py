@@ -219,7 +219,8 @@ def cluster_runs(
         threads_per_worker=1,
         processes=True,
         memory_limit=args.memory_limit,
-        dashboard_address=":0",
+        host="127.0.0.1",
+        dashboard_address=None,
         # One core per worker, kernels included (Dask sets OMP_NUM_THREADS=1).
         env={"RAYON_NUM_THREADS": "1"},
     )
