@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import Pipeline
 
 import privtab as pt
 from privtab._estimator import DPEstimatorMixin, PrivateRun, SupportSelectorMixin
@@ -136,3 +140,49 @@ def test_a_new_estimator_gets_the_flow_and_its_guarantee_kind():
     assert "idp" in acc.report()
     assert selector.__sklearn_tags__().target_tags.required
     assert not selector.__sklearn_tags__().non_deterministic
+
+
+# Warnings point at the user's line ---------------------------------------------------
+def _score_nothing(estimator, X, y=None):
+    return 0.0
+
+
+def leaky_estimators():
+    """Every DP estimator (and the encoder) with something left for the data to say."""
+    return [
+        (pt.PrivateKD(2, 1.0), CODES, LABELS),
+        (pt.ProjectedHistogram(1.0, n_features=2, gamma=0.5), CODES, LABELS),
+        (pt.DPDILCA(1.0, context_size=1), CODES, None),
+        (pt.DPLogisticRegression(1.0), REAL, LABELS),
+        (pt.DPLinearSVC(1.0), REAL, LABELS),
+        (pt.LaplaceDPRelease(1.0, n_features=2), BINARY, LABELS),
+        (pt.ExponentialDPRelease(1.0, n_features=2), BINARY, LABELS),
+        (pt.DPFSDR(0.5, 1.0, budget="total"), REAL, LABELS),
+        (pt.DPFS(0.5, 1.0, budget="total"), REAL, LABELS),
+        (pt.MicroaggregationMasker(5, 1.0), np.abs(REAL), None),
+        (pt.TableEncoder(), pd.DataFrame({"colour": ["red", "blue"] * 100}), None),
+    ]
+
+
+CALLERS = {
+    "fit": lambda estimator, X, y: estimator.fit(X, y),
+    "Pipeline.fit": lambda estimator, X, y: Pipeline([("step", estimator)]).fit(X, y),
+    "cross_val_score": lambda estimator, X, y: cross_val_score(
+        estimator, X, y, cv=2, scoring=_score_nothing, error_score="raise"
+    ),
+}
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+@pytest.mark.parametrize(
+    ("estimator", "X", "y"),
+    leaky_estimators(),
+    ids=[type(case[0]).__name__ for case in leaky_estimators()],
+)
+def test_privacy_leak_warnings_point_at_the_callers_line(estimator, X, y, caller):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        CALLERS[caller](estimator, X, y)
+    leaks = [w for w in caught if issubclass(w.category, pt.PrivacyLeakWarning)]
+    assert leaks
+    assert {w.filename for w in leaks} == {__file__}

@@ -100,7 +100,6 @@ def _prepare(
     classes: Any = None,
     *,
     owner: str = "",
-    stacklevel: int = 3,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any] | None]:
     """Validate ``X`` and ``y``: (columns, cardinalities, labels, classes, names).
 
@@ -125,7 +124,6 @@ def _prepare(
         n_rows=columns.shape[1],
         owner=owner,
         warn=bool(owner),
-        stacklevel=stacklevel,
     )
     return columns, cards, labels, label_set, names
 
@@ -155,11 +153,9 @@ def _code_table(
         return X, label_set
     if is_distributed(X, y):
         table, _ = dask_table(X, cardinalities, "X")
-        return table.with_labels(
-            y, classes, owner=owner, warn=bool(owner), stacklevel=3
-        )
+        return table.with_labels(y, classes, owner=owner, warn=bool(owner))
     columns, cards, labels, label_set, _ = _prepare(
-        X, y, cardinalities, classes, owner=owner, stacklevel=4
+        X, y, cardinalities, classes, owner=owner
     )
     return MemoryTable(columns, cards, labels, len(label_set), n_threads), label_set
 

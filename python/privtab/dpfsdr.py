@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,6 +48,7 @@ from privtab._validation import (
     check_unit_interval,
     to_numpy_2d,
     validate_float_data,
+    warn_user,
 )
 from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
@@ -346,7 +346,7 @@ def dp_feature_importance(
     run = PrivateRun.start(epsilon, random_state, accountant)
     Xa = _matrix(X)
     classes_, codes = check_labels(
-        y, classes, n_rows=Xa.shape[0], owner="dp_feature_importance", stacklevel=3
+        y, classes, n_rows=Xa.shape[0], owner="dp_feature_importance"
     )
     _, fim = _importance(Xa, codes, len(classes_))
     noisy = _noisy_importance(
@@ -544,12 +544,11 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
             largest = float(np.linalg.norm(X, axis=1).max())
             data_norm = largest if largest > 0 else 1.0
             if eps2 is not None:
-                warnings.warn(
+                warn_user(
                     "data_norm was not given and is taken from the data (the largest "
                     f"row norm, {data_norm:.6g}); the privacy guarantee does not cover "
                     "it. Declare a public bound with data_norm=...",
                     PrivacyLeakWarning,
-                    stacklevel=2,
                 )
 
         # Step 1: the attribute filter; step 2: the (noisy) feature importance.

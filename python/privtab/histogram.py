@@ -222,7 +222,7 @@ def _code_table(codes: Any, cardinalities: Any) -> CodeTable:
     if is_distributed(codes):
         table, inferred = dask_table(codes, cardinalities, "codes")
         if inferred:
-            warn_inferred_domain("cardinalities of codes", stacklevel=3)
+            warn_inferred_domain("cardinalities of codes")
         if table.n_rows == 0:
             raise ValueError("codes must be non-empty, got 0 rows in every partition")
         return table
@@ -242,7 +242,7 @@ def _code_table(codes: Any, cardinalities: Any) -> CodeTable:
         columns = np.ascontiguousarray(raw.T)
         cards = check_cardinalities(cardinalities, raw.shape[1])
     elif cardinalities is None:
-        columns, cards = infer_code_columns(codes, "codes", stacklevel=3)
+        columns, cards = infer_code_columns(codes, "codes")
     else:
         columns, cards = as_code_columns(raw, "codes", cardinalities)
     return MemoryTable(columns, cards)

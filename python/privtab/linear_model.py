@@ -26,7 +26,6 @@ References
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -48,6 +47,7 @@ from privtab._validation import (
     check_labels,
     check_positive,
     validate_float_data,
+    warn_user,
 )
 from privtab.accountant import BudgetAccountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
@@ -758,12 +758,11 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         if data_norm is None:
             largest = float(np.linalg.norm(X, axis=1).max())
             data_norm = largest if largest > 0 else 1.0
-            warnings.warn(
+            warn_user(
                 "data_norm was not given and is taken from the data (the largest row "
                 f"norm, {data_norm:.6g}); the privacy guarantee does not cover it. "
                 "Declare a public bound with data_norm=...",
                 PrivacyLeakWarning,
-                stacklevel=2,
             )
         n, lam = _regularization(X.shape[0], C)
         Z = scale_rows(X, data_norm, fit_intercept=bool(self.fit_intercept))
@@ -801,12 +800,11 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         )
         for w, grad_norm, strength in zip(weights, grad_norms, strengths, strict=True):
             if _uncertified(w, grad_norm, strength):
-                warnings.warn(
+                warn_user(
                     f"The solver stopped {grad_norm / strength:.3g} (L2) from the "
                     "exact minimiser that the privacy proof assumes; the weights are "
                     "still noisy but the guarantee is only approximate",
                     ConvergenceWarning,
-                    stacklevel=2,
                 )
         if self.method == "output" and factor > 0:
             weights = _release_weights(weights, l1_sensitivity, parts, rng)

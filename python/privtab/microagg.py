@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import copy
 import math
-import warnings
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -61,6 +60,7 @@ from privtab._validation import (
     check_positive_int,
     check_threads,
     frame_kind,
+    warn_user,
 )
 from privtab.accountant import split_budget
 from privtab.exceptions import PrivacyLeakWarning
@@ -486,11 +486,10 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         if kind == "pandas" and keep_attrs:
             unmasked.append("X.attrs (keep_attrs=True) are")
         for what in unmasked:
-            warnings.warn(
+            warn_user(
                 f"{owner}: {what} copied into the release unmasked: published as "
                 "in the data, not covered by the privacy guarantee",
                 PrivacyLeakWarning,
-                stacklevel=2,
             )
         return self.masked_
 
@@ -563,12 +562,11 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
             else:
                 out[j] = check_bounds_pair(f"bounds[{names[j]!r}]", pair, strict=False)
         if inferred:
-            warnings.warn(
+            warn_user(
                 f"{type(self).__name__}: bounds of {inferred!r} were inferred from the "
                 f"data ([0, {BOUNDS_ALPHA}·max], as the paper's experiments do), so the "
                 "domain is not covered by the privacy guarantee; declare bounds=...",
                 PrivacyLeakWarning,
-                stacklevel=4,
             )
         return out
 

@@ -511,13 +511,13 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         if is_distributed(X, y):
             unlabelled, inferred = dask_table(X, cardinalities, "X")
             if inferred:
-                warn_inferred_domain("cardinalities of X", stacklevel=2)
+                warn_inferred_domain("cardinalities of X")
             table, classes = unlabelled.with_labels(
                 y, self.classes, min_classes=2, owner="ProjectedHistogram"
             )
         else:
             if cardinalities is None and not is_encoded(X):
-                columns, cards = infer_code_columns(X, "X", stacklevel=2)
+                columns, cards = infer_code_columns(X, "X")
             else:
                 columns, cards = as_code_columns(X, "X", cardinalities=cardinalities)
             classes, label_codes = check_labels(

@@ -21,7 +21,6 @@ Full references: :mod:`privtab.kac`.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -32,7 +31,7 @@ from privtab import _core
 from privtab._docstrings import fill_doc
 from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
 from privtab._random import RandomState, core_seed
-from privtab._validation import check_labels, check_positive_int
+from privtab._validation import check_labels, check_positive_int, warn_user
 from privtab.accountant import BudgetAccountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
 from privtab.kac._binary import as_binary_matrix, ham_scores
@@ -284,13 +283,12 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
                 f"{classes[absent : absent + 1].tolist()[0]!r}"
             )
         if declared_size is None:
-            warnings.warn(
+            warn_user(
                 f"{type(self).__name__}: min_class_size was not given, so the "
                 "sensitivity of Ham is 1 / (the size of the smaller class of y), read "
                 "off the data and not covered by the privacy guarantee; declare a "
                 "public lower bound on the size of each class with min_class_size=...",
                 PrivacyLeakWarning,
-                stacklevel=2,
             )
         elif smaller_class < declared_size:
             raise ValueError(
