@@ -551,12 +551,16 @@ def warn_inferred_domain(what: str, *, owner: str = "", remedy: str = "") -> Non
 
 
 def check_ledger_label(label: Any) -> str | None:
-    """Return a ledger label (a ``str``, or ``None`` for the default one), checked."""
-    if label is None or isinstance(label, str):
-        return label
-    raise TypeError(
-        f"label must be a str or None, got {type(label).__name__}: {label!r}"
-    )
+    """Return a ledger label: a non-empty ``str``, or ``None`` for the default one."""
+    if label is None:
+        return None
+    if not isinstance(label, str):
+        raise TypeError(
+            f"label must be a str or None, got {type(label).__name__}: {label!r}"
+        )
+    if not label.strip():
+        raise ValueError(f"label must not be blank, got {label!r}")
+    return label
 
 
 def _integer_codes(X: Any, name: str, cardinalities: Any) -> tuple[np.ndarray, Any]:

@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
 from privtab import _core
-from privtab._docstrings import fill_doc
+from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
 from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState, core_seed
 from privtab._validation import (
@@ -875,7 +875,12 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
-@fill_doc(erm_notes=_ERM_NOTES, erm_classes=_ERM_CLASSES)
+@fill_doc(
+    erm_notes=_ERM_NOTES,
+    erm_classes=_ERM_CLASSES,
+    label=LABEL_PARAMETER,
+    refits=REFITS_NOTE,
+)
 class DPLogisticRegression(_DPLinearClassifier):
     """ε-differentially private L2-regularised logistic regression.
 
@@ -906,6 +911,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         class no record holds included; a label of ``y`` outside it raises a
         ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
         emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    %(label)s
 
     Attributes
     ----------
@@ -969,6 +975,8 @@ class DPLogisticRegression(_DPLinearClassifier):
     ``predict_proba`` gives ``[1 − σ(s), σ(s)]`` for two classes and, beyond, the
     one-vs-rest sigmoids ``σ(s_k)`` normalised to sum to one (Vinterbo 2012's PMLR).
 
+    %(refits)s
+
     Examples
     --------
     >>> import numpy as np
@@ -997,6 +1005,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
+        label: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.C = C
@@ -1006,6 +1015,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.classes = classes
+        self.label = label
 
     def _curvature(self) -> float:
         return LOGISTIC_CURVATURE
@@ -1049,7 +1059,12 @@ class DPLogisticRegression(_DPLinearClassifier):
         return logs - special.logsumexp(logs, axis=1, keepdims=True)
 
 
-@fill_doc(erm_notes=_ERM_NOTES, erm_classes=_ERM_CLASSES)
+@fill_doc(
+    erm_notes=_ERM_NOTES,
+    erm_classes=_ERM_CLASSES,
+    label=LABEL_PARAMETER,
+    refits=REFITS_NOTE,
+)
 class DPLinearSVC(_DPLinearClassifier):
     """ε-differentially private linear SVM with the Huber (smoothed hinge) loss.
 
@@ -1083,6 +1098,7 @@ class DPLinearSVC(_DPLinearClassifier):
         class no record holds included; a label of ``y`` outside it raises a
         ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
         emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    %(label)s
 
     Attributes
     ----------
@@ -1144,6 +1160,8 @@ class DPLinearSVC(_DPLinearClassifier):
 
     %(erm_classes)s
 
+    %(refits)s
+
     Examples
     --------
     >>> import numpy as np
@@ -1172,6 +1190,7 @@ class DPLinearSVC(_DPLinearClassifier):
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
+        label: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.C = C
@@ -1182,6 +1201,7 @@ class DPLinearSVC(_DPLinearClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.classes = classes
+        self.label = label
 
     def _curvature(self) -> float:
         return huber_curvature(self.huber_h)

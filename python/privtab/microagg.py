@@ -50,6 +50,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from privtab import _core
+from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
 from privtab._estimator import DPEstimatorMixin
 from privtab._validation import (
     as_float_array,
@@ -182,6 +183,7 @@ def microaggregate(
     return Microaggregation(labels.astype(np.int64), centroids, sensitivities)
 
 
+@fill_doc(label=LABEL_PARAMETER, refits=REFITS_NOTE)
 class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     """Release a numeric table by microaggregation and Laplace noise (ε-DP or ε-iDP).
 
@@ -236,6 +238,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         default accountant when ``None``).
     n_threads : int, optional
         Threads of the kernel; the output does not depend on it.
+    %(label)s
 
     Attributes
     ----------
@@ -335,6 +338,8 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     (``non_numeric="passthrough"``, ``keep_index=True``, ``keep_attrs=True``) and is
     warned about. The number of rows and the column names are public.
 
+    %(refits)s
+
     Examples
     --------
     >>> import numpy as np
@@ -366,6 +371,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         random_state: Any = None,
         accountant: Any = None,
         n_threads: int | None = None,
+        label: str | None = None,
     ) -> None:
         self.k = k
         self.epsilon = epsilon
@@ -379,6 +385,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
         self.n_threads = n_threads
+        self.label = label
 
     def _privacy_guarantee(self) -> str:
         return "dp" if self.mechanism == "dp" else "idp"
