@@ -247,6 +247,9 @@ def _mechanism_calls():
         "dp_feature_importance": lambda **kw: pt.dp_feature_importance(
             REAL, LABELS, 1.0, classes=[0, 1], **kw
         ),
+        "dp_contingency_table": lambda **kw: pt.dp_contingency_table(
+            pt.EncodedTable(CODES, [3] * 4), "x0", "x2", 1.0, **kw
+        ),
     }
 
 
