@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -13,7 +15,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from privtab import (
+    BudgetAccountant,
+    BudgetExceededError,
+    EncodedTable,
+    PrivacyLeakWarning,
     contingency_table,
+    dp_contingency_table,
     entropy,
     mutual_information,
     symmetric_uncertainty,
@@ -58,7 +65,8 @@ def test_dense_table_matches_bincount(pair):
     table = contingency_table(x, y, kx, ky)
     assert table.dtype == np.int64
     np.testing.assert_array_equal(table, reference_table(x, y, kx, ky))
-    inferred = contingency_table(x, y)
+    with pytest.warns(PrivacyLeakWarning):
+        inferred = contingency_table(x, y)
     assert inferred.shape == (x.max() + 1, y.max() + 1)
 
 
@@ -175,9 +183,13 @@ def test_su_of_constant_variables_is_zero():
 def test_series_inputs():
     x = [0, 1, 1, 2]
     y = [1, 0, 0, 1]
-    expect = contingency_table(x, y)
-    np.testing.assert_array_equal(contingency_table(pd.Series(x), pd.Series(y)), expect)
-    np.testing.assert_array_equal(contingency_table(pl.Series(x), pl.Series(y)), expect)
+    expect = contingency_table(x, y, 3, 2)
+    np.testing.assert_array_equal(
+        contingency_table(pd.Series(x), pd.Series(y), 3, 2), expect
+    )
+    np.testing.assert_array_equal(
+        contingency_table(pl.Series(x), pl.Series(y), 3, 2), expect
+    )
 
 
 @pytest.mark.parametrize(
@@ -361,5 +373,109 @@ def test_no_input_panics(x, y, k):
         lambda: count_keys(x),
     ]
     for call in calls:
-        with contextlib.suppress(ValueError, TypeError, MemoryError):
+        with (
+            contextlib.suppress(ValueError, TypeError, MemoryError),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
             call()
+
+
+# Shapes: declared, or warned about ---------------------------------------------------
+# D and its neighbour D' (the last record replaced): the largest codes of x and y are
+# held by that record only.
+X_D, Y_D = [0, 1, 1, 2], [0, 0, 0, 2]
+X_NEIGHBOUR, Y_NEIGHBOUR = [0, 1, 1, 1], [0, 0, 0, 0]
+
+
+def _shape(table):
+    return table.cardinalities if isinstance(table, SparseCounts) else table.shape
+
+
+INFERRED_SHAPES = {
+    "dense": lambda x, y: contingency_table(x, y),
+    "dense, kx declared": lambda x, y: contingency_table(x, y, 3),
+    "dense, ky declared": lambda x, y: contingency_table(x, y, ky=3),
+    "sparse": lambda x, y: contingency_table(x, y, sparse=True),
+}
+
+
+@pytest.mark.parametrize("count", INFERRED_SHAPES.values(), ids=list(INFERRED_SHAPES))
+def test_a_table_whose_shape_comes_from_the_data_warns(count):
+    with pytest.warns(PrivacyLeakWarning, match="contingency_table: the cardinal") as w:
+        on_data = count(X_D, Y_D)
+    assert "pass kx and ky" in str(w[0].message)
+    assert w[0].filename == __file__
+    with pytest.warns(PrivacyLeakWarning):
+        on_neighbour = count(X_NEIGHBOUR, Y_NEIGHBOUR)
+    # What the warning is about: the shape tells the two data sets apart.
+    assert _shape(on_data) != _shape(on_neighbour)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_declared_shape_is_the_same_on_neighbours(sparse):
+    on_data = contingency_table(X_D, Y_D, 4, 3, sparse=sparse)
+    on_neighbour = contingency_table(X_NEIGHBOUR, Y_NEIGHBOUR, 4, 3, sparse=sparse)
+    assert _shape(on_data) == _shape(on_neighbour) == (4, 3)
+
+
+# dp_contingency_table ----------------------------------------------------------------
+def _encoded(x, y, kx=4, ky=3):
+    return EncodedTable(np.column_stack([x, y]), [kx, ky], columns=["edu", "income"])
+
+
+def test_dp_contingency_table_has_the_declared_shape_on_neighbours():
+    # Code 3 of "edu" is held by no record of either data set.
+    acc = BudgetAccountant(2.0)
+    on_data = dp_contingency_table(
+        _encoded(X_D, Y_D), "edu", "income", 1.0, accountant=acc
+    )
+    on_neighbour = dp_contingency_table(
+        _encoded(X_NEIGHBOUR, Y_NEIGHBOUR), "edu", "income", 1.0, accountant=acc
+    )
+    assert on_data.shape == on_neighbour.shape == (4, 3)
+    assert on_data.dtype == on_neighbour.dtype == np.int64
+    assert acc.spent == 2.0
+    assert [e.label for e in acc.ledger] == [
+        "dp_contingency_table('edu', 'income')"
+    ] * 2
+
+
+def test_dp_contingency_table_counts_the_two_columns():
+    rng = np.random.default_rng(3)
+    x, y = rng.integers(0, 5, 300), rng.integers(0, 4, 300)
+    table = EncodedTable(np.column_stack([y, rng.integers(0, 2, 300), x]), [4, 2, 6])
+    # Noise of scale 2e-12: P(a cell moves) = 2q / (1 + q), q = exp(-5e11), is 0.
+    noisy = dp_contingency_table(
+        table, "x2", "x0", 1e12, accountant=BudgetAccountant(), random_state=0
+    )
+    np.testing.assert_array_equal(noisy, reference_table(x, y, 6, 4))
+
+
+def test_dp_contingency_table_noise_has_scale_two_over_epsilon():
+    table = EncodedTable(np.zeros((10, 2), dtype=np.uint32), [100, 60])
+    epsilon = 1.0
+    noisy = dp_contingency_table(
+        table, "x0", "x1", epsilon, accountant=BudgetAccountant(), random_state=1
+    )
+    noise = noisy - reference_table(np.zeros(10, int), np.zeros(10, int), 100, 60)
+    # Discrete Laplace of scale t = sensitivity / epsilon = 2: variance 2q / (1 - q)**2,
+    # q = exp(-1/t); 6000 cells measure it within a few percent (a scale of 1 gives 1.84).
+    q = math.exp(-epsilon / 2.0)
+    assert noise.var() == pytest.approx(2 * q / (1 - q) ** 2, rel=0.15)
+    assert abs(noise.mean()) < 0.2
+
+
+def test_dp_contingency_table_refuses_before_reading_the_data():
+    acc = BudgetAccountant(0.5)
+    with pytest.raises(BudgetExceededError):
+        dp_contingency_table(_encoded(X_D, Y_D), "edu", "income", 1.0, accountant=acc)
+    with pytest.raises(
+        TypeError, match=r"table must be an EncodedTable .*TableEncoder"
+    ):
+        dp_contingency_table(np.zeros((3, 2)), "x0", "x1", 0.1, accountant=acc)
+    with pytest.raises(KeyError, match="col_b = 'age' is not a column of table"):
+        dp_contingency_table(_encoded(X_D, Y_D), "edu", "age", 0.1, accountant=acc)
+    with pytest.raises(ValueError, match="epsilon must be finite and > 0"):
+        dp_contingency_table(_encoded(X_D, Y_D), "edu", "income", 0.0, accountant=acc)
+    assert acc.ledger == []

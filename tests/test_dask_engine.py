@@ -67,9 +67,15 @@ def test_counts_merge_to_the_in_memory_counts(client, data):
     assert pt.count_columns(frame, CARDS, [4, 0]) == pt.count_columns(X, CARDS, [4, 0])
     keys = pt.mixed_radix_encode(X, CARDS)
     assert pt.count_keys(as_array(keys, 500)) == pt.count_keys(keys)
-    dense = pt.contingency_table(frame["c0"], frame["c4"])
-    np.testing.assert_array_equal(dense, pt.contingency_table(X[:, 0], X[:, 4]))
+    dense = pt.contingency_table(frame["c0"], frame["c4"], 4, 6)
+    np.testing.assert_array_equal(dense, pt.contingency_table(X[:, 0], X[:, 4], 4, 6))
     assert dense.dtype == np.int64
+    # A shape read off the partitions warns as in memory, at the caller's line.
+    with pytest.warns(PrivacyLeakWarning, match=r"cardinalities \(kx, ky\)") as caught:
+        inferred = pt.contingency_table(frame["c0"], frame["c4"])
+    assert caught[0].filename == __file__
+    with pytest.warns(PrivacyLeakWarning, match=r"cardinalities \(kx, ky\)"):
+        np.testing.assert_array_equal(inferred, pt.contingency_table(X[:, 0], X[:, 4]))
     sparse = pt.contingency_table(frame["c0"], frame["c4"], 4, 6, sparse=True)
     assert sparse == pt.contingency_table(X[:, 0], X[:, 4], 4, 6, sparse=True)
 

@@ -713,6 +713,7 @@ def test_clone_and_params():
         "classes": None,
         "epsilon": 1.5,
         "gamma": 0.5,
+        "label": None,
         "max_cells": 10_000_000,
         "n_features": 2,
         "noise": "discrete",

@@ -64,3 +64,23 @@ def fill_doc(template: str | None = None, **blocks: str) -> Callable[[_T], _T]:
         return obj
 
     return decorate
+
+
+#: The ``label`` parameter of every DP estimator: an entry of its Parameters.
+LABEL_PARAMETER = """\
+label : str, optional
+    The label of the accountant's ledger entry of each fit (default: the estimator's
+    name and settings); ``privacy_ledger_`` lists the steps of the fit.
+"""
+
+#: What repeated fits cost: a paragraph of the Notes of every DP estimator.
+REFITS_NOTE = """\
+Refits. Every call of ``fit`` is a new release of the data, charged again, and so
+are the fits of scikit-learn's model selection: ``cross_val_score(..., cv=5)`` fits
+five clones and is charged five fits (5.0 for an estimator of ``epsilon=1``);
+``GridSearchCV`` is charged once per candidate and fold, plus once for the final
+refit on all the data (``refit=True``). The clones share the accountant (a copy of
+a ``BudgetAccountant`` is the accountant itself), so its budget caps the whole
+search. The scores they return are computed on held-out records without noise:
+they are for the analyst, not covered by the guarantee.
+"""

@@ -3,9 +3,9 @@
 1. Validate ``epsilon`` and ``random_state``, and check that the accountant can afford
    ``epsilon``, before any data is read (:meth:`PrivateRun.start`).
 2. Compute, drawing noise from ``run.random_state`` or ``run.seed()``.
-3. After success, charge the accountant once and record the steps of the release in a
-   ledger whose entries carry the kind of guarantee (:meth:`PrivateRun.spend`,
-   :meth:`PrivateRun.ledger`). A failure after the first draw charges ``epsilon``
+3. After success, charge the accountant once, under the caller's ``label`` when one
+   was given, and record the steps of the release in a ledger whose entries carry the
+   kind of guarantee (:meth:`PrivateRun.spend`, :meth:`PrivateRun.ledger`). A failure after the first draw charges ``epsilon``
    too (:meth:`PrivateRun.charged_on_failure`); checks on public inputs come before
    it and cost nothing.
 
@@ -31,7 +31,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privtab._random import RandomState, check_random_state, core_seed
-from privtab._validation import check_epsilon
+from privtab._validation import check_epsilon, check_ledger_label
 from privtab.accountant import (
     BudgetAccountant,
     LedgerEntry,
@@ -58,12 +58,16 @@ class PrivateRun:
     guarantee : {"dp", "idp"}
         The kind of guarantee the computation gives (see
         :data:`privtab.accountant.GUARANTEES`).
+    label : str or None
+        The caller's label for the accountant's ledger entry; ``None`` for the
+        release's own.
     """
 
     epsilon: float
     random_state: np.random.Generator | None
     accountant: BudgetAccountant
     guarantee: str = "dp"
+    label: str | None = None
     #: The estimator's attributes when its fit started, put back if the fit is not
     #: charged (see :meth:`DPEstimatorMixin._finish_private_fit`).
     owner_state: dict[str, Any] | None = field(default=None, compare=False, repr=False)
@@ -77,6 +81,7 @@ class PrivateRun:
         *,
         guarantee: str = "dp",
         name: str = "epsilon",
+        label: Any = None,
     ) -> PrivateRun:
         """Validate the parameters and check the budget, before any data is read.
 
@@ -89,20 +94,24 @@ class PrivateRun:
             ``None`` for the process-wide default accountant.
         guarantee : {"dp", "idp"}, default="dp"
         name : str, default="epsilon"
+        label : str, optional
+            The caller's label for the ledger entry (the ``label`` parameter of every
+            mechanism and DP estimator); ``None`` keeps the release's own.
 
         Raises
         ------
         BudgetExceededError
             If the accountant cannot afford ``epsilon``.
         TypeError, ValueError
-            For an invalid ``epsilon``, ``random_state``, ``accountant`` or
-            ``guarantee``.
+            For an invalid ``epsilon``, ``random_state``, ``accountant``,
+            ``guarantee`` or ``label``.
         """
         value = check_epsilon(epsilon, name)
         generator = None if random_state is None else check_random_state(random_state)
+        caller_label = check_ledger_label(label)
         acc = resolve_accountant(accountant)
         acc.check(value)
-        return cls(value, generator, acc, check_guarantee(guarantee))
+        return cls(value, generator, acc, check_guarantee(guarantee), caller_label)
 
     def seed(self) -> int | None:
         """Draw a 64-bit seed for a Rust kernel (``None``: the kernel uses the OS)."""
@@ -129,9 +138,18 @@ class PrivateRun:
             )
         return entries
 
+    def entry_label(self, default: str) -> str:
+        """Return the label of the ledger entry: the caller's, else ``default``."""
+        return default if self.label is None else self.label
+
     def spend(self, label: str) -> None:
-        """Charge ``epsilon`` to the accountant, once, after success."""
-        self.accountant.spend(self.epsilon, label=label, guarantee=self.guarantee)
+        """Charge ``epsilon`` to the accountant, once, after success.
+
+        The entry carries the caller's label when one was given, else ``label``.
+        """
+        self.accountant.spend(
+            self.epsilon, label=self.entry_label(label), guarantee=self.guarantee
+        )
 
     @contextlib.contextmanager
     def charged_on_failure(
@@ -154,7 +172,7 @@ class PrivateRun:
             if amount > 0:
                 self.accountant.spend(
                     amount,
-                    label=f"{label} (failed after drawing noise)",
+                    label=f"{self.entry_label(label)} (failed after drawing noise)",
                     guarantee=self.guarantee,
                 )
             raise
@@ -163,15 +181,16 @@ class PrivateRun:
 class DPEstimatorMixin:
     """Start-up and bookkeeping of a differentially private estimator.
 
-    The estimator takes ``epsilon``, ``random_state`` and ``accountant`` parameters;
-    its ``fit`` validates its own parameters, then::
+    The estimator takes ``epsilon``, ``random_state``, ``accountant`` and ``label``
+    parameters; its ``fit`` validates its own parameters, then::
 
         run = self._start_private_fit()  # epsilon, seed, budget: before the data
         ...  # read the data, compute with run.random_state or run.seed()
         self._finish_private_fit(run, "label for the accountant", steps)
 
-    which charges the accountant and sets ``epsilon_spent_`` and ``privacy_ledger_``
-    (``steps``, the ``(label, epsilon)`` parts of the release, default one step).
+    which charges the accountant (under ``self.label`` when it is set) and sets
+    ``epsilon_spent_`` and ``privacy_ledger_`` (``steps``, the ``(label, epsilon)``
+    parts of the release, default one step under the accountant's label).
     ``privacy_guarantee`` (or ``_privacy_guarantee()``, when a parameter decides it)
     tags every ledger entry; ``_total_epsilon()`` is the budget to validate and spend.
     The scikit-learn tag ``non_deterministic`` is set unless a seed is fixed.
@@ -211,6 +230,11 @@ class DPEstimatorMixin:
     random_state: RandomState
     accountant: BudgetAccountant | None
 
+    #: The caller's label of the accountant's ledger entry: every privtab estimator
+    #: takes it as the constructor parameter ``label``; ``None`` for an estimator
+    #: that does not.
+    label: str | None = None
+
     def _privacy_guarantee(self) -> str:
         return self.privacy_guarantee
 
@@ -223,6 +247,7 @@ class DPEstimatorMixin:
             self.random_state,
             self.accountant,
             guarantee=self._privacy_guarantee(),
+            label=self.label,
         )
         return replace(run, owner_state=dict(vars(self)))
 
@@ -232,7 +257,9 @@ class DPEstimatorMixin:
         label: str,
         steps: Iterable[tuple[str, float]] | None = None,
     ) -> None:
-        ledger = run.ledger([(label, run.epsilon)] if steps is None else steps)
+        ledger = run.ledger(
+            [(run.entry_label(label), run.epsilon)] if steps is None else steps
+        )
         try:
             run.spend(label)
         except BaseException:

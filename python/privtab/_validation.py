@@ -4,9 +4,11 @@ Each check names the argument and the offending value, and never repairs input s
 NaN, infinities, ragged or empty data and wrong dtypes are errors. Scalars and options
 (:func:`check_epsilon`, :func:`check_threads`, ...), code matrices and vectors
 (:func:`as_code_columns`, :func:`as_code_matrix`, :func:`as_code_vector`), keys,
-labels (:func:`check_labels`, :func:`as_binary_labels`), the warning for domains read
-off the data (:func:`warn_inferred_domain`), and scikit-learn's feature-name rules
-through its public API (:func:`validate_data`, :func:`feature_names_out`).
+labels (:func:`check_labels`, :func:`as_binary_labels`), ledger labels
+(:func:`check_ledger_label`), the warnings for what was read off the data instead of
+declared (:func:`warn_user`, :func:`warn_inferred_domain`), and scikit-learn's
+feature-name rules through its public API (:func:`validate_data`,
+:func:`feature_names_out`).
 
 Core kernels called: none (NumPy and scikit-learn checks before any kernel runs).
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -42,6 +45,7 @@ __all__ = [
     "check_finite",
     "check_keys_in_domain",
     "check_labels",
+    "check_ledger_label",
     "check_limits",
     "check_n_features",
     "check_not_empty",
@@ -58,6 +62,7 @@ __all__ = [
     "validate_data",
     "validate_float_data",
     "warn_inferred_domain",
+    "warn_user",
 ]
 
 
@@ -486,21 +491,76 @@ def is_encoded(X: Any) -> bool:
     return hasattr(X, "codes") and hasattr(X, "cardinalities")
 
 
-def warn_inferred_domain(what: str, *, owner: str = "", stacklevel: int = 2) -> None:
+#: Packages whose frames a warning skips to reach the user's line: privtab itself, and
+#: scikit-learn and joblib when they call a fit (a Pipeline, cross_val_score,
+#: GridSearchCV).
+_LIBRARY_PACKAGES = ("privtab", "sklearn", "joblib")
+
+
+def _library_directories() -> tuple[str, ...]:
+    """Return the source directories of the :data:`_LIBRARY_PACKAGES` imported."""
+    directories = []
+    for name in _LIBRARY_PACKAGES:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            directories.append(os.path.dirname(path) + os.sep)
+    return tuple(directories)
+
+
+def _user_stacklevel() -> int:
+    """Return the ``stacklevel`` of the first frame outside privtab and scikit-learn.
+
+    Counted as :func:`warnings.warn` counts it when called by the caller of this
+    function: 1 is that caller. A package not imported has no frame on the stack.
+    """
+    skipped = _library_directories()
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(skipped):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """Warn at the line of the user's code (a :class:`PrivacyLeakWarning`, say).
+
+    The warning is attributed to the first caller outside privtab, scikit-learn and
+    joblib, so a fit run by a ``Pipeline``, ``cross_val_score`` or ``GridSearchCV``
+    names the line that started it, as a direct call does, whatever the calls in
+    between.
+    """
+    warnings.warn(message, category, stacklevel=_user_stacklevel())
+
+
+def warn_inferred_domain(what: str, *, owner: str = "", remedy: str = "") -> None:
     """Warn that cardinalities were read off the private data instead of declared.
 
     ``what`` names them (``"cardinalities"``, ``"cardinalities of X"``); ``owner``
-    (an estimator's name) prefixes the message; ``stacklevel`` is counted from the
-    caller of this function.
+    (an estimator's name) prefixes the message; ``remedy`` says how to declare them
+    (by default: declare them or pass an ``EncodedTable``).
     """
     who = f"{owner}: " if owner else ""
-    warnings.warn(
+    fix = remedy or "declare them or pass an EncodedTable"
+    warn_user(
         f"{who}{what} were inferred from the data (largest code + 1 per column), so "
-        "the domain is not covered by the privacy guarantee; declare them or pass an "
-        "EncodedTable",
+        f"the domain is not covered by the privacy guarantee; {fix}",
         PrivacyLeakWarning,
-        stacklevel=stacklevel + 1,
     )
+
+
+def check_ledger_label(label: Any) -> str | None:
+    """Return a ledger label: a non-empty ``str``, or ``None`` for the default one."""
+    if label is None:
+        return None
+    if not isinstance(label, str):
+        raise TypeError(
+            f"label must be a str or None, got {type(label).__name__}: {label!r}"
+        )
+    if not label.strip():
+        raise ValueError(f"label must not be blank, got {label!r}")
+    return label
 
 
 def _integer_codes(X: Any, name: str, cardinalities: Any) -> tuple[np.ndarray, Any]:
@@ -592,15 +652,14 @@ def as_code_columns(
 
 
 def infer_code_columns(
-    X: Any, name: str = "X", *, warn: bool = True, stacklevel: int = 2
+    X: Any, name: str = "X", *, warn: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate codes whose cardinalities were not declared, and infer them.
 
     Like :func:`as_code_columns`, with each cardinality taken as the largest code
     + 1. The domain then comes from the private data, so, if ``warn``, a
-    :class:`~privtab.exceptions.PrivacyLeakWarning` says so (``stacklevel`` is
-    counted from the caller of this function). ``warn=False`` is for non-private
-    callers, and for estimators that have warned already.
+    :class:`~privtab.exceptions.PrivacyLeakWarning` says so. ``warn=False`` is for
+    non-private callers, and for estimators that have warned already.
     """
     array = to_numpy_2d(X, name)
     limit = int(np.iinfo(np.uint32).max)
@@ -611,7 +670,7 @@ def infer_code_columns(
     if cards.max() > limit:
         raise ValueError(f"{name} has a code above 2**32 - 2: {int(cards.max()) - 1}")
     if warn:
-        warn_inferred_domain(f"cardinalities of {name}", stacklevel=stacklevel + 1)
+        warn_inferred_domain(f"cardinalities of {name}")
     return columns, cards.astype(np.uint32)
 
 
@@ -959,7 +1018,6 @@ def check_labels(
     n_classes: int | None = None,
     owner: str = "",
     warn: bool = True,
-    stacklevel: int = 2,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate class labels and code them against a declared or inferred label set.
 
@@ -988,8 +1046,6 @@ def check_labels(
         The estimator, named in the warning and in messages about the label count.
     warn : bool, default=True
         Warn when the label set is inferred. ``False`` only for non-private callers.
-    stacklevel : int, default=2
-        Of the warning, counted from the caller of this function.
 
     Returns
     -------
@@ -1044,7 +1100,6 @@ def check_labels(
         n_classes=n_classes,
         owner=owner,
         warn=warn,
-        stacklevel=stacklevel + 1,
     )
     return inferred, codes
 
@@ -1082,7 +1137,6 @@ def check_inferred_labels(
     n_classes: int | None = None,
     owner: str = "",
     warn: bool = True,
-    stacklevel: int = 2,
 ) -> None:
     """Check the size of a label set read off the data and warn that it was.
 
@@ -1104,13 +1158,12 @@ def check_inferred_labels(
         )
     if warn:
         who = f"{owner}: " if owner else ""
-        warnings.warn(
+        warn_user(
             f"{who}the label set of {name} was inferred from the data ({count} "
             "classes, numpy.unique), so the privacy guarantee does not cover it: a "
             "class held by one record is revealed by classes_. Declare the public "
             "label set with classes=[...]",
             PrivacyLeakWarning,
-            stacklevel=stacklevel + 1,
         )
 
 

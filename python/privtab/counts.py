@@ -2,21 +2,30 @@
 
 These are non-private building blocks: they read the data exactly. Differentially
 private methods add noise to their outputs (a contingency table has L1 sensitivity 2
-under the replace-one-record neighbourhood).
+under the replace-one-record neighbourhood); :func:`dp_contingency_table` is the
+release of a contingency table of two columns of an ``EncodedTable``. A table whose
+shape is read off the data (``contingency_table`` without ``kx`` and ``ky``) warns
+with :class:`~privtab.exceptions.PrivacyLeakWarning`: noise cannot hide its shape.
 
 Core kernels called: ``privtab._core.contingency_table``,
 ``privtab._core.contingency_sparse``, ``privtab._core.count_columns``,
 ``privtab._core.count_keys``, ``privtab._core.merge_counts``, ``privtab._core.entropy``,
-``privtab._core.mutual_information`` and ``privtab._core.symmetric_uncertainty``.
+``privtab._core.mutual_information``, ``privtab._core.symmetric_uncertainty`` and,
+for the release, ``privtab._core.discrete_laplace_scale`` and
+``privtab._core.discrete_laplace_samples`` (through
+:func:`~privtab.discrete_laplace_mechanism`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
 from privtab import _core
+from privtab._estimator import PrivateRun
+from privtab._random import RandomState
 from privtab._validation import (
     as_cardinalities,
     as_code_columns,
@@ -25,17 +34,23 @@ from privtab._validation import (
     as_float_array,
     as_keys,
     check_bool,
+    check_epsilon,
     check_keys_in_domain,
     check_threads,
+    warn_inferred_domain,
 )
+from privtab.accountant import BudgetAccountant
 from privtab.engine import dask_table, is_distributed, map_blocks_1d, sum_arrays
+from privtab.mechanisms import add_discrete_laplace
 from privtab.mixed_radix import mixed_radix_decode
+from privtab.table import EncodedTable
 
 __all__ = [
     "SparseCounts",
     "contingency_table",
     "count_columns",
     "count_keys",
+    "dp_contingency_table",
     "entropy",
     "mutual_information",
     "symmetric_uncertainty",
@@ -296,7 +311,9 @@ def contingency_table(
         Codes ``0 .. kx - 1`` and ``0 .. ky - 1`` (numpy, pandas or polars; or
         Dask arrays or Series partitioned alike, counted partition by partition).
     kx, ky : int, optional
-        Public cardinalities; ``max + 1`` of the data when ``None``.
+        Public cardinalities, the shape of the table: for columns of an
+        ``EncodedTable``, its ``cardinalities``. ``None`` takes ``max + 1`` of the
+        data and emits a :class:`~privtab.exceptions.PrivacyLeakWarning` (see Notes).
     sparse : bool, default False
         Return only the non-zero cells as :class:`SparseCounts` with keys
         ``a * ky + b`` (memory O(n) whatever ``kx * ky``).
@@ -321,45 +338,57 @@ def contingency_table(
     -----
     Counted in parallel over fixed blocks of rows into local tables that are added
     together, so the result never depends on the number of threads. Under the
-    replace-one-record neighbourhood the table has L1 sensitivity 2.
+    replace-one-record neighbourhood the table has L1 sensitivity 2, and its shape
+    must be public: a shape read off the data (``kx`` or ``ky`` left ``None``)
+    shows, whatever noise is added to the counts, whether some record holds the
+    largest code (a neighbour without it gives a smaller table). Pass the declared
+    cardinalities, or release the table with :func:`dp_contingency_table`.
 
     Examples
     --------
     >>> from privtab import contingency_table
-    >>> contingency_table([0, 1, 1, 2], [1, 0, 0, 1])
+    >>> contingency_table([0, 1, 1, 2], [1, 0, 0, 1], 3, 2)
     array([[0, 1],
            [2, 0],
            [0, 1]])
     """
     if is_distributed(x, y):
         return _distributed_contingency(x, y, kx, ky, sparse, n_threads)
+    sparse = check_bool(sparse, "sparse")
+    threads = check_threads(n_threads)
+    inferred = [name for name, k in (("kx", kx), ("ky", ky)) if k is None]
     xs, kx = as_code_vector(x, "x", kx, "kx", native=True)
     ys, ky = as_code_vector(y, "y", ky, "ky", native=True)
     if xs.dtype != ys.dtype:
         xs, ys = _same_dtype(xs, ys)
-    threads = check_threads(n_threads)
-    if check_bool(sparse, "sparse"):
+    if sparse:
         keys, counts = _core.contingency_sparse(xs, kx, ys, ky, n_threads=threads)
-        return SparseCounts(keys, counts.astype(np.int64), (kx, ky))
-    try:
-        table = _core.contingency_table(xs, kx, ys, ky, n_threads=threads)
-    except MemoryError as exc:
-        raise MemoryError(
-            f"the dense kx × ky = {kx} × {ky} table cannot be allocated; pass "
-            "sparse=True"
-        ) from exc
-    return table.view(np.int64)
+        result: Any = SparseCounts(keys, counts.astype(np.int64), (kx, ky))
+    else:
+        try:
+            table = _core.contingency_table(xs, kx, ys, ky, n_threads=threads)
+        except MemoryError as exc:
+            raise MemoryError(
+                f"the dense kx × ky = {kx} × {ky} table cannot be allocated; pass "
+                "sparse=True"
+            ) from exc
+        result = table.view(np.int64)
+    # After every check of the input: a call that fails does not warn.
+    if inferred:
+        _warn_inferred_shape(inferred)
+    return result
 
 
 def _distributed_contingency(
     x: Any, y: Any, kx: Any, ky: Any, sparse: bool, n_threads: int | None
 ) -> Any:
     """:func:`contingency_table` of aligned Dask partitions, counted and merged."""
-    if kx is None or ky is None:
+    inferred = [name for name, k in (("kx", kx), ("ky", ky)) if k is None]
+    if inferred:
         found = map_blocks_1d(_block_sizes, _largest, [x, y], ["x", "y"])
         kx = found[0] if kx is None else kx
         ky = found[1] if ky is None else ky
-    return map_blocks_1d(
+    result = map_blocks_1d(
         _block_contingency,
         _merge_sparse if sparse else sum_arrays,
         [x, y],
@@ -369,6 +398,139 @@ def _distributed_contingency(
         sparse,
         n_threads,
     )
+    if inferred:
+        _warn_inferred_shape(inferred)
+    return result
+
+
+def _warn_inferred_shape(inferred: list[str]) -> None:
+    warn_inferred_domain(
+        f"the cardinalities ({', '.join(inferred)}) of the table",
+        owner="contingency_table",
+        remedy=(
+            "pass kx and ky (an EncodedTable's cardinalities), or release the table "
+            "with dp_contingency_table"
+        ),
+    )
+
+
+def dp_contingency_table(
+    table: EncodedTable,
+    col_a: Hashable,
+    col_b: Hashable,
+    epsilon: float,
+    *,
+    accountant: BudgetAccountant | None = None,
+    random_state: RandomState = None,
+    label: str | None = None,
+) -> np.ndarray:
+    """Release an ε-differentially private contingency table of two columns.
+
+    The table of :func:`contingency_table` over the declared domains of ``col_a``
+    and ``col_b``, with exact discrete Laplace noise of scale ``2 / epsilon`` added
+    to every cell (:func:`~privtab.discrete_laplace_mechanism`).
+
+    Parameters
+    ----------
+    table : EncodedTable
+        The encoded data (from :class:`~privtab.TableEncoder`, with declared
+        domains); its ``cardinalities`` give the shape. A lazy (Dask) table is
+        counted partition by partition.
+    col_a, col_b : hashable
+        The names of the two columns (in ``table.columns``): ``col_a`` indexes the
+        rows of the result, ``col_b`` its columns.
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    accountant : BudgetAccountant, optional
+        Checked before the data are read, charged ``epsilon`` after success (the
+        default accountant when ``None``).
+    random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
+        ``None`` (the secure default) uses operating-system entropy. A fixed seed makes
+        the output reproducible and voids privacy against anyone who knows it.
+    label : str, optional
+        The label of the accountant's ledger entry (default
+        ``"dp_contingency_table(col_a, col_b)"`` with the two names).
+
+    Returns
+    -------
+    ndarray of int64, shape (cardinality of col_a, cardinality of col_b)
+        ``counts[a, b] + Z[a, b]``: the number of rows with code ``a`` in ``col_a``
+        and ``b`` in ``col_b``, plus independent noise; cells can be negative.
+        Decode the codes with ``table.categories``.
+
+    Raises
+    ------
+    TypeError
+        If ``table`` is not an ``EncodedTable`` (encode the data with
+        ``TableEncoder``), or ``label`` is not a str.
+    KeyError
+        If ``col_a`` or ``col_b`` is not a column of ``table``.
+    ValueError
+        If ``epsilon`` is not finite and > 0.
+    BudgetExceededError
+        If ``accountant`` cannot afford ``epsilon`` (before the data are read).
+    MemoryError
+        If the table of the two declared domains cannot be allocated (refused
+        before any noise is drawn, nothing charged).
+
+    Notes
+    -----
+    Privacy: ``epsilon``-differential privacy under the replace-one-record
+    neighbourhood (``n`` is public). The shape is the product of the two declared
+    cardinalities, the same on every data set. Replacing one record takes it out of
+    its cell ``(a, b)`` and puts its replacement in a cell ``(a', b')``: one count
+    goes down by 1 and one goes up by 1 (none changes when the cells are the same),
+    so the table has L1 sensitivity 2, and discrete Laplace noise of scale
+    ``2 / epsilon`` on every cell, the empty ones included, is ``epsilon``-DP
+    (Dwork et al. 2006). The noise is sampled exactly with integer arithmetic
+    (Canonne, Kamath and Steinke 2020), so no floating-point rounding reveals the
+    counts. Rounding negative cells up to 0, margins and entropies of the result
+    are post-processing and cost nothing more. The column names are public. A
+    refusal after the noise is drawn charges ``epsilon``.
+
+    Examples
+    --------
+    >>> from privtab import BudgetAccountant, EncodedTable, dp_contingency_table
+    >>> table = EncodedTable([[0, 1], [2, 0], [2, 1]], [4, 2], columns=["a", "b"])
+    >>> acc = BudgetAccountant(1.0)
+    >>> noisy = dp_contingency_table(table, "a", "b", 0.5, accountant=acc)
+    >>> noisy.shape, noisy.dtype, acc.spent
+    ((4, 2), dtype('int64'), 0.5)
+    """
+    if not isinstance(table, EncodedTable):
+        raise TypeError(
+            "table must be an EncodedTable (codes over declared domains, from "
+            f"TableEncoder), got {type(table).__name__}"
+        )
+    a = _column_position(table, col_a, "col_a")
+    b = _column_position(table, col_b, "col_b")
+    ka, kb = int(table.cardinalities[a]), int(table.cardinalities[b])
+    sensitivity = 2.0
+    # The exact scale depends on the two parameters only: refused before the budget.
+    _core.discrete_laplace_scale(sensitivity, check_epsilon(epsilon))
+    run = PrivateRun.start(epsilon, random_state, accountant, label=label)
+    try:
+        counts = contingency_table(table.codes[:, a], table.codes[:, b], ka, kb)
+    except MemoryError as exc:
+        raise MemoryError(
+            f"the {ka} × {kb} table of the declared domains of {col_a!r} and "
+            f"{col_b!r} cannot be allocated; thresholded_histogram releases large "
+            "domains without enumerating them"
+        ) from exc
+    return add_discrete_laplace(
+        run, counts, sensitivity, f"dp_contingency_table({col_a!r}, {col_b!r})"
+    )
+
+
+def _column_position(table: EncodedTable, name: Hashable, argument: str) -> int:
+    """Return the index of the column ``name``; a KeyError names ``argument``."""
+    try:
+        return table.column_index(name)
+    except KeyError:
+        raise KeyError(
+            f"{argument} = {name!r} is not a column of table; its columns are "
+            f"{table.columns!r}"
+        ) from None
 
 
 def _block_sizes(x: Any, y: Any) -> tuple[int, int]:

@@ -31,6 +31,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from privtab import _core
+from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
 from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
 from privtab._random import RandomState
 from privtab._validation import (
@@ -100,7 +101,6 @@ def _prepare(
     classes: Any = None,
     *,
     owner: str = "",
-    stacklevel: int = 3,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any] | None]:
     """Validate ``X`` and ``y``: (columns, cardinalities, labels, classes, names).
 
@@ -125,7 +125,6 @@ def _prepare(
         n_rows=columns.shape[1],
         owner=owner,
         warn=bool(owner),
-        stacklevel=stacklevel,
     )
     return columns, cards, labels, label_set, names
 
@@ -155,11 +154,9 @@ def _code_table(
         return X, label_set
     if is_distributed(X, y):
         table, _ = dask_table(X, cardinalities, "X")
-        return table.with_labels(
-            y, classes, owner=owner, warn=bool(owner), stacklevel=3
-        )
+        return table.with_labels(y, classes, owner=owner, warn=bool(owner))
     columns, cards, labels, label_set, _ = _prepare(
-        X, y, cardinalities, classes, owner=owner, stacklevel=4
+        X, y, cardinalities, classes, owner=owner
     )
     return MemoryTable(columns, cards, labels, len(label_set), n_threads), label_set
 
@@ -450,6 +447,7 @@ def minimum_discerning_attributes(
     return order
 
 
+@fill_doc(label=LABEL_PARAMETER, refits=REFITS_NOTE)
 class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
     """Differentially private attribute selection by discernibility (PrivateKD).
 
@@ -475,6 +473,7 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         ``classes_``). A label of ``y`` outside it raises a ``ValueError``. ``None``
         takes it from ``y`` with ``numpy.unique`` and emits a
         :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    %(label)s
 
     Attributes
     ----------
@@ -538,6 +537,8 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
     cheaper. The gains are exact integers, so neither this choice nor the thread count
     changes the selection for a given seed.
 
+    %(refits)s
+
     Examples
     --------
     >>> import numpy as np
@@ -564,6 +565,7 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         accountant: BudgetAccountant | None = None,
         n_threads: int | None = None,
         classes: Any = None,
+        label: str | None = None,
     ) -> None:
         self.n_features = n_features
         self.epsilon = epsilon
@@ -571,6 +573,7 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         self.accountant = accountant
         self.n_threads = n_threads
         self.classes = classes
+        self.label = label
 
     def fit(self, X: Any, y: Any, cardinalities: Any = None) -> PrivateKD:
         """Select ``n_features`` attributes of ``X`` privately.

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,6 +34,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import _num_features, check_is_fitted
 
 from privtab import _core
+from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_template
 from privtab._estimator import DPEstimatorMixin, PrivateRun, SupportSelectorMixin
 from privtab._random import RandomState, check_random_state
 from privtab._validation import (
@@ -44,11 +44,13 @@ from privtab._validation import (
     check_choice,
     check_epsilon,
     check_labels,
+    check_ledger_label,
     check_positive,
     check_positive_int,
     check_unit_interval,
     to_numpy_2d,
     validate_float_data,
+    warn_user,
 )
 from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
@@ -279,6 +281,7 @@ def dp_feature_importance(
     random_state: RandomState = None,
     accountant: BudgetAccountant | None = None,
     classes: Any = None,
+    label: str | None = None,
 ) -> np.ndarray:
     """ε-DP feature importance ``fim'`` (Algorithm 2, eqs. 9, 12 and 13).
 
@@ -304,6 +307,9 @@ def dp_feature_importance(
     classes : array-like of labels, optional
         The public label set; ``None`` infers it from ``y`` and emits a
         :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    label : str, optional
+        The label of the accountant's ledger entry (default
+        ``"dp_feature_importance (Laplace on fim)"``).
 
     Returns
     -------
@@ -343,10 +349,10 @@ def dp_feature_importance(
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     normalize = check_bool(normalize, "normalize")
-    run = PrivateRun.start(epsilon, random_state, accountant)
+    run = PrivateRun.start(epsilon, random_state, accountant, label=label)
     Xa = _matrix(X)
     classes_, codes = check_labels(
-        y, classes, n_rows=Xa.shape[0], owner="dp_feature_importance", stacklevel=3
+        y, classes, n_rows=Xa.shape[0], owner="dp_feature_importance"
     )
     _, fim = _importance(Xa, codes, len(classes_))
     noisy = _noisy_importance(
@@ -374,6 +380,7 @@ class _CorrelatedLinearSVC(DPLinearSVC):
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
+        label: str | None = None,
     ) -> None:
         super().__init__(
             epsilon,
@@ -382,6 +389,7 @@ class _CorrelatedLinearSVC(DPLinearSVC):
             random_state=random_state,
             accountant=accountant,
             classes=classes,
+            label=label,
         )
         self.sensitivity_factor = sensitivity_factor
 
@@ -446,6 +454,7 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         classes: Any = None,
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
+        label: str | None = None,
     ) -> None:
         self.epsilon_selection = epsilon_selection
         self.epsilon_training = epsilon_training
@@ -458,6 +467,7 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         self.classes = classes
         self.random_state = random_state
         self.accountant = accountant
+        self.label = label
 
     def fit(self, X: Any, y: Any) -> _BaseDPFS:
         """Select features; charges the accountant once with ``epsilon_spent_``.
@@ -522,9 +532,12 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         resolve_accountant(self.accountant)
         if self.random_state is not None:
             check_random_state(self.random_state)
+        check_ledger_label(self.label)
         run = (
             dataclasses.replace(
-                PrivateRun.start(worst, self.random_state, self.accountant),
+                PrivateRun.start(
+                    worst, self.random_state, self.accountant, label=self.label
+                ),
                 owner_state=dict(vars(self)),
             )
             if private
@@ -547,12 +560,11 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
             largest = float(np.linalg.norm(X, axis=1).max())
             data_norm = largest if largest > 0 else 1.0
             if eps2 is not None:
-                warnings.warn(
+                warn_user(
                     "data_norm was not given and is taken from the data (the largest "
                     f"row norm, {data_norm:.6g}); the privacy guarantee does not cover "
                     "it. Declare a public bound with data_norm=...",
                     PrivacyLeakWarning,
-                    stacklevel=2,
                 )
 
         # Step 1: the attribute filter; step 2: the (noisy) feature importance.
@@ -757,6 +769,7 @@ _DOC_PARAMETERS = """
     accountant : BudgetAccountant, optional
         Checked for the worst case before the data are read; charged
         ``epsilon_spent_`` once after success.
+    %(label)s
 
     Attributes
     ----------
@@ -838,6 +851,8 @@ _DOC_NOTES = """
     ``n_refits_``, an inferred ``data_norm_``, and ``classifier_`` as a whole) is for
     analysis; the estimator, pickled, also carries its ``accountant`` (with the
     caller's whole ledger) and ``random_state``: publish :meth:`release`.
+
+    %(refits)s
 """
 
 
@@ -902,7 +917,11 @@ class DPFS(_BaseDPFS):
     _dynamic = False
 
 
-_SHARED = _DOC_PARAMETERS + "\n    Notes\n    -----" + _DOC_NOTES
+_SHARED = fill_template(
+    _DOC_PARAMETERS + "\n    Notes\n    -----" + _DOC_NOTES,
+    label=LABEL_PARAMETER,
+    refits=REFITS_NOTE,
+)
 for _cls in (DPFSDR, DPFS):
     _cls.__doc__ = (_cls.__doc__ or "").replace(
         "    {shared}\n", "\n" + _SHARED.strip("\n") + "\n\n"

@@ -222,7 +222,7 @@ def _code_table(codes: Any, cardinalities: Any) -> CodeTable:
     if is_distributed(codes):
         table, inferred = dask_table(codes, cardinalities, "codes")
         if inferred:
-            warn_inferred_domain("cardinalities of codes", stacklevel=3)
+            warn_inferred_domain("cardinalities of codes")
         if table.n_rows == 0:
             raise ValueError("codes must be non-empty, got 0 rows in every partition")
         return table
@@ -242,7 +242,7 @@ def _code_table(codes: Any, cardinalities: Any) -> CodeTable:
         columns = np.ascontiguousarray(raw.T)
         cards = check_cardinalities(cardinalities, raw.shape[1])
     elif cardinalities is None:
-        columns, cards = infer_code_columns(codes, "codes", stacklevel=3)
+        columns, cards = infer_code_columns(codes, "codes")
     else:
         columns, cards = as_code_columns(raw, "codes", cardinalities)
     return MemoryTable(columns, cards)
@@ -315,6 +315,7 @@ def thresholded_histogram(
     max_cells: int = 10_000_000,
     random_state: RandomState = None,
     accountant: BudgetAccountant | None = None,
+    label: str | None = None,
 ) -> SparseHistogram:
     """Release an ε-differentially private thresholded histogram of categorical rows.
 
@@ -354,8 +355,10 @@ def thresholded_histogram(
         ``None`` (the secure default) uses operating-system entropy. A fixed seed makes
         the output reproducible and voids privacy against anyone who knows it.
     accountant : BudgetAccountant, optional
-        Charged ``epsilon`` (label ``"thresholded_histogram"``) after success; the
-        default accountant when ``None``.
+        Charged ``epsilon`` after success; the default accountant when ``None``.
+    label : str, optional
+        The label of the accountant's ledger entry (default
+        ``"thresholded_histogram"``).
 
     Returns
     -------
@@ -439,7 +442,7 @@ def thresholded_histogram(
     if noise not in _NOISES:
         raise ValueError(f"noise must be 'laplace' or 'discrete', got {noise!r}")
     max_cells = _core_max_cells(check_positive_int(max_cells, "max_cells"))
-    run = PrivateRun.start(epsilon, random_state, accountant)
+    run = PrivateRun.start(epsilon, random_state, accountant, label=label)
     epsilon = run.epsilon
 
     table = _code_table(codes, cardinalities)

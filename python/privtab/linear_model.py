@@ -26,7 +26,6 @@ References
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
 from privtab import _core
-from privtab._docstrings import fill_doc
+from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
 from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState, core_seed
 from privtab._validation import (
@@ -48,6 +47,7 @@ from privtab._validation import (
     check_labels,
     check_positive,
     validate_float_data,
+    warn_user,
 )
 from privtab.accountant import BudgetAccountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
@@ -758,12 +758,11 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         if data_norm is None:
             largest = float(np.linalg.norm(X, axis=1).max())
             data_norm = largest if largest > 0 else 1.0
-            warnings.warn(
+            warn_user(
                 "data_norm was not given and is taken from the data (the largest row "
                 f"norm, {data_norm:.6g}); the privacy guarantee does not cover it. "
                 "Declare a public bound with data_norm=...",
                 PrivacyLeakWarning,
-                stacklevel=2,
             )
         n, lam = _regularization(X.shape[0], C)
         Z = scale_rows(X, data_norm, fit_intercept=bool(self.fit_intercept))
@@ -801,12 +800,11 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         )
         for w, grad_norm, strength in zip(weights, grad_norms, strengths, strict=True):
             if _uncertified(w, grad_norm, strength):
-                warnings.warn(
+                warn_user(
                     f"The solver stopped {grad_norm / strength:.3g} (L2) from the "
                     "exact minimiser that the privacy proof assumes; the weights are "
                     "still noisy but the guarantee is only approximate",
                     ConvergenceWarning,
-                    stacklevel=2,
                 )
         if self.method == "output" and factor > 0:
             weights = _release_weights(weights, l1_sensitivity, parts, rng)
@@ -877,7 +875,12 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
-@fill_doc(erm_notes=_ERM_NOTES, erm_classes=_ERM_CLASSES)
+@fill_doc(
+    erm_notes=_ERM_NOTES,
+    erm_classes=_ERM_CLASSES,
+    label=LABEL_PARAMETER,
+    refits=REFITS_NOTE,
+)
 class DPLogisticRegression(_DPLinearClassifier):
     """ε-differentially private L2-regularised logistic regression.
 
@@ -908,6 +911,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         class no record holds included; a label of ``y`` outside it raises a
         ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
         emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    %(label)s
 
     Attributes
     ----------
@@ -971,6 +975,8 @@ class DPLogisticRegression(_DPLinearClassifier):
     ``predict_proba`` gives ``[1 − σ(s), σ(s)]`` for two classes and, beyond, the
     one-vs-rest sigmoids ``σ(s_k)`` normalised to sum to one (Vinterbo 2012's PMLR).
 
+    %(refits)s
+
     Examples
     --------
     >>> import numpy as np
@@ -999,6 +1005,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
+        label: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.C = C
@@ -1008,6 +1015,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.classes = classes
+        self.label = label
 
     def _curvature(self) -> float:
         return LOGISTIC_CURVATURE
@@ -1051,7 +1059,12 @@ class DPLogisticRegression(_DPLinearClassifier):
         return logs - special.logsumexp(logs, axis=1, keepdims=True)
 
 
-@fill_doc(erm_notes=_ERM_NOTES, erm_classes=_ERM_CLASSES)
+@fill_doc(
+    erm_notes=_ERM_NOTES,
+    erm_classes=_ERM_CLASSES,
+    label=LABEL_PARAMETER,
+    refits=REFITS_NOTE,
+)
 class DPLinearSVC(_DPLinearClassifier):
     """ε-differentially private linear SVM with the Huber (smoothed hinge) loss.
 
@@ -1085,6 +1098,7 @@ class DPLinearSVC(_DPLinearClassifier):
         class no record holds included; a label of ``y`` outside it raises a
         ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
         emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    %(label)s
 
     Attributes
     ----------
@@ -1146,6 +1160,8 @@ class DPLinearSVC(_DPLinearClassifier):
 
     %(erm_classes)s
 
+    %(refits)s
+
     Examples
     --------
     >>> import numpy as np
@@ -1174,6 +1190,7 @@ class DPLinearSVC(_DPLinearClassifier):
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
+        label: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.C = C
@@ -1184,6 +1201,7 @@ class DPLinearSVC(_DPLinearClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.classes = classes
+        self.label = label
 
     def _curvature(self) -> float:
         return huber_curvature(self.huber_h)

@@ -56,6 +56,7 @@ def laplace_mechanism(
     *,
     random_state: RandomState = None,
     accountant: BudgetAccountant | None = None,
+    label: str | None = None,
 ) -> Any:
     """Add Laplace noise of scale ``sensitivity / epsilon`` to real values, safely.
 
@@ -73,6 +74,9 @@ def laplace_mechanism(
         the output reproducible and voids privacy against anyone who knows it.
     accountant : BudgetAccountant, optional
         Charged ``epsilon`` after success (the default accountant when ``None``).
+    label : str, optional
+        The label of the accountant's ledger entry (default
+        ``"laplace_mechanism"``).
 
     Returns
     -------
@@ -91,7 +95,7 @@ def laplace_mechanism(
         checked before any draw); or, after charging ``epsilon``, if a noisy value
         overflows float64 (values or scales near ``1.8e308``).
     TypeError
-        If ``values`` is not numeric.
+        If ``values`` is not numeric, or ``label`` not a str.
 
     Notes
     -----
@@ -128,7 +132,7 @@ def laplace_mechanism(
     <class 'float'>
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
-    run = PrivateRun.start(epsilon, random_state, accountant)
+    run = PrivateRun.start(epsilon, random_state, accountant, label=label)
     array = as_float_array(values, "values")
     flat = array.reshape(-1)
     grid_exponent, _ = _core.laplace_grid(sensitivity, run.epsilon, flat.shape[0])
@@ -156,6 +160,7 @@ def discrete_laplace_mechanism(
     *,
     random_state: RandomState = None,
     accountant: BudgetAccountant | None = None,
+    label: str | None = None,
 ) -> Any:
     """Add exact discrete Laplace noise to integer values.
 
@@ -177,6 +182,9 @@ def discrete_laplace_mechanism(
         the output reproducible and voids privacy against anyone who knows it.
     accountant : BudgetAccountant, optional
         Charged ``epsilon`` after success (the default accountant when ``None``).
+    label : str, optional
+        The label of the accountant's ledger entry (default
+        ``"discrete_laplace_mechanism"``).
 
     Returns
     -------
@@ -195,7 +203,7 @@ def discrete_laplace_mechanism(
         ``values`` is outside the int64 range; or, after charging ``epsilon``, if a
         noise variate itself leaves the int64 range (scales near ``2**63`` only).
     TypeError
-        If ``values`` does not hold integers.
+        If ``values`` does not hold integers, or ``label`` is not a str.
 
     Notes
     -----
@@ -226,18 +234,30 @@ def discrete_laplace_mechanism(
     sensitivity = check_positive(sensitivity, "sensitivity")
     # The exact scale depends on the two parameters only: refused before the budget.
     _core.discrete_laplace_scale(sensitivity, check_epsilon(epsilon))
-    run = PrivateRun.start(epsilon, random_state, accountant)
+    run = PrivateRun.start(epsilon, random_state, accountant, label=label)
     array = as_int_array(values, "values")
-    flat = array.reshape(-1)
-    with run.charged_on_failure("discrete_laplace_mechanism"):
+    return add_discrete_laplace(run, array, sensitivity, "discrete_laplace_mechanism")
+
+
+def add_discrete_laplace(
+    run: PrivateRun, values: np.ndarray, sensitivity: float, label: str
+) -> Any:
+    """Add the noise of :func:`discrete_laplace_mechanism` in a run cleared already.
+
+    ``values`` are int64 (validated); the run is charged under ``label`` (or the
+    caller's own). For releases that compute their integer query themselves after
+    :meth:`PrivateRun.start` (the query's sensitivity and scale checked before it).
+    """
+    flat = values.reshape(-1)
+    with run.charged_on_failure(label):
         noise = _core.discrete_laplace_samples(
             flat.shape[0], sensitivity, run.epsilon, run.seed()
         )
     noisy = _saturating_add(flat, noise)
-    run.spend("discrete_laplace_mechanism")
-    if array.ndim == 0:
+    run.spend(label)
+    if values.ndim == 0:
         return int(noisy[0])
-    return noisy.reshape(array.shape)
+    return noisy.reshape(values.shape)
 
 
 def exponential_mechanism(
@@ -249,6 +269,7 @@ def exponential_mechanism(
     replace: bool = False,
     random_state: RandomState = None,
     accountant: BudgetAccountant | None = None,
+    label: str | None = None,
 ) -> np.ndarray:
     """Choose indices with probability ∝ ``exp(epsilon · score / (2 · sensitivity))``.
 
@@ -272,6 +293,9 @@ def exponential_mechanism(
         the output reproducible and voids privacy against anyone who knows it.
     accountant : BudgetAccountant, optional
         Charged ``size * epsilon`` after success (the default accountant when ``None``).
+    label : str, optional
+        The label of the accountant's ledger entry (default
+        ``"exponential_mechanism"``, with the number of draws when ``size > 1``).
 
     Returns
     -------
@@ -288,7 +312,8 @@ def exponential_mechanism(
         ``scores`` is empty, not 1-D or not finite, or ``size`` exceeds the number of
         candidates without replacement.
     TypeError
-        If ``size`` is not an int, ``replace`` not a bool, or ``scores`` not numeric.
+        If ``size`` is not an int, ``replace`` not a bool, ``scores`` not numeric or
+        ``label`` not a str.
 
     Notes
     -----
@@ -315,7 +340,7 @@ def exponential_mechanism(
     sensitivity = check_positive(sensitivity, "sensitivity")
     size = check_positive_int(size, "size")
     replace = check_bool(replace, "replace")
-    run = PrivateRun.start(size * epsilon, random_state, accountant)
+    run = PrivateRun.start(size * epsilon, random_state, accountant, label=label)
     array = as_float_array(scores, "scores")
     if array.ndim != 1:
         raise ValueError(f"scores must be 1-dimensional, got {array.ndim} dimension(s)")
@@ -339,10 +364,10 @@ def exponential_mechanism(
         chosen = _successive_draws(array, factor, size, generator)
     draws = "draw" if size == 1 else "draws"
     how = "with" if replace else "without"
-    label = "exponential_mechanism"
+    default_label = "exponential_mechanism"
     if size > 1:
-        label += f" ({size} {draws} {how} replacement)"
-    run.spend(label)
+        default_label += f" ({size} {draws} {how} replacement)"
+    run.spend(default_label)
     return chosen
 
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import copy
 import math
-import warnings
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -51,6 +50,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from privtab import _core
+from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
 from privtab._estimator import DPEstimatorMixin
 from privtab._validation import (
     as_float_array,
@@ -61,6 +61,7 @@ from privtab._validation import (
     check_positive_int,
     check_threads,
     frame_kind,
+    warn_user,
 )
 from privtab.accountant import split_budget
 from privtab.exceptions import PrivacyLeakWarning
@@ -182,6 +183,7 @@ def microaggregate(
     return Microaggregation(labels.astype(np.int64), centroids, sensitivities)
 
 
+@fill_doc(label=LABEL_PARAMETER, refits=REFITS_NOTE)
 class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     """Release a numeric table by microaggregation and Laplace noise (ε-DP or ε-iDP).
 
@@ -236,6 +238,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         default accountant when ``None``).
     n_threads : int, optional
         Threads of the kernel; the output does not depend on it.
+    %(label)s
 
     Attributes
     ----------
@@ -335,6 +338,8 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     (``non_numeric="passthrough"``, ``keep_index=True``, ``keep_attrs=True``) and is
     warned about. The number of rows and the column names are public.
 
+    %(refits)s
+
     Examples
     --------
     >>> import numpy as np
@@ -366,6 +371,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         random_state: Any = None,
         accountant: Any = None,
         n_threads: int | None = None,
+        label: str | None = None,
     ) -> None:
         self.k = k
         self.epsilon = epsilon
@@ -379,6 +385,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
         self.n_threads = n_threads
+        self.label = label
 
     def _privacy_guarantee(self) -> str:
         return "dp" if self.mechanism == "dp" else "idp"
@@ -486,11 +493,10 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         if kind == "pandas" and keep_attrs:
             unmasked.append("X.attrs (keep_attrs=True) are")
         for what in unmasked:
-            warnings.warn(
+            warn_user(
                 f"{owner}: {what} copied into the release unmasked: published as "
                 "in the data, not covered by the privacy guarantee",
                 PrivacyLeakWarning,
-                stacklevel=2,
             )
         return self.masked_
 
@@ -563,12 +569,11 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
             else:
                 out[j] = check_bounds_pair(f"bounds[{names[j]!r}]", pair, strict=False)
         if inferred:
-            warnings.warn(
+            warn_user(
                 f"{type(self).__name__}: bounds of {inferred!r} were inferred from the "
                 f"data ([0, {BOUNDS_ALPHA}·max], as the paper's experiments do), so the "
                 "domain is not covered by the privacy guarantee; declare bounds=...",
                 PrivacyLeakWarning,
-                stacklevel=4,
             )
         return out
 

@@ -25,6 +25,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
 from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState, check_random_state
 from privtab._validation import (
@@ -283,6 +284,7 @@ def _check_largest_histogram(
         ) from None
 
 
+@fill_doc(label=LABEL_PARAMETER, refits=REFITS_NOTE)
 class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
     """A DP histogram of the target and ``k`` privately chosen predictors.
 
@@ -319,6 +321,7 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         classes used to estimate ``k`` and ``gamma``; a label of ``y`` outside it
         raises a ``ValueError``. ``None`` takes the set from ``y`` with
         ``numpy.unique`` and emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
+    %(label)s
 
     Attributes
     ----------
@@ -399,6 +402,8 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
     declared ``bounds`` and Lei's bin count ``bins=lei_bins(n, d - 1)`` (Vinterbo 2012,
     §2.3); :meth:`synthetic` then decodes their bins to midpoints.
 
+    %(refits)s
+
     Examples
     --------
     >>> import numpy as np
@@ -445,6 +450,7 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
+        label: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.n_features = n_features
@@ -457,6 +463,7 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
         self.classes = classes
+        self.label = label
 
     def fit(self, X: Any, y: Any, *, cardinalities: Any = None) -> ProjectedHistogram:
         """Choose the predictors and release the histogram.
@@ -511,13 +518,13 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         if is_distributed(X, y):
             unlabelled, inferred = dask_table(X, cardinalities, "X")
             if inferred:
-                warn_inferred_domain("cardinalities of X", stacklevel=2)
+                warn_inferred_domain("cardinalities of X")
             table, classes = unlabelled.with_labels(
                 y, self.classes, min_classes=2, owner="ProjectedHistogram"
             )
         else:
             if cardinalities is None and not is_encoded(X):
-                columns, cards = infer_code_columns(X, "X", stacklevel=2)
+                columns, cards = infer_code_columns(X, "X")
             else:
                 columns, cards = as_code_columns(X, "X", cardinalities=cardinalities)
             classes, label_codes = check_labels(

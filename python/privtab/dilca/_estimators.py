@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
 from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState
 from privtab._validation import (
@@ -378,6 +379,7 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
+@fill_doc(label=LABEL_PARAMETER, refits=REFITS_NOTE)
 class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator):
     """Differentially private DILCA distances (DP-DILCA) for every attribute.
 
@@ -399,6 +401,7 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
         the output reproducible and voids its privacy against anyone who knows it.
     accountant : BudgetAccountant, optional
         Charged ε once, after success (default: the process-wide accountant).
+    %(label)s
 
     Attributes
     ----------
@@ -466,6 +469,8 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
     pickled, also carries its ``accountant`` (with the caller's whole ledger) and
     ``random_state``: publish :meth:`release`, not the estimator.
 
+    %(refits)s
+
     Examples
     --------
     >>> import numpy as np
@@ -496,6 +501,7 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
         h: float = 0.3,
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
+        label: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.method = method
@@ -503,6 +509,7 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
         self.h = h
         self.random_state = random_state
         self.accountant = accountant
+        self.label = label
 
     def fit(self, X: Any, y: Any = None, cardinalities: Any = None) -> DPDILCA:
         """Learn ε-differentially private distances for every attribute of X.

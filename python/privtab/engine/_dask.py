@@ -829,7 +829,6 @@ class DaskTable(CodeTable):
         n_classes: int | None = None,
         owner: str = "",
         warn: bool = True,
-        stacklevel: int = 2,
     ) -> tuple[DaskTable, np.ndarray]:
         """Return this table with the label codes of ``y``, and the label set.
 
@@ -856,7 +855,6 @@ class DaskTable(CodeTable):
                 n_classes=n_classes,
                 owner=owner,
                 warn=warn,
-                stacklevel=stacklevel + 1,
             )
         else:
             label_set = declared

@@ -21,7 +21,6 @@ Full references: :mod:`privtab.kac`.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -29,10 +28,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from privtab import _core
-from privtab._docstrings import fill_doc
+from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
 from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
 from privtab._random import RandomState, core_seed
-from privtab._validation import check_labels, check_positive_int
+from privtab._validation import check_labels, check_positive_int, warn_user
 from privtab.accountant import BudgetAccountant, split_budget
 from privtab.exceptions import PrivacyLeakWarning
 from privtab.kac._binary import as_binary_matrix, ham_scores
@@ -188,6 +187,7 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
         min_class_size: int | None = None,
+        label: str | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.n_features = n_features
@@ -196,6 +196,7 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         self.accountant = accountant
         self.classes = classes
         self.min_class_size = min_class_size
+        self.label = label
 
     def _pick(
         self,
@@ -284,13 +285,12 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
                 f"{classes[absent : absent + 1].tolist()[0]!r}"
             )
         if declared_size is None:
-            warnings.warn(
+            warn_user(
                 f"{type(self).__name__}: min_class_size was not given, so the "
                 "sensitivity of Ham is 1 / (the size of the smaller class of y), read "
                 "off the data and not covered by the privacy guarantee; declare a "
                 "public lower bound on the size of each class with min_class_size=...",
                 PrivacyLeakWarning,
-                stacklevel=2,
             )
         elif smaller_class < declared_size:
             raise ValueError(
@@ -376,6 +376,7 @@ _RELEASE_DOC = """%(summary)s
         smaller class of ``y``, and emits a
         :class:`~privtab.exceptions.PrivacyLeakWarning`: the noise scale of the
         selection then depends on the data and the guarantee does not cover it.
+    %(label)s
 
     Attributes
     ----------
@@ -462,6 +463,8 @@ _RELEASE_DOC = """%(summary)s
     synthetic records, the noisy counts, ``classes_`` and ``n_features_in_``);
     ``ham_sensitivity_`` is left out (see above).
 
+    %(refits)s
+
     Examples
     --------
     %(example)s
@@ -470,6 +473,8 @@ _RELEASE_DOC = """%(summary)s
 
 @fill_doc(
     _RELEASE_DOC,
+    label=LABEL_PARAMETER,
+    refits=REFITS_NOTE,
     summary="Laplace-DP baseline: report-noisy-max feature selection, noisy histogram release.",
     selection="""\
     Selection: ``t`` rounds of report-noisy-max among the features not yet chosen:
@@ -523,6 +528,8 @@ class LaplaceDPRelease(_DPRelease):
 
 @fill_doc(
     _RELEASE_DOC,
+    label=LABEL_PARAMETER,
+    refits=REFITS_NOTE,
     summary="Exponential-DP baseline: exponential-mechanism selection, noisy histogram release.",
     selection="""\
     Selection: ``t`` successive draws of the exponential mechanism without

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
-import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from privtab._validation import (
     check_bounds_pair,
     check_positive_int,
     frame_kind,
+    warn_user,
 )
 from privtab.engine import is_distributed, map_rows
 from privtab.exceptions import DomainError, PrivacyLeakWarning
@@ -285,10 +285,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         PrivacyLeakWarning
             When categories or bounds are inferred from ``X``.
         """
-        self._fit(X, stacklevel=3)
+        self._fit(X)
         return self
 
-    def _fit(self, X: Any, stacklevel: int) -> tuple[str, list[_Column]]:
+    def _fit(self, X: Any) -> tuple[str, list[_Column]]:
         self._check_options()
         distributed = is_distributed(X)
         kind, columns = _meta_columns(X) if distributed else _read_columns(X)
@@ -400,12 +400,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 parts.append(f"categories of {inferred_categories!r}")
             if inferred_bounds:
                 parts.append(f"bounds of {inferred_bounds!r}")
-            warnings.warn(
+            warn_user(
                 f"TableEncoder inferred the {' and the '.join(parts)} from the data; "
                 "the privacy guarantee does not cover them. Declare domains= and "
                 "bounds= from public knowledge instead.",
                 PrivacyLeakWarning,
-                stacklevel=stacklevel,
             )
 
         self.columns_ = names
@@ -490,7 +489,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
         Raises and warns as :meth:`fit` and :meth:`transform`.
         """
-        _, columns = self._fit(X, stacklevel=3)
+        _, columns = self._fit(X)
         if is_distributed(X):
             return self._transform_distributed(X)
         return self._transform(columns)
