@@ -89,7 +89,7 @@ def main(quick: bool, only: list[str]) -> None:
     for name, min_support, mlxtend_reference in CASES:
         if only and name not in only:
             continue
-        B = read_transactions(DATA / f"{name}.dat")
+        B, _ = read_transactions(DATA / f"{name}.dat")
         transactions = [t.tolist() for t in np.split(B.indices, B.indptr[1:-1])]
         t_privtab, sets = median_of(
             3, lambda B=B, s=min_support: maximal_itemsets(B, s)

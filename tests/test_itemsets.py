@@ -157,7 +157,7 @@ def pyfim_maximal(B, min_support):
 
 @pytest.mark.parametrize(("name", "min_support"), FIMI_CASES)
 def test_fimi_benchmarks_equal_pyfim(shared_data, name, min_support):
-    B = privtab.read_transactions(shared_data / "fimi" / f"{name}.dat")
+    B, _ = privtab.read_transactions(shared_data / "fimi" / f"{name}.dat")
     sets = maximal_itemsets(B, min_support)
     assert sets.complete
     assert_canonical_order(sets)
@@ -169,7 +169,7 @@ def test_fimi_benchmarks_equal_pyfim(shared_data, name, min_support):
     [("retail", 20), ("T10I4D100K", 20), ("mushroom", 20), ("chess", 1500)],
 )
 def test_fimi_benchmarks_on_one_thread_equal_pyfim(shared_data, name, min_support):
-    B = privtab.read_transactions(shared_data / "fimi" / f"{name}.dat")
+    B, _ = privtab.read_transactions(shared_data / "fimi" / f"{name}.dat")
     sets = maximal_itemsets(B, min_support, n_threads=1)
     assert sets.complete
     assert_canonical_order(sets)
@@ -207,7 +207,8 @@ def test_every_input_form_gives_the_same_sets(tmp_path):
     path.write_text(
         "\n".join(" ".join(str(i) for i in np.flatnonzero(row)) for row in B) + "\n"
     )
-    from_file = privtab.read_transactions(path)
+    from_file, item_ids = privtab.read_transactions(path)
+    assert item_ids.tolist() == np.flatnonzero(B.any(axis=0)).tolist()
     forms = [
         B,
         B.astype(bool),
@@ -368,16 +369,43 @@ def test_no_input_makes_rust_panic(B, threshold):
 def test_read_transactions_format(tmp_path):
     path = tmp_path / "t.dat"
     path.write_text("3 1\n\n0 5 2\n")
-    B = privtab.read_transactions(str(path))
+    B, item_ids = privtab.read_transactions(str(path))
     assert isinstance(B, scipy.sparse.csr_array)
     assert B.dtype == np.bool_
-    assert B.shape == (3, 6)
+    assert B.shape == (3, 5)
     assert B.has_sorted_indices
-    assert [sorted(np.flatnonzero(r)) for r in B.toarray()] == [[1, 3], [], [0, 2, 5]]
+    assert item_ids.dtype == np.int64
+    assert item_ids.tolist() == [0, 1, 2, 3, 5]
+    rows = [item_ids[np.flatnonzero(r)].tolist() for r in B.toarray()]
+    assert rows == [[1, 3], [], [0, 2, 5]]
     path.write_text("1\r\n2 \n\n")
-    assert privtab.read_transactions(path).shape == (3, 3)
+    B, item_ids = privtab.read_transactions(path)
+    assert B.shape == (3, 2)
+    assert item_ids.tolist() == [1, 2]
     path.write_text("")
-    assert privtab.read_transactions(path).shape == (0, 0)
+    B, item_ids = privtab.read_transactions(path)
+    assert B.shape == (0, 0)
+    assert item_ids.shape == (0,)
+
+
+def test_read_transactions_sizes_columns_by_the_distinct_items(tmp_path):
+    # Two huge ids: two columns, not one per id below them.
+    path = tmp_path / "huge.dat"
+    path.write_text("4000000000 7\n\n4294967294\n7\n")
+    B, item_ids = privtab.read_transactions(path)
+    assert B.shape == (4, 3)
+    assert item_ids.tolist() == [7, 4_000_000_000, 4_294_967_294]
+    assert B.toarray().astype(int).tolist() == [
+        [1, 1, 0],
+        [0, 0, 0],
+        [0, 0, 1],
+        [1, 0, 0],
+    ]
+    sets = maximal_itemsets(B, 1)
+    assert sorted(item_ids[s].tolist() for s in sets) == [
+        [7, 4_000_000_000],
+        [4_294_967_294],
+    ]
 
 
 @pytest.mark.parametrize(
@@ -409,9 +437,11 @@ def test_read_transactions_path_errors(tmp_path):
 
 def test_fimi_file_matches_a_python_parse(shared_data):
     path = shared_data / "fimi" / "retail.dat"
-    B = privtab.read_transactions(path)
+    B, item_ids = privtab.read_transactions(path)
     lines = path.read_text().splitlines()
     assert B.shape[0] == len(lines)
+    assert item_ids.tolist() == sorted({int(x) for line in lines for x in line.split()})
     for row in (0, 1, 500, len(lines) - 1):
         expected = sorted(int(x) for x in lines[row].split())
-        assert B.indices[B.indptr[row] : B.indptr[row + 1]].tolist() == expected
+        columns = B.indices[B.indptr[row] : B.indptr[row + 1]]
+        assert item_ids[columns].tolist() == expected

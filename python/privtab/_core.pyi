@@ -369,7 +369,7 @@ def class_sizes(
 
 def read_transactions(
     path: str | PathLike[str],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], int]: ...
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.uint32]]: ...
 def maximal_sets(
     indptr: npt.NDArray[np.int64],
     indices: npt.NDArray[np.uint32],

@@ -65,8 +65,9 @@ def check_random_state(random_state: RandomState) -> np.random.Generator:
 def core_seed(random_state: RandomState) -> int | None:
     """Draw the 64-bit seed handed to a Rust kernel, or ``None`` for OS entropy.
 
-    ``None`` stays ``None`` so the core seeds its ChaCha20 key from the operating system
-    directly, without passing through NumPy's generator.
+    ``None`` stays ``None`` so the core reads its ChaCha20 key from the operating system
+    directly on every call, without passing through NumPy's generator: no generator
+    state is kept, so processes forked from one parent draw keys of their own.
     """
     if random_state is None:
         return None

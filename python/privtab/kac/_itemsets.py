@@ -10,7 +10,8 @@ maximality by the single-item extension test), in parallel over the top-level br
 with a result that does not depend on the number of threads.
 
 :func:`read_transactions` reads the FIMI ``.dat`` format of the frequent itemset mining
-benchmarks into a SciPy CSR array that every binary-input function of privtab accepts.
+benchmarks into a SciPy CSR array that every binary-input function of privtab accepts,
+one column per distinct item, with the item id of each column.
 
 Core kernels called: ``privtab._core.maximal_sets`` (the enumerator, with a frequency
 or a k-AC oracle) and ``privtab._core.read_transactions`` (the FIMI parser).
@@ -75,7 +76,9 @@ class Itemsets(list[np.ndarray]):
         return f"Itemsets({len(self)} sets, {state})"
 
 
-def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
+def read_transactions(
+    path: str | os.PathLike[str],
+) -> tuple[scipy.sparse.csr_array, np.ndarray]:
     r"""Read a FIMI transaction file (``.dat``) into a boolean CSR array.
 
     Parameters
@@ -87,8 +90,13 @@ def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
 
     Returns
     -------
-    scipy.sparse.csr_array of bool, shape (n_transactions, max_item + 1)
-        Row ``t`` is transaction ``t`` with sorted column indices.
+    B : scipy.sparse.csr_array of bool, shape (n_transactions, n_items)
+        Row ``t`` is transaction ``t`` with sorted column indices. Column ``j`` is the
+        ``j``-th smallest item id that occurs in the file, so there is one column per
+        distinct item whatever the ids' values.
+    item_ids : numpy.ndarray of int64, shape (n_items,)
+        The item id of each column, increasing: map column indices (e.g. the sets of
+        :func:`maximal_itemsets`) back to the file's ids with ``item_ids[columns]``.
 
     Raises
     ------
@@ -102,23 +110,31 @@ def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
     TypeError
         When ``path`` is neither a string nor a path-like object.
 
+    Notes
+    -----
+    Memory is linear in the size of the file: a few large ids (e.g. 4000000000) give
+    a few columns, not a column per possible id below them.
+
     Examples
     --------
     >>> import tempfile, pathlib
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     file = pathlib.Path(tmp) / "toy.dat"
-    ...     _ = file.write_text("1 3\n\n0 1\n")
-    ...     B = read_transactions(file)
+    ...     _ = file.write_text("1 7\n\n0 1\n")
+    ...     B, item_ids = read_transactions(file)
     >>> B.shape
-    (3, 4)
+    (3, 3)
     >>> B.toarray().astype(int).tolist()
-    [[0, 1, 0, 1], [0, 0, 0, 0], [1, 1, 0, 0]]
+    [[0, 1, 1], [0, 0, 0], [1, 1, 0]]
+    >>> item_ids.tolist()
+    [0, 1, 7]
     """
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
-    indptr, indices, n_items = _core.read_transactions(os.fspath(path))
+    indptr, indices, item_ids = _core.read_transactions(os.fspath(path))
     data = np.ones(len(indices), dtype=bool)
-    return scipy.sparse.csr_array(
+    n_items = len(item_ids)
+    matrix = scipy.sparse.csr_array(
         (
             data,
             indices.astype(np.int32, copy=False) if n_items < 2**31 else indices,
@@ -126,6 +142,7 @@ def read_transactions(path: str | os.PathLike[str]) -> scipy.sparse.csr_array:
         ),
         shape=(len(indptr) - 1, n_items),
     )
+    return matrix, item_ids.astype(np.int64)
 
 
 #: More maximal sets than the core can count: a larger ``max_sets`` is no limit.
@@ -197,7 +214,7 @@ def maximal_itemsets(
     B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
         0/1 matrix, rows as transactions (anything
         :func:`~privtab.kac._binary.as_binary_matrix` accepts, e.g. the output of
-        :func:`read_transactions`).
+        the matrix :func:`read_transactions` returns).
     min_support : int or float
         An int ≥ 1 is an absolute number of rows (Zhang et al. 2017 use k). A float in (0, 1)
         is a fraction of the rows: ``ceil(min_support * n)``. Above n the result is

@@ -233,7 +233,7 @@ mod tests {
     }
 
     fn random_rows(seed: u64, n: usize, m: u32, density: f64) -> Vec<Vec<u32>> {
-        let mut rng = Seed::new(Some(seed)).stream(0);
+        let mut rng = Seed::from_u64(seed).stream(0);
         (0..n)
             .map(|_| (0..m).filter(|_| rng.random::<f64>() < density).collect())
             .collect()

@@ -125,32 +125,45 @@ pub fn ranks(mask: &[u64]) -> (Vec<usize>, usize) {
     (rank, total)
 }
 
+/// Whether [`squeeze`] runs its `pext` version: `pext` is fast and the CPU has every
+/// feature that version is compiled for (BMI2 and `popcnt`).
+#[cfg(target_arch = "x86_64")]
+fn squeeze_by_pext(fast_pext: bool, popcnt: bool) -> bool {
+    fast_pext && popcnt
+}
+
 /// Bits of `source` at the positions set in `mask`, packed: the `r`-th set bit of `mask`
 /// becomes bit `r` of `target`, which must hold `count(mask)` bits and start cleared.
 /// `rank[w]` is the number of set bits of `mask` before word `w`.
 pub fn squeeze(mask: &[u64], rank: &[usize], source: &[u64], target: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "bmi2,popcnt")]
-        fn fast(mask: &[u64], rank: &[usize], source: &[u64], target: &mut [u64]) {
-            for ((&m, &r), &s) in mask.iter().zip(rank).zip(source) {
-                let packed = std::arch::x86_64::_pext_u64(s, m);
-                if packed == 0 {
-                    continue;
-                }
-                let (word, shift) = (r / 64, r % 64);
-                target[word] |= packed << shift;
-                if shift != 0 && shift + m.count_ones() as usize > 64 {
-                    target[word + 1] |= packed >> (64 - shift);
-                }
-            }
+    if squeeze_by_pext(has_fast_pext(), has_popcnt()) {
+        // SAFETY: the CPU has BMI2 and popcnt (checked by `has_fast_pext`, `has_popcnt`).
+        unsafe { squeeze_pext(mask, rank, source, target) };
+        return;
+    }
+    squeeze_portable(mask, rank, source, target);
+}
+
+/// [`squeeze`] by the `pext` instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2,popcnt")]
+fn squeeze_pext(mask: &[u64], rank: &[usize], source: &[u64], target: &mut [u64]) {
+    for ((&m, &r), &s) in mask.iter().zip(rank).zip(source) {
+        let packed = std::arch::x86_64::_pext_u64(s, m);
+        if packed == 0 {
+            continue;
         }
-        if has_fast_pext() {
-            // SAFETY: the CPU has BMI2 (checked by `has_fast_pext`).
-            unsafe { fast(mask, rank, source, target) };
-            return;
+        let (word, shift) = (r / 64, r % 64);
+        target[word] |= packed << shift;
+        if shift != 0 && shift + m.count_ones() as usize > 64 {
+            target[word + 1] |= packed >> (64 - shift);
         }
     }
+}
+
+/// [`squeeze`] on any CPU, one set bit at a time.
+fn squeeze_portable(mask: &[u64], rank: &[usize], source: &[u64], target: &mut [u64]) {
     for ((&m, &r), &s) in mask.iter().zip(rank).zip(source) {
         let mut bits = m & s;
         while bits != 0 {
@@ -328,22 +341,48 @@ mod tests {
         }
     }
 
+    type Squeeze = fn(&[u64], &[usize], &[u64], &mut [u64]);
+
+    /// Every version of `squeeze` this CPU can run, by name.
+    fn squeeze_versions() -> Vec<(&'static str, Squeeze)> {
+        let mut versions: Vec<(&'static str, Squeeze)> =
+            vec![("dispatch", squeeze), ("portable", squeeze_portable)];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("bmi2") && has_popcnt() {
+            versions.push(("pext", |mask, rank, source, target| {
+                // SAFETY: the CPU has BMI2 and popcnt (checked above).
+                unsafe { squeeze_pext(mask, rank, source, target) }
+            }));
+        }
+        versions
+    }
+
     #[test]
     fn squeeze_packs_the_masked_bits_in_order() {
-        for seed in 1..60u64 {
-            let n = 1 + seed as usize % 7;
-            let (mask, source) = (words(seed, n), words(seed + 7, n));
-            let (rank, total) = ranks(&mask);
-            assert_eq!(total, count(&mask) as usize);
-            let mut target = vec![0u64; total.div_ceil(64).max(1)];
-            squeeze(&mask, &rank, &source, &mut target);
-            let expected: Vec<bool> = (0..n * 64)
-                .filter(|&i| bit(&mask, i))
-                .map(|i| bit(&source, i))
-                .collect();
-            let got: Vec<bool> = (0..total).map(|r| bit(&target, r)).collect();
-            assert_eq!(got, expected, "seed {seed}");
-            assert!((total..target.len() * 64).all(|r| !bit(&target, r)));
+        for (name, version) in squeeze_versions() {
+            for seed in 1..60u64 {
+                let n = 1 + seed as usize % 7;
+                let (mask, source) = (words(seed, n), words(seed + 7, n));
+                let (rank, total) = ranks(&mask);
+                assert_eq!(total, count(&mask) as usize);
+                let mut target = vec![0u64; total.div_ceil(64).max(1)];
+                version(&mask, &rank, &source, &mut target);
+                let expected: Vec<bool> = (0..n * 64)
+                    .filter(|&i| bit(&mask, i))
+                    .map(|i| bit(&source, i))
+                    .collect();
+                let got: Vec<bool> = (0..total).map(|r| bit(&target, r)).collect();
+                assert_eq!(got, expected, "{name}, seed {seed}");
+                assert!((total..target.len() * 64).all(|r| !bit(&target, r)));
+            }
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn squeeze_by_pext_only_with_popcnt() {
+        assert!(squeeze_by_pext(true, true));
+        assert!(!squeeze_by_pext(true, false));
+        assert!(!squeeze_by_pext(false, true));
     }
 }

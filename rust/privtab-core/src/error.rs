@@ -34,6 +34,9 @@ pub enum Error {
         /// The operating system's message.
         message: String,
     },
+    /// The operating system gave no random bytes for a seed.
+    #[error("cannot draw a seed from the operating system's entropy source: {0}")]
+    Entropy(String),
     /// [`request_interrupt`](crate::resources::request_interrupt) stopped the kernel.
     #[error("interrupted")]
     Interrupted,

@@ -12,15 +12,43 @@
 //! stops every interruptible call running at that moment, and is cleared when the last of
 //! them returns. [`run_watched`] runs a kernel this way while its caller keeps watching
 //! for a reason to stop (the bindings: Python's signal handlers).
+//!
+//! A forked child (e.g. a worker of a `multiprocessing` pool started by "fork") inherits
+//! the memory of its parent but none of its threads. The calls [`run_watched`] runs go to
+//! a pool that belongs to the process that built it ([`process_pool`]): a child builds its
+//! own instead of waiting forever on workers that do not exist there. The interrupt state
+//! likewise belongs to one process: the calls that were running in the parent at the fork
+//! (on threads the child does not have) neither count nor keep a request alive in the
+//! child.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use crate::{Error, Result};
 
-/// Bit 0: an interrupt is requested; bits 1..: the number of calls inside [`interruptible`].
+/// Bit 0: an interrupt is requested; bits 1..32: the number of calls inside
+/// [`interruptible`]; bits 32..: the id of the process these belong to.
 static INTERRUPT: AtomicU64 = AtomicU64::new(0);
+
+/// The low bits of [`INTERRUPT`]: the request flag and the number of calls.
+const CALLS_AND_FLAG: u64 = u32::MAX as u64;
+
+/// The number of calls inside [`interruptible`] recorded in `state`.
+fn calls(state: u64) -> u64 {
+    (state & CALLS_AND_FLAG) >> 1
+}
+
+/// `state` as seen by process `pid`: unchanged if it is that process's, else no call and
+/// no request (it was inherited from the parent through a fork).
+fn own_state(state: u64, pid: u32) -> u64 {
+    let owner = u64::from(pid) << 32;
+    if state & !CALLS_AND_FLAG == owner {
+        state
+    } else {
+        owner
+    }
+}
 
 /// Runs `work` as one interruptible call (see [`request_interrupt`]).
 ///
@@ -34,20 +62,30 @@ pub fn interruptible<T>(work: impl FnOnce() -> Result<T>) -> Result<T> {
             // The closure always returns `Some`, so the update cannot fail.
             let _ = INTERRUPT.fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
                 let state = state - 2;
-                Some(if state >> 1 == 0 { 0 } else { state })
+                Some(if calls(state) == 0 {
+                    state & !CALLS_AND_FLAG
+                } else {
+                    state
+                })
             });
         }
     }
-    INTERRUPT.fetch_add(2, Ordering::AcqRel);
+    let pid = std::process::id();
+    // The closure always returns `Some`, so the update cannot fail.
+    let _ = INTERRUPT.fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+        Some(own_state(state, pid) + 2)
+    });
     let _leave = Leave;
     work()
 }
 
 /// Asks every running [`interruptible`] call to stop; returns whether one was running.
 pub fn request_interrupt() -> bool {
+    let pid = std::process::id();
     INTERRUPT
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
-            (state >> 1 > 0).then_some(state | 1)
+            let state = own_state(state, pid);
+            (calls(state) > 0).then_some(state | 1)
         })
         .is_ok()
 }
@@ -71,8 +109,8 @@ pub fn check_interrupt() -> Result<()> {
     }
 }
 
-/// Runs `work` on a local rayon pool of `n_threads` threads, or on the global pool when
-/// `n_threads` is `None`.
+/// Runs `work` on a local rayon pool of `n_threads` threads, or on the caller's pool (in
+/// [`run_watched`], this process's pool) when `n_threads` is `None`.
 ///
 /// Results of the chunked kernels do not depend on the thread count; this exists so that
 /// callers can bound the threads a call uses (and tests can show the independence).
@@ -96,8 +134,55 @@ where
     }
 }
 
-/// Runs `kernel` as an [`interruptible`] job of rayon's global pool on `n_threads` threads
-/// (see [`with_threads`]) while the calling thread waits, calling `watch` every `period`.
+/// The thread pool of one process, and the process.
+struct ProcessPool {
+    pid: u32,
+    pool: rayon::ThreadPool,
+}
+
+/// The pool [`process_pool`] hands out: null until the first call, then a leaked
+/// [`ProcessPool`], replaced only when a forked child finds its parent's.
+static POOL: AtomicPtr<ProcessPool> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The rayon pool of this process (rayon's default number of threads), built on first use
+/// and built anew in a forked child, whose copy of the parent's pool has no threads.
+///
+/// The parent's pool is left in the child as it is: dropping it would signal threads that
+/// do not exist, under locks that may have been held at the fork. Its memory is all a fork
+/// costs.
+///
+/// # Errors
+/// [`Error::OutputTooLarge`] when the pool's threads cannot be started.
+pub fn process_pool() -> Result<&'static rayon::ThreadPool> {
+    let pid = std::process::id();
+    let current = POOL.load(Ordering::Acquire);
+    // SAFETY: `POOL` holds null or a pointer from `Box::into_raw` that is never freed.
+    if let Some(entry) = unsafe { current.as_ref() }
+        && entry.pid == pid
+    {
+        return Ok(&entry.pool);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|index| format!("privtab-{index}"))
+        .build()
+        .map_err(|err| Error::OutputTooLarge(format!("cannot start the thread pool: {err}")))?;
+    let fresh = Box::into_raw(Box::new(ProcessPool { pid, pool }));
+    match POOL.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire) {
+        // SAFETY: `fresh` came from `Box::into_raw` and is never freed once published.
+        Ok(_) => Ok(unsafe { &(*fresh).pool }),
+        Err(winner) => {
+            // SAFETY: `fresh` came from `Box::into_raw` and was not published.
+            drop(unsafe { Box::from_raw(fresh) });
+            // SAFETY: another thread of this process published `winner` (so for this
+            // pid) after `current` was loaded; it is never freed.
+            Ok(unsafe { &(*winner).pool })
+        }
+    }
+}
+
+/// Runs `kernel` as an [`interruptible`] job of this process's pool ([`process_pool`]) on
+/// `n_threads` threads (see [`with_threads`]) while the calling thread waits, calling
+/// `watch` every `period`.
 ///
 /// No thread is started per call. When `watch` fails, the kernel is asked to stop
 /// ([`request_interrupt`]), the call waits for it and returns `watch`'s error; `watch` is
@@ -106,7 +191,7 @@ where
 ///
 /// # Errors
 /// The outer error is `watch`'s; the inner result is the kernel's (including the errors
-/// of [`with_threads`]).
+/// of [`with_threads`] and [`process_pool`]).
 pub fn run_watched<T, E, F>(
     n_threads: Option<usize>,
     period: Duration,
@@ -117,10 +202,14 @@ where
     T: Send,
     F: FnOnce() -> Result<T> + Send,
 {
+    let pool = match process_pool() {
+        Ok(pool) => pool,
+        Err(err) => return Ok(Err(err)),
+    };
     let (done, finished) = mpsc::channel();
     let (mut outcome, mut stop) = (None, None);
     // The scope returns when the job has; a panic of the kernel resumes there.
-    rayon::in_place_scope(|scope| {
+    pool.in_place_scope(|scope| {
         scope.spawn(move |_| {
             // The receiver lives until the scope ends.
             let _ = done.send(interruptible(|| with_threads(n_threads, kernel)));
@@ -245,6 +334,30 @@ mod tests {
             alloc_output::<u64>(usize::MAX / 2, "samples"),
             Err(Error::OutputTooLarge(_))
         ));
+    }
+
+    #[test]
+    fn interrupt_state_of_another_process_counts_no_call() {
+        let pid = std::process::id();
+        let other = pid.wrapping_add(1);
+        let inherited = (u64::from(other) << 32) | (3 << 1) | 1;
+        assert_eq!(own_state(inherited, pid), u64::from(pid) << 32);
+        let mine = (u64::from(pid) << 32) | (2 << 1) | 1;
+        assert_eq!(own_state(mine, pid), mine);
+        assert_eq!((calls(inherited), calls(mine)), (3, 2));
+    }
+
+    #[test]
+    fn the_process_pool_is_built_once() {
+        let first = process_pool().unwrap();
+        assert!(std::ptr::eq(first, process_pool().unwrap()));
+        assert_eq!(
+            first.current_num_threads(),
+            rayon::ThreadPoolBuilder::new()
+                .build()
+                .unwrap()
+                .current_num_threads()
+        );
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! Seeding and stream splitting for every randomised kernel.
 //!
 //! A [`Seed`] is a 256-bit ChaCha20 key, derived from a user's `u64` (reproducibility only:
-//! anyone who knows it can undo the noise) or drawn from the operating system. Parallel loops
+//! anyone who knows it can undo the noise) or drawn from the operating system, afresh for
+//! every call (no generator state is kept in the process, so processes forked from one
+//! parent draw keys of their own). Parallel loops
 //! never share a generator: chunk `i` of a loop uses stream `i` of the key
 //! ([`Seed::stream`]), and chunks have the fixed size [`CHUNK`], so the output does not depend
 //! on how rayon schedules the chunks or how many threads it has.
 
 use crate::resources::{check_interrupt, interrupted};
-use rand::SeedableRng;
+use rand::rngs::SysRng;
+use rand::{SeedableRng, TryRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 
@@ -22,11 +25,15 @@ pub type Rng = ChaCha20Rng;
 pub struct Seed([u8; 32]);
 
 impl Seed {
-    /// A key expanded from `seed`, or from operating-system entropy when `seed` is `None`
-    /// (the secure default).
-    pub fn new(seed: Option<u64>) -> Self {
+    /// A key expanded from `seed`, or drawn from the operating system when `seed` is
+    /// `None` (the secure default).
+    ///
+    /// # Errors
+    /// [`Error::Entropy`](crate::Error::Entropy) when `seed` is `None` and the operating
+    /// system gives no random bytes.
+    pub fn new(seed: Option<u64>) -> crate::Result<Self> {
         match seed {
-            Some(value) => Self::from_u64(value),
+            Some(value) => Ok(Self::from_u64(value)),
             None => Self::from_os(),
         }
     }
@@ -39,12 +46,20 @@ impl Seed {
         Seed(key)
     }
 
-    /// A key drawn from the operating system's entropy source.
-    pub fn from_os() -> Self {
+    /// A key read from the operating system's entropy source (`getrandom`) on every call.
+    ///
+    /// Not from a user-space generator such as rand's `ThreadRng`: a forked child would
+    /// inherit its state, and children forked from one parent would draw the same keys.
+    ///
+    /// # Errors
+    /// [`Error::Entropy`](crate::Error::Entropy) when the operating system gives no random
+    /// bytes.
+    pub fn from_os() -> crate::Result<Self> {
         let mut key = [0u8; 32];
-        let mut thread_rng = rand::rng();
-        rand::Rng::fill_bytes(&mut thread_rng, &mut key);
-        Seed(key)
+        SysRng
+            .try_fill_bytes(&mut key)
+            .map_err(|err| crate::Error::Entropy(err.to_string()))?;
+        Ok(Seed(key))
     }
 
     /// The generator for stream `index` of this key; distinct indices give independent
@@ -174,7 +189,7 @@ mod tests {
         let c: u64 = seed.derive(0).stream(0).random();
         assert_ne!(a, b);
         assert_ne!(a, c);
-        assert_ne!(Seed::from_os(), Seed::from_os());
+        assert_ne!(Seed::from_os().unwrap(), Seed::from_os().unwrap());
     }
 
     #[test]

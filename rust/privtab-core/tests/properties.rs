@@ -567,8 +567,15 @@ fn transaction_parser_gives_valid_rows_or_refuses() {
             let Ok(parsed) = parse_transactions(&text, "input") else {
                 return Ok(false);
             };
-            let rows = BinaryCsr::new(&parsed.indptr, &parsed.indices, parsed.n_items);
+            let rows = BinaryCsr::new(&parsed.indptr, &parsed.indices, parsed.n_items());
             prop_assert!(rows.is_ok(), "{rows:?}");
+            prop_assert!(parsed.item_ids.is_sorted_by(|a, b| a < b));
+            let mut used = vec![false; parsed.n_items()];
+            parsed
+                .indices
+                .iter()
+                .for_each(|&column| used[column as usize] = true);
+            prop_assert!(used.iter().all(|&u| u), "a column without its item");
             let body = text.strip_suffix(b"\n").unwrap_or(&text);
             let lines = body.split(|&b| b == b'\n').count();
             let expected = if text.is_empty() { 0 } else { lines };

@@ -21,7 +21,7 @@ pub(crate) fn randomization_flipping(
         contiguous(&indices, "indices")?,
     );
     let flipped = run(indptr.py(), n_threads, || {
-        clustering::randomization_flipping(rows, items, n_features, k, &Seed::new(seed))
+        clustering::randomization_flipping(rows, items, n_features, k, &Seed::new(seed)?)
     });
     flipped.map(Numpy)
 }

@@ -28,7 +28,7 @@ impl From<CoreError> for PyErr {
                 kind: std::io::ErrorKind::NotFound,
                 ..
             } => PyFileNotFoundError::new_err(message),
-            Error::Io { .. } => PyOSError::new_err(message),
+            Error::Io { .. } | Error::Entropy(_) => PyOSError::new_err(message),
             // Another thread's Ctrl-C stopped this call too (the flag is process-wide).
             Error::Interrupted => PyKeyboardInterrupt::new_err(message),
             _ => PyValueError::new_err(message),
@@ -42,13 +42,15 @@ pub fn mapped<T>(result: privtab_core::Result<T>) -> PyResult<T> {
 }
 
 /// Runs a core kernel for Python: with the GIL released, on `n_threads` threads (`None`:
-/// the global pool), with core errors mapped, and interruptible by Ctrl-C.
+/// every thread of the process's pool), with core errors mapped, and interruptible by
+/// Ctrl-C.
 ///
-/// The kernel runs as a job of rayon's global pool ([`run_watched`]) while the calling
-/// thread waits, re-attaching every [`SIGNAL_POLL`] to let Python run its signal handlers.
-/// When a handler raises (`KeyboardInterrupt` for Ctrl-C), the kernel is asked to stop and
-/// the call raises the handler's exception once it has. Signal handlers only run on
-/// Python's main thread, so calls from other threads are not interrupted by Ctrl-C.
+/// The kernel runs as a job of the process's pool ([`run_watched`], built anew in a forked
+/// child) while the calling thread waits, re-attaching every [`SIGNAL_POLL`] to let Python
+/// run its signal handlers. When a handler raises (`KeyboardInterrupt` for Ctrl-C), the
+/// kernel is asked to stop and the call raises the handler's exception once it has. Signal
+/// handlers only run on Python's main thread, so calls from other threads are not
+/// interrupted by Ctrl-C.
 ///
 /// The hand-over to the pool costs a few microseconds a call (0.1 µs before), which only
 /// shows in Python loops over tiny inputs.

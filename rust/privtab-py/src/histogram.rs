@@ -16,7 +16,7 @@ table_kernels! {
         seed: Option<u64> = None
     ) -> Histogram =
         |cols| {
-            let (noise, seed) = (noise.parse()?, Seed::new(seed));
+            let (noise, seed) = (noise.parse()?, Seed::new(seed)?);
             histogram::thresholded_histogram(cols, epsilon, threshold, noise, max_cells, &seed)
         };
 }
@@ -49,7 +49,7 @@ pub(crate) fn thresholded_histogram_of_counts(
         contiguous(&counts, "counts")?.to_vec(),
     ))?;
     let cards = contiguous(&cardinalities, "cardinalities")?;
-    let seed = Seed::new(seed);
+    let seed = mapped(Seed::new(seed))?;
     run(keys.py(), n_threads, || {
         histogram::thresholded_histogram_of_counts(
             &observed, cards, epsilon, threshold, noise, max_cells, &seed,

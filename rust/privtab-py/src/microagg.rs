@@ -75,7 +75,7 @@ pub(crate) fn microaggregate_columns(
             mechanism,
             &pairs,
             epsilons,
-            &Seed::new(seed),
+            &Seed::new(seed)?,
         )
     });
     table.map(|table| Numpy((Matrix(d, n, table.masked), table.sensitivities)))

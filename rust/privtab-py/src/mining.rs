@@ -6,7 +6,8 @@ use privtab_core::mining::{self, Limits, MaximalSets, Rows, Transactions};
 
 use crate::prelude::*;
 
-/// (indptr, indices, n_items) of a FIMI transaction file.
+/// (indptr, indices, item_ids) of a FIMI transaction file: one column per distinct item,
+/// `item_ids[j]` the id of column `j`.
 #[pyfunction]
 pub(crate) fn read_transactions(py: Python<'_>, path: PathBuf) -> PyResult<Numpy<Transactions>> {
     run(py, None, || mining::read_transactions(&path)).map(Numpy)

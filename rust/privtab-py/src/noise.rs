@@ -2,7 +2,7 @@
 //! users) and the vectorised mechanisms behind `privtab.mechanisms`.
 //!
 //! Every function takes `seed` (`None` = operating-system entropy) and, where it runs in
-//! parallel, `n_threads` (`None` = the global pool); the output never depends on
+//! parallel, `n_threads` (`None` = the process's whole pool); the output never depends on
 //! `n_threads`.
 
 use privtab_core::noise;
@@ -29,7 +29,7 @@ macro_rules! seeded {
             n_threads: Option<usize>,
         ) -> PyResult<Numpy<$out>> {
             $(let $array = contiguous(&$array, stringify!($array))?;)?
-            run(py, n_threads, || noise::$name($($array,)? $($arg,)* &Seed::new(seed))).map(Numpy)
+            run(py, n_threads, || noise::$name($($array,)? $($arg,)* &Seed::new(seed)?)).map(Numpy)
         }
     )*};
 }
@@ -78,7 +78,7 @@ pub(crate) fn sample_distinct(
     k: usize,
     seed: Option<u64>,
 ) -> PyResult<Numpy<Vec<u64>>> {
-    let mut rng = Seed::new(seed).stream(0);
+    let mut rng = mapped(Seed::new(seed))?.stream(0);
     run(py, None, || noise::sample_distinct(&mut rng, range, k)).map(Numpy)
 }
 
@@ -105,7 +105,7 @@ pub(crate) fn l2_laplace_samples(
     n_threads: Option<usize>,
 ) -> PyResult<Numpy<Matrix<f64>>> {
     let samples = run(py, n_threads, || {
-        noise::l2_laplace_samples(n, d, scale, &Seed::new(seed))
+        noise::l2_laplace_samples(n, d, scale, &Seed::new(seed)?)
     });
     samples.map(|rows| Numpy(Matrix(n, d, rows)))
 }

@@ -146,7 +146,7 @@ into_numpy! {
         (p.tables, p.offsets, Matrix(p.n_cols, p.n_cols, p.entropies)).into_numpy(py)
     };
     Histogram => |h, py| (h.keys, h.values).into_numpy(py);
-    Transactions => |t, py| (t.indptr, t.indices, t.n_items).into_numpy(py);
+    Transactions => |t, py| (t.indptr, t.indices, t.item_ids).into_numpy(py);
     MaximalSets => |m, py| (m.offsets, m.items, m.measures, m.complete).into_numpy(py);
     Flipped => |f, py| (f.data, f.clusters, f.n_clusters, f.flipped).into_numpy(py);
     RecordDegrees => |r, py| (r.degree, r.count).into_numpy(py);

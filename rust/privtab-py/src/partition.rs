@@ -172,7 +172,7 @@ table_kernels! {
     fn private_kd(k: usize, epsilon_step: f64, seed: Option<u64> = None; layout: &str = "auto")
         -> Vec<usize> =
         |cols, labels| {
-            let seed = Seed::new(seed);
+            let seed = Seed::new(seed)?;
             let rule = Rule::Exponential { epsilon: epsilon_step, seed: &seed };
             let selection = partition::select_discerning_in(cols, labels, k, rule, layout.parse()?);
             selection.map(|selection| selection.order)
@@ -306,7 +306,7 @@ pub(crate) fn private_kd_round(
         .iter()
         .map(|&g| u128::from(g))
         .collect();
-    let seed = Seed::new(seed);
+    let seed = mapped(Seed::new(seed))?;
     run(gains.py(), None, || {
         partition::exponential_round(&wide, epsilon_step, n_rows, &seed, round)
     })
