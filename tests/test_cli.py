@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -208,6 +209,120 @@ def test_demo_writes_an_html_report(tmp_path):
     assert html.lstrip().lower().startswith("<!doctype html")
     assert "education" in html
     assert "privacy ledger" in html
+
+
+class PageParser(HTMLParser):
+    """The sections of an HTML page: per <h2>, its tables as lists of rows."""
+
+    def __init__(self):
+        super().__init__()
+        self.sections, self.tags, self._text, self._row = [], [], None, None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "h2":
+            self.sections.append({"title": "", "tables": []})
+            self._text = "title"
+        elif tag == "table":
+            self.sections[-1]["tables"].append([])
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._row.append("")
+            self._text = "cell"
+
+    def handle_endtag(self, tag):
+        if tag in ("h2", "td", "th"):
+            self._text = None
+        elif tag == "tr":
+            self.sections[-1]["tables"][-1].append(self._row)
+
+    def handle_data(self, data):
+        if self._text == "title":
+            self.sections[-1]["title"] += data
+        elif self._text == "cell":
+            self._row[-1] += data
+
+
+def parse_page(text):
+    parser = PageParser()
+    parser.feed(text)
+    return parser
+
+
+@pytest.mark.parametrize("name", ["demo.png", "demo.pdf", "demo.txt", "demo"])
+def test_demo_refuses_a_report_it_would_not_write_as_named(name, tmp_path, stand_ins):
+    report = tmp_path / name
+    args = ["demo", "--only", "contingency", "--no-progress", "--report", str(report)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "the report is an HTML page" in result.output
+    assert "must end in .html or .htm" in result.output
+    assert not report.exists()
+    assert not stand_ins.mechanism_calls  # refused before anything ran
+
+
+def test_demo_report_is_a_page_with_a_table_per_result(tmp_path):
+    report = tmp_path / "demo.HTML"
+    args = ["demo", "--only", "contingency", "--seed", "1", "--no-progress"]
+    result = CliRunner().invoke(main, [*args, "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    text = report.read_text(encoding="utf-8")
+    # A page of tables, not a console dump: no preformatted text, no box drawing.
+    assert "<pre" not in text
+    assert not set("━│┃─┏┗") & set(text)
+    page = parse_page(text)
+    assert [s["title"] for s in page.sections] == [
+        demo_module.SECTIONS["contingency"].title,
+        "privacy ledger",
+    ]
+    (counts,) = page.sections[0]["tables"]
+    adult = load_adult()
+    income = adult.domains["income"]
+    header = ["education"] + [f"{i} {kind}" for i in income for kind in ("true", "DP")]
+    assert counts[0] == [*header, "(missing) true", "(missing) DP"]
+    # Every label in full, in the declared order, then the missing-value category.
+    assert [row[0] for row in counts[1:]] == [*adult.domains["education"], "(missing)"]
+    true_counts = pd.crosstab(adult.frame["education"], adult.frame["income"])
+    for row in counts[1:-1]:
+        for j, label in enumerate(income):
+            expected = int(true_counts.loc[row[0], label])
+            assert row[1 + 2 * j] == f"{expected:,}"
+    (ledger,) = page.sections[1]["tables"]
+    assert ledger == [
+        ["release", "ε", "guarantee"],
+        ["discrete_laplace_mechanism", "1", "dp"],
+    ]
+
+
+def test_demo_report_escapes_what_it_shows(tmp_path, monkeypatch):
+    from rich.table import Table
+
+    from privtab.cli._options import literal
+
+    hostile = "<script>alert(1)</script> & [bold red]x[/]"
+
+    def show_hostile_text(ctx):
+        view = Table(title=literal(f"title {hostile}"))
+        view.add_column(literal(hostile))
+        view.add_row(literal(hostile))
+        ctx.show(view)
+        ctx.show(literal(hostile))
+
+    title = literal(f"section {hostile}")
+    section = demo_module.Section("hostile", title, 1, show_hostile_text)
+    monkeypatch.setitem(demo_module.SECTIONS, "hostile", section)
+    report = tmp_path / "demo.html"
+    args = ["demo", "--only", "hostile", "--no-progress", "--report", str(report)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    text = report.read_text(encoding="utf-8")
+    assert "<script" not in text
+    escaped = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; [bold red]x[/]"
+    assert text.count(escaped) == 5  # section title, caption, header, cell, line
+    page = parse_page(text)
+    assert page.sections[0]["title"] == f"section {hostile}"
+    assert page.sections[0]["tables"] == [[[hostile], [hostile]]]
 
 
 def test_demo_report_to_an_unwritable_path_fails_cleanly(tmp_path):

@@ -211,6 +211,26 @@ def test_directory_without_cluster_uses_the_local_scheduler(tables, tmp_path):
     assert json.loads(dsk_out.read_text()) == json.loads(mem_out.read_text())
 
 
+def test_integer_codes_are_read_as_in_memory(tables, tmp_path):
+    """The integer column noise (codes 0..4) gets a category per code on Dask too:
+    the partitions' smallest and largest values decide it, as in memory."""
+    (mem, mem_out), (dsk, dsk_out) = both(
+        tables,
+        tmp_path,
+        "distances",
+        "dist.json",
+        "--method", "dilca_m", "--allow-inferred-domains",
+    )  # fmt: skip
+    in_memory = json.loads(mem_out.read_text())
+    assert json.loads(dsk_out.read_text()) == in_memory
+    assert in_memory["columns"]["noise"]["categories"] == [0, 1, 2, 3, 4]
+    line = (
+        "column 'noise': categorical (integer codes), 5 categories taken from the data"
+    )
+    assert line in mem.stderr.splitlines()
+    assert dsk.stderr == mem.stderr
+
+
 def test_workers_starts_a_local_cluster(tables, tmp_path):
     pytest.importorskip("cryptography", reason=NO_CRYPTOGRAPHY)
     (_, mem_out), (_, dsk_out) = both(

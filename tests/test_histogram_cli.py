@@ -91,7 +91,11 @@ def test_numeric_columns_decode_to_bin_midpoints(table_csv, tmp_path):
     assert set(synthetic["age"].dropna()) <= {10.0, 30.0, 50.0, 70.0, 90.0}
     assert set(synthetic["label"]) <= {"yes", "no"}
     # Declared bounds for age: the warning names only the inferred categories.
-    warning = next(line for line in result.stderr.splitlines() if "categories" in line)
+    warning = next(
+        line
+        for line in result.stderr.splitlines()
+        if line.startswith("warning:") and "categories" in line
+    )
     assert "categories of ['colour', 'size', 'shape']" in warning
     assert "bounds of" not in warning
 
@@ -319,3 +323,103 @@ def test_missing_values_only_where_the_input_or_missing_allows_them(
     result = run([path, *args[1:], *DECLARED, "--missing", "size"])
     assert result.exit_code == 0, result.output
     assert not pd.read_csv(out).isna().any().any()
+
+
+@pytest.fixture
+def codes_csv(tmp_path):
+    """Integer codes (16 regions, 4 grades), a wide integer column and a label.
+
+    The label is the region's half, so that the region is selected; ``zip`` holds
+    three postcodes far apart, ``income`` a quantity.
+    """
+    rng = np.random.default_rng(16)
+    n = 3000
+    region = rng.integers(0, 16, n)
+    frame = pd.DataFrame(
+        {
+            "region": region,
+            "grade": rng.integers(0, 4, n),
+            "zip": rng.choice([10115, 20095, 80331], n),
+            "income": rng.integers(1000, 9000, n),
+            "label": np.where(region < 8, "low", "high"),
+        }
+    )
+    path = tmp_path / "codes.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def encoding_lines(stderr):
+    """The lines of stderr that say how each column was encoded, by column."""
+    prefix = "column '"
+    return {
+        line[len(prefix) :].split("'", 1)[0]: line.split(": ", 1)[1]
+        for line in stderr.splitlines()
+        if line.startswith(prefix)
+    }
+
+
+def test_integer_codes_are_categories_not_bins(codes_csv, tmp_path):
+    path, frame = codes_csv
+    out = tmp_path / "syn.csv"
+    args = [path, "-o", out, "--target", "label", "-e", 1e7, "--n-features", 1]
+    args += ["--gamma", 0.5, "--seed", 3, "--classes", "low,high", ALLOW]
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    synthetic = pd.read_csv(out)
+    assert list(synthetic.columns) == ["region", "label"]
+    # With noise ~0 the synthetic records are the projection: every region code,
+    # as it is in IN, and no bin midpoint.
+    assert sorted(synthetic["region"].unique()) == list(range(16))
+    assert len(synthetic) == len(frame)
+    how = encoding_lines(result.stderr)
+    assert how == {
+        "region": "categorical (integer codes), 16 categories taken from the data",
+        "grade": "categorical (integer codes), 4 categories taken from the data",
+        "zip": f"numeric, {how['zip'].split()[1]} equal-width bins over bounds "
+        "taken from the data",
+        "income": f"numeric, {how['income'].split()[1]} equal-width bins over "
+        "bounds taken from the data",
+    }
+    assert "inferred the categories of ['region', 'grade']" in result.stderr
+
+
+def test_categorical_option_makes_a_numeric_column_categories(codes_csv, tmp_path):
+    path, _ = codes_csv
+    out = tmp_path / "syn.csv"
+    args = [path, "-o", out, "--target", "label", "-e", 1e7, "--n-features", 4]
+    args += ["--gamma", 0.5, "--seed", 3, "--classes", "low,high"]
+    args += ["--domain", f"region={','.join(map(str, range(16)))}"]
+    args += ["--domain", "grade=0,1,2,3", "--bounds", "income=0:10000"]
+    # Its categories come from the data: refused where OUT shows them...
+    refused = run([*args, "--categorical", "zip"])
+    assert refused.exit_code != 0
+    assert "the domains of 'zip' would be taken from the data" in refused.output
+    # ...allowed with the flag, and each postcode is a category of its own.
+    result = run([*args, "--categorical", "zip", ALLOW])
+    assert result.exit_code == 0, result.output
+    synthetic = pd.read_csv(out)
+    assert set(synthetic["zip"]) == {10115, 20095, 80331}
+    how = encoding_lines(result.stderr)
+    assert how["zip"] == "categorical (--categorical), 3 categories taken from the data"
+    assert how["region"] == "categorical, 16 categories declared"
+    assert how["income"].endswith("equal-width bins over bounds declared")
+    # Declared with --domain, the postcodes are public: nothing is refused.
+    declared = run(
+        [*args, "--categorical", "zip", "--domain", "zip=10115,20095,80331", "--force"]
+    )
+    assert declared.exit_code == 0, declared.output
+    assert encoding_lines(declared.stderr)["zip"] == (
+        "categorical (--categorical), 3 categories declared"
+    )
+
+
+def test_categorical_and_bounds_of_one_column_are_refused(codes_csv, tmp_path):
+    path, _ = codes_csv
+    args = [path, "-o", tmp_path / "syn.csv", "--target", "label", ALLOW]
+    result = run([*args, "--categorical", "income", "--bounds", "income=0:10000"])
+    assert result.exit_code == 2
+    assert "'income' is declared numeric by --bounds and categorical" in result.output
+    unknown = run([*args, "--categorical", "postcode"])
+    assert unknown.exit_code == 2
+    assert "'postcode' is not a predictor of IN" in unknown.output

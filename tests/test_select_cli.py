@@ -66,8 +66,8 @@ def test_privatekd_writes_json_with_ledger(table_csv, tmp_path):
     # The warnings go to stderr only: OUT holds the release.
     assert "warnings" not in report
     assert (
-        "inferred the categories of ['colour', 'shape'] and the bounds of "
-        "['size', 'noise'] from the data" in result.stderr
+        "inferred the categories of ['colour', 'size', 'shape', 'noise'] from the "
+        "data" in result.stderr
     )
     assert "Declare them with --domain COL=a,b,c and --bounds COL=LO:HI" in (
         result.stderr
@@ -157,7 +157,11 @@ def test_greedy_and_csv_projection(table_csv, tmp_path):
     predictors = ["colour", "size", "shape", "noise"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        codes = TableEncoder(missing="category").fit_transform(frame[predictors])
+        # size and noise are integer codes: a category per value, no bins.
+        encoder = TableEncoder(
+            domains={"size": [0, 1, 2, 3], "noise": [0, 1]}, missing="category"
+        )
+        codes = encoder.fit_transform(frame[predictors])
     order = greedy_discernibility(codes, frame["label"].to_numpy(), 3)
     assert list(projected.columns) == [*(predictors[j] for j in order), "label"]
     pd.testing.assert_frame_equal(projected, frame[list(projected.columns)])

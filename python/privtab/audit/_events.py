@@ -27,6 +27,7 @@ from scipy import stats
 
 __all__ = [
     "FAMILIES",
+    "FAMILY_NAMES",
     "Event",
     "Features",
     "clopper_pearson",
@@ -36,6 +37,15 @@ __all__ = [
 
 #: The kinds of event an audit can search, in the order they are tried.
 FAMILIES: tuple[str, ...] = ("threshold", "outcomes", "reachable")
+#: What a violation found by each family is, in plain words: thresholds on the
+#: statistic measure how far apart its distributions are (a noise scale too small
+#: for the sensitivity), sets of outcomes the same for discrete outputs, and
+#: floating-point outputs one side cannot produce the side channel of Mironov (2012).
+FAMILY_NAMES: dict[str, str] = {
+    "threshold": "noise scale",
+    "outcomes": "outcome frequencies",
+    "reachable": "floating-point side channel (Mironov 2012)",
+}
 
 #: Quantile levels of the selection half tried as thresholds: a regular grid plus both
 #: tails on a log scale, where a rare event can carry a large likelihood ratio.

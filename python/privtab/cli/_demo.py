@@ -13,7 +13,10 @@ method with :func:`section`::
 
 Sections run in registration order, each spending at most ``ctx.epsilon`` from
 ``ctx.accountant`` (sequential composition: the ledger printed at the end shows the
-total). Text that comes from the data (categories, column names, ledger labels) is
+total). A section shows its results with ``ctx.show`` (a rich table or a line of
+text), which prints them and keeps them for the HTML page of ``--report``
+(:class:`DemoReport`: a table per rich table, the full labels, and every text escaped
+as HTML). Text that comes from the data (categories, column names, ledger labels) is
 printed through :func:`~privtab.cli._options.literal`, so that rich shows it as
 written instead of reading it as markup.
 
@@ -24,6 +27,7 @@ sampling kernels behind it).
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -34,13 +38,21 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 import privtab
 from privtab._validation import check_epsilon, check_positive_int
 from privtab.accountant import BudgetAccountant, split_budget
 from privtab.cli._options import literal
 
-__all__ = ["SECTIONS", "DemoContext", "Section", "run_demo", "section"]
+__all__ = [
+    "SECTIONS",
+    "DemoContext",
+    "DemoReport",
+    "Section",
+    "run_demo",
+    "section",
+]
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,8 @@ class DemoContext:
     random_state : None or numpy.random.Generator
         ``None`` (operating-system entropy) unless the demo was given a seed; pass it
         as ``random_state=`` to every randomized call.
+    report : DemoReport or None
+        Keeps what :meth:`show` prints, for ``--report``.
     """
 
     console: Console
@@ -92,7 +106,14 @@ class DemoContext:
     accountant: BudgetAccountant
     random_state: np.random.Generator | None
     advance: Callable[[str], None] = lambda description: None
+    report: DemoReport | None = None
     _cache: dict[str, Any] = field(default_factory=dict)
+
+    def show(self, result: Table | str) -> None:
+        """Print ``result`` (a rich table, or text in rich markup) and report it."""
+        self.console.print(result)
+        if self.report is not None:
+            self.report.add(result)
 
     def adult(self) -> Any:
         """Return the bundled Adult data (:func:`privtab.datasets.load_adult`), cached."""
@@ -162,9 +183,9 @@ def _contingency(ctx: DemoContext) -> None:
         for c in range(len(income)):
             cells += [f"{int(true[r, c]):,}", f"{int(noisy[r, c]):,}"]
         view.add_row(name, *cells)
-    ctx.console.print(view)
+    ctx.show(view)
     error = np.abs(noisy.astype(np.int64) - true.astype(np.int64))
-    ctx.console.print(
+    ctx.show(
         f"{error.size} cells: mean absolute error {error.mean():.2f}, "
         f"largest {int(error.max())}; {int(true.sum()):,} records"
     )
@@ -221,7 +242,7 @@ def _histogram(ctx: DemoContext) -> None:
     ]
     for name, value in rows:
         summary.add_row(name, value)
-    ctx.console.print(summary)
+    ctx.show(summary)
     top = np.argsort(-hist.values)[:8]
     cells = hist.to_codes()[top]
     view = Table(title="largest released cells", caption="noise Lap(0, 2/ε)")
@@ -230,7 +251,7 @@ def _histogram(ctx: DemoContext) -> None:
     for row, i in zip(cells, top, strict=True):
         labels = [_label(encoder.categories_[j][c]) for j, c in enumerate(row)]
         view.add_row(*labels, f"{int(true_of_kept[i]):,}", f"{hist.values[i]:,.1f}")
-    ctx.console.print(view)
+    ctx.show(view)
 
 
 @section("privatekd", "PrivateKD: 4 attributes that discern income", steps=4)
@@ -280,9 +301,9 @@ def _privatekd(ctx: DemoContext) -> None:
             f"{privtab.discernibility(X, y, p) / full:.3f}",
         )
     ctx.advance("compared")
-    ctx.console.print(view)
+    ctx.show(view)
     common = len(set(greedy.tolist()) & set(selector.selection_order_.tolist()))
-    ctx.console.print(
+    ctx.show(
         f"{common} of {k} attributes in common; ledger: "
         + ", ".join(f"{eps:.3g}" for _, eps in selector.privacy_ledger_)
         + f" (sum {selector.epsilon_spent_:g})"
@@ -364,8 +385,8 @@ def _projected(ctx: DemoContext) -> None:
         value = auc(columns, X, y)
         view.add_row(name, "—" if value is None else f"{value:.3f}")
         ctx.advance(f"trained on {name.split(',')[0]}")
-    ctx.console.print(view)
-    ctx.console.print(
+    ctx.show(view)
+    ctx.show(
         f"k = {model.n_features_} "
         f"({', '.join(literal(predictors[j]) for j in chosen)}), "
         f"γ = {model.gamma_:.3f}, {len(model.histogram_):,} kept cells above "
@@ -425,7 +446,7 @@ def _distances(ctx: DemoContext) -> None:
             r,
         )
     ctx.advance("compared")
-    ctx.console.print(view)
+    ctx.show(view)
 
 
 @section("kac", "k-anonymity by containment: binary Adult features for income", steps=5)
@@ -483,7 +504,7 @@ def _kac(ctx: DemoContext) -> None:
         f"{auc(everything):.3f}",
     )
     ctx.advance("compared with all features")
-    ctx.console.print(view)
+    ctx.show(view)
 
 
 @section(
@@ -536,7 +557,7 @@ def _microagg(ctx: DemoContext) -> None:
             f"{privtab.mean_sse(X, masked):.3g}",
         )
         ctx.advance(name)
-    ctx.console.print(view)
+    ctx.show(view)
 
 
 # The maxima published with WDBC (truncated to three decimals in its documentation),
@@ -608,11 +629,166 @@ def _dpfsdr(ctx: DemoContext) -> None:
             f"{accuracy:.3f}",
         )
         ctx.advance(name)
-    ctx.console.print(view)
-    ctx.console.print(
+    ctx.show(view)
+    ctx.show(
         f"A model that always predicts the majority class scores "
         f"{max(y_test.mean(), 1 - y_test.mean()):.3f}. Records of WDBC correlate "
         "strongly on a few features, so CS and the noise are large at small ε."
+    )
+
+
+_PAGE_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2rem; color: #1f2328; }
+h1 { font-size: 1.6rem; }
+h2 { font-size: 1.2rem; margin-top: 2.5rem; border-bottom: 1px solid #d0d7de; }
+table { border-collapse: collapse; margin: 1rem 0 0.3rem; }
+caption { text-align: left; font-weight: 600; padding-bottom: 0.4rem; }
+th, td { border: 1px solid #d0d7de; padding: 0.25rem 0.6rem; vertical-align: top; }
+th { background: #f6f8fa; text-align: left; }
+td.number { text-align: right; font-variant-numeric: tabular-nums;
+            white-space: nowrap; }
+tbody tr:nth-child(even) { background: #f6f8fa; }
+p.note { color: #57606a; font-size: 0.9rem; margin-top: 0; }
+"""
+
+
+@dataclass
+class DemoReport:
+    """What the demo showed, section by section, as an HTML page (``--report``).
+
+    :func:`run_demo` starts a section for each title and every ``ctx.show`` adds a
+    rich table or a line of text to it; :meth:`to_html` writes one HTML table per
+    rich table (its title as caption, every label in full) and one paragraph per
+    line. All text, including the categories and column names of the data, is
+    escaped, so that the page shows it as written and runs none of it.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget of one section.
+    seed : int or None
+        The demo's seed, if it was given one.
+    """
+
+    epsilon: float
+    seed: int | None = None
+    sections: list[tuple[str, list[Table | str]]] = field(default_factory=list)
+    accountant: BudgetAccountant | None = None
+    seconds: float = 0.0
+
+    def start(self, title: str) -> None:
+        """Begin the section called ``title``."""
+        self.sections.append((title, []))
+
+    def add(self, result: Table | str) -> None:
+        """Add a rich table, or a line of rich markup, to the current section."""
+        if not self.sections:
+            self.start("")
+        self.sections[-1][1].append(result)
+
+    def to_html(self) -> str:
+        """Return the report as a self-contained HTML page (no script, no link)."""
+        seed = (
+            "operating-system entropy (no seed)"
+            if self.seed is None
+            else f"seed {self.seed}, fixed for reproducibility: a known seed voids "
+            "the privacy of these releases"
+        )
+        body = [
+            "<h1>privtab demo</h1>",
+            f"<p>privtab {html.escape(privtab.__version__)}; ε = {self.epsilon:g} "
+            f"per section, {len(self.sections)} section(s); noise from "
+            f"{html.escape(seed)}.</p>",
+        ]
+        for title, results in self.sections:
+            body.append(f"<section>\n<h2>{_escaped(title)}</h2>")
+            body.extend(
+                _html_table(r) if isinstance(r, Table) else f"<p>{_escaped(r)}</p>"
+                for r in results
+            )
+            body.append("</section>")
+        if self.accountant is not None:
+            body.append(_ledger_html(self.accountant, self.seconds))
+        return (
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            "<title>privtab demo</title>\n"
+            f"<style>{_PAGE_STYLE}</style>\n</head>\n<body>\n"
+            + "\n".join(body)
+            + "\n</body>\n</html>\n"
+        )
+
+
+def _escaped(markup: Any) -> str:
+    """Return rich markup (or a rich renderable's text) as escaped HTML text.
+
+    The markup is read as rich reads it, so that a value printed through
+    :func:`~privtab.cli._options.literal` shows as written, without its escapes.
+    """
+    if isinstance(markup, Text):
+        plain = markup.plain
+    elif isinstance(markup, str):
+        plain = Text.from_markup(markup).plain
+    else:
+        plain = str(markup)
+    # An indent marks a sub-row ("  of which ..."); HTML would collapse its spaces.
+    text = plain.lstrip(" ")
+    return "\u00a0" * (len(plain) - len(text)) + html.escape(text)
+
+
+def _html_table(table: Table) -> str:
+    """Return a rich table as an HTML table: caption, header row, body rows."""
+    numbers = [column.justify == "right" for column in table.columns]
+    cells = [list(column.cells) for column in table.columns]
+    lines = ["<table>"]
+    if table.title:
+        lines.append(f"<caption>{_escaped(table.title)}</caption>")
+    lines.append(
+        "<thead><tr>"
+        + "".join(f"<th>{_escaped(column.header)}</th>" for column in table.columns)
+        + "</tr></thead>"
+    )
+    lines.append("<tbody>")
+    for row in zip(*cells, strict=True):
+        lines.append(
+            "<tr>"
+            + "".join(
+                f'<td class="number">{_escaped(cell)}</td>'
+                if number
+                else f"<td>{_escaped(cell)}</td>"
+                for cell, number in zip(row, numbers, strict=True)
+            )
+            + "</tr>"
+        )
+    lines.append("</tbody>\n</table>")
+    if table.caption:
+        lines.append(f'<p class="note">{_escaped(table.caption)}</p>')
+    return "\n".join(lines)
+
+
+def _ledger_html(accountant: BudgetAccountant, seconds: float) -> str:
+    """Return the privacy ledger as an HTML table, parts indented under their block."""
+    rows: list[str] = []
+
+    def add(entry: Any, depth: int) -> None:
+        indent = "\u2003" * depth
+        rows.append(
+            f"<tr><td>{indent}{html.escape(entry.label)}</td>"
+            f'<td class="number">{entry.epsilon:.6g}</td>'
+            f"<td>{html.escape(entry.guarantee)}</td></tr>"
+        )
+        for part in entry.parts:
+            add(part, depth + 1)
+
+    for entry in accountant.ledger:
+        add(entry, 0)
+    budget = "∞" if accountant.epsilon == float("inf") else f"{accountant.epsilon:g}"
+    return (
+        "<section>\n<h2>privacy ledger</h2>\n<table>\n"
+        "<thead><tr><th>release</th><th>ε</th><th>guarantee</th></tr></thead>\n"
+        "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n"
+        f'<p class="note">spent ε = {accountant.spent:.6g} of {budget} '
+        f"(sequential composition over the sections) in {seconds:.1f} s</p>\n"
+        "</section>"
     )
 
 
@@ -623,6 +799,7 @@ def run_demo(
     progress: bool = True,
     sections: Iterable[str] | None = None,
     console: Console | None = None,
+    report: DemoReport | None = None,
 ) -> BudgetAccountant:
     """Run the demo sections and print each comparison and the final ledger.
 
@@ -640,6 +817,9 @@ def run_demo(
         Names of the sections to run (default: all, in registration order).
     console : rich.console.Console, optional
         Where to print (default: standard output).
+    report : DemoReport, optional
+        Keeps every section's results and the ledger for an HTML page
+        (:meth:`DemoReport.to_html`).
 
     Returns
     -------
@@ -666,7 +846,7 @@ def run_demo(
     console = console if console is not None else Console()
     accountant = BudgetAccountant(epsilon * max(len(names), 1))
     random_state = None if seed is None else np.random.default_rng(seed)
-    ctx = DemoContext(console, epsilon, accountant, random_state)
+    ctx = DemoContext(console, epsilon, accountant, random_state, report=report)
     chosen = [SECTIONS[n] for n in names]
     start = time.perf_counter()
     with Progress(
@@ -681,17 +861,22 @@ def run_demo(
         task = bar.add_task("privtab demo", total=sum(s.steps for s in chosen))
         for part in chosen:
             console.rule(part.title)
+            if report is not None:
+                report.start(part.title)
 
             def advance(description: str, part: Section = part) -> None:
                 bar.update(task, advance=1, description=f"{part.name}: {description}")
 
             ctx.advance = advance
             part.run(ctx)
+    seconds = time.perf_counter() - start
     console.print(
         Panel(
             literal(accountant.report()),
             title="privacy ledger",
-            subtitle=f"{time.perf_counter() - start:.1f} s",
+            subtitle=f"{seconds:.1f} s",
         )
     )
+    if report is not None:
+        report.accountant, report.seconds = accountant, seconds
     return accountant

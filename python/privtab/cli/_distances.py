@@ -13,6 +13,7 @@ import click
 from privtab.cli._options import (
     allow_inferred_option,
     bounds_option,
+    categorical_option,
     check_columns,
     choice_option,
     clip_option,
@@ -47,7 +48,8 @@ __all__ = ["distances"]
     "values explain it), its categories (declared with --domain, or bin midpoints\n"
     "within --bounds; null for missing values, with --missing) and the matrix of\n"
     "distances between them, plus the method, ε and the privacy ledger. Warnings\n"
-    "go to stderr only.",
+    "go to stderr only, as does one line per column that says how it was\n"
+    "encoded.",
 )
 @input_argument(partitions=True)
 @output_option("OUT.json", "Where to write the distances (JSON).", formats=("json",))
@@ -84,6 +86,7 @@ __all__ = ["distances"]
     "stopping with an error."
 )
 @missing_option()
+@categorical_option()
 @allow_inferred_option("the categories and bin midpoints of every column")
 @epsilon_option(help="Privacy budget ε of the whole metric, ε/m per column.")
 @seed_option()
@@ -98,6 +101,7 @@ def distances(
     bounds: dict[str, tuple[float, float]],
     clip: bool,
     missing: list[str],
+    categorical: list[str],
     allow_inferred: bool,
     epsilon: float,
     seed: int | None,
@@ -121,14 +125,21 @@ def distances(
 
     check_columns(
         input_path,
-        named={"--domain": domains, "--bounds": bounds, "--missing": missing},
+        named={
+            "--domain": domains,
+            "--bounds": bounds,
+            "--missing": missing,
+            "--categorical": categorical,
+        },
     )
     with (
         open_input(input_path, None, scheduler, workers) as frame,
         release(),
         working(f"distances ({method})"),
     ):
-        encoder, table = encode_table(frame, domains, bounds, missing, bins, clip)
+        encoder, table = encode_table(
+            frame, domains, bounds, missing, bins, clip, categorical=categorical
+        )
         refuse_inferred_domains(encoder.inferred_, allow_inferred)
         if method in ("dilca_m", "dilca_rr"):
             context = "mean_su" if method == "dilca_m" else "relevance_redundancy"

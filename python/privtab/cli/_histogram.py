@@ -16,6 +16,7 @@ import pandas as pd
 from privtab.cli._options import (
     allow_inferred_option,
     bounds_option,
+    categorical_option,
     check_columns,
     choice_option,
     classes_option,
@@ -55,7 +56,8 @@ __all__ = ["histogram"]
     "(categories; numeric columns as bin midpoints; an empty cell only in a\n"
     "column that may be missing, see --missing) and the target. A summary (the\n"
     "number of predictors, γ, the selection, kept cells and the privacy ledger)\n"
-    "goes to stderr.",
+    "goes to stderr, after one line per predictor that says how it was encoded\n"
+    "(categories or bins, declared or taken from the data).",
 )
 @input_argument(partitions=True)
 @output_option("OUT", "Where to write the synthetic data (.csv, .tsv or .parquet).")
@@ -94,6 +96,7 @@ __all__ = ["histogram"]
     "stopping with an error."
 )
 @missing_option()
+@categorical_option()
 @classes_option()
 @allow_inferred_option("categories, bin midpoints and labels of the synthetic records")
 @seed_option()
@@ -111,6 +114,7 @@ def histogram(
     bounds: dict[str, tuple[float, float]],
     clip: bool,
     missing: list[str],
+    categorical: list[str],
     classes: list[str] | None,
     allow_inferred: bool,
     seed: int | None,
@@ -122,7 +126,8 @@ def histogram(
     PrivateKD chooses N_FEATURES predictors that discern TARGET with (1 − γ)·ε, then a
     thresholded histogram of those predictors and TARGET is released with γ·ε
     (Vinterbo 2012); the synthetic records replicate each kept cell. Columns are
-    encoded with their categories (numeric columns are binned). The synthetic
+    encoded with their categories (numeric columns are binned, except those named by
+    --categorical and integer codes spanning at most 32 values). The synthetic
     records show the domains, so they are public: the categories of every text
     predictor (--domain), the bounds of every numeric one (--bounds) and the labels
     of TARGET (--classes, which also set the histogram's domain). Taking them from
@@ -138,6 +143,7 @@ def histogram(
         "--domain": domains,
         "--bounds": bounds,
         "--missing": missing,
+        "--categorical": categorical,
     }
     columns = check_columns(input_path, target, named, "predictor")
     _check_n_features(n_features, len(columns))
@@ -148,7 +154,14 @@ def histogram(
             raise click.ClickException(f"{input_path} needs at least 2 rows")
         with release(), working("projected histogram"):
             encoder, table = encode_table(
-                frame[predictors], domains, bounds, missing, bins, clip, "predictor"
+                frame[predictors],
+                domains,
+                bounds,
+                missing,
+                bins,
+                clip,
+                "predictor",
+                categorical,
             )
             refuse_inferred_domains(
                 encoder.inferred_,

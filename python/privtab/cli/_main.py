@@ -12,12 +12,14 @@ Core kernels called: none directly; each subcommand runs the public estimators o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 from rich.console import Console
 
 from privtab._core import __version__
 from privtab.cli._budget import budget
-from privtab.cli._demo import SECTIONS, run_demo
+from privtab.cli._demo import SECTIONS, DemoReport, run_demo
 from privtab.cli._distances import distances
 from privtab.cli._histogram import histogram
 from privtab.cli._io import replace_file
@@ -69,7 +71,8 @@ def main() -> None:
     "--report",
     type=click.Path(dir_okay=False, writable=True),
     metavar="FILE.html",
-    help="Also save everything the demo prints as an HTML report.",
+    help="Also save what the demo shows as an HTML page: a table per result and "
+    "the privacy ledger. The name must end in .html or .htm.",
 )
 @force_option()
 def demo(
@@ -83,7 +86,8 @@ def demo(
     """Tour the methods on Adult and WDBC, next to their non-private results.
 
     Every section spends at most ε; the privacy ledger printed at the end sums them
-    (sequential composition). An existing report is replaced only with --force.
+    (sequential composition). --report is checked before the demo runs: it must end
+    in .html or .htm, and an existing one is replaced only with --force.
     """
     unknown = [name for name in only if name not in SECTIONS]
     if unknown:
@@ -93,20 +97,22 @@ def demo(
             param_hint="--only",
         )
     if report is not None:
+        _check_report_name(report)
         check_output(report, force=force, option="--report")
-    console = Console(record=report is not None)
+    page = None if report is None else DemoReport(epsilon, seed)
     try:
         run_demo(
             epsilon,
             seed=seed,
             progress=progress,
             sections=only or None,
-            console=console,
+            console=Console(),
+            report=page,
         )
     except PrivtabError as exc:
         raise click.ClickException(str(exc)) from exc
-    if report is not None:
-        html = console.export_html()
+    if report is not None and page is not None:
+        html = page.to_html()
         try:
             replace_file(report, lambda path: path.write_text(html, encoding="utf-8"))
         except OSError as exc:
@@ -114,6 +120,21 @@ def demo(
                 f"cannot write --report {report}: {exc}"
             ) from exc
         click.echo(f"report written to {report}", err=True)
+
+
+#: The extensions of an HTML page, the only report the demo writes.
+_REPORT_EXTENSIONS = (".html", ".htm")
+
+
+def _check_report_name(report: str) -> None:
+    """Refuse a ``--report`` whose extension says another format than HTML."""
+    if Path(report).suffix.lower() not in _REPORT_EXTENSIONS:
+        raise click.BadParameter(
+            f"{report!r}: the report is an HTML page, and the file name must end in "
+            f"{' or '.join(_REPORT_EXTENSIONS)}; for an image, open the page in a "
+            "browser and save or print it",
+            param_hint="'--report'",
+        )
 
 
 for _command in (select, histogram, mask, distances, kac, budget):

@@ -51,10 +51,12 @@ if TYPE_CHECKING:
     from privtab.accountant import BudgetAccountant
 
 __all__ = [
+    "INTEGER_CODES_MAX",
     "SHELL_TERMS",
     "ShellCommand",
     "allow_inferred_option",
     "bounds_option",
+    "categorical_option",
     "check_columns",
     "check_output",
     "check_output_format",
@@ -94,6 +96,10 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: An integer column whose values span at most this many integers is read as codes
+#: (one category per integer) unless an option declares it (:func:`encode_table`).
+INTEGER_CODES_MAX = 32
 
 
 def _epsilon_callback(
@@ -510,6 +516,23 @@ def missing_option() -> Callable[[F], F]:
     )
 
 
+def categorical_option() -> Callable[[F], F]:
+    """Add the repeatable ``--categorical COL``: numeric columns read as categories."""
+    return click.option(
+        "--categorical",
+        "categorical",
+        multiple=True,
+        metavar="COL",
+        callback=_parse_columns,
+        help="A numeric column whose values are categories, not quantities "
+        "(repeatable, or COL1,COL2), such as codes: each value gets a category of "
+        "its own instead of a bin. Its categories are the values found in the data "
+        "unless --domain declares them. An integer column spanning at most "
+        f"{INTEGER_CODES_MAX} values (largest - smallest < {INTEGER_CODES_MAX}) "
+        "is read as categories without it; --bounds COL=LO:HI bins it instead.",
+    )
+
+
 def clip_option(help: str) -> Callable[[F], F]:
     """Add ``--clip/--no-clip``: clip numbers outside their bounds, or stop."""
     return option("--clip/--no-clip", default=False, help=help)
@@ -890,15 +913,31 @@ def encode_table(
     bins: int | None = None,
     clip: bool = False,
     what: str = "column",
+    categorical: Sequence[str] = (),
 ) -> tuple[Any, Any]:
     """Encode ``frame`` with the declared domains; return the encoder and the table.
 
-    ``domains``, ``bounds`` and ``missing`` are the options ``--domain``,
-    ``--bounds`` and ``--missing`` (``what`` says what their columns should be);
-    ``bins`` defaults to ``lei_bins(n, d)``; with ``clip`` a number outside its
-    bounds goes into the nearest end bin. A column gets a category for missing
-    values only if ``--missing`` names it, or its domain comes from the data and it
-    holds a missing value: no other column shows a missing value in a release.
+    ``domains``, ``bounds``, ``missing`` and ``categorical`` are the options
+    ``--domain``, ``--bounds``, ``--missing`` and ``--categorical`` (``what`` says
+    what their columns should be); ``bins`` defaults to ``lei_bins(n, d)``; with
+    ``clip`` a number outside its bounds goes into the nearest end bin. A column
+    gets a category for missing values only if ``--missing`` names it, or its
+    domain comes from the data and it holds a missing value: no other column shows
+    a missing value in a release.
+
+    How a column is encoded:
+
+    - ``--domain`` declares its categories, ``--bounds`` its bounds (binned);
+    - ``--categorical`` gives a numeric column one category per value found in
+      the data;
+    - an integer column none of them names whose values span at most
+      :data:`INTEGER_CODES_MAX` integers (largest − smallest <
+      ``INTEGER_CODES_MAX``) holds codes: its categories are the integers from its
+      smallest to its largest value, so that no two codes share a bin;
+    - other numeric columns are binned over the bounds found in the data, other
+      columns get the categories found in the data (booleans ``False, True``).
+
+    One line per column on stderr says which of these it got.
 
     For a Dask DataFrame the encoder is fitted on
     :func:`~privtab.cli._io.domain_sample` (the default bins from the whole
@@ -909,8 +948,9 @@ def encode_table(
     Raises
     ------
     click.BadParameter
-        If an option names a column ``frame`` does not have, or a column whose
-        domain is declared holds a missing value and ``--missing`` does not name it.
+        If an option names a column ``frame`` does not have, a column is named by
+        both ``--bounds`` and ``--categorical``, or a column whose domain is
+        declared holds a missing value and ``--missing`` does not name it.
     ValueError, TypeError, DomainError
         From :class:`~privtab.table.TableEncoder` (a value outside its domain).
 
@@ -921,6 +961,15 @@ def encode_table(
     refused like a value outside its categories. Only a column whose domain is
     inferred (and warned about, or refused where OUT shows it) takes it from the
     data, so that the missing category never depends on the records unwarned.
+
+    The categories of a ``--categorical`` column and of integer codes are taken
+    from the data like inferred bounds: the encoder warns with
+    :class:`~privtab.exceptions.PrivacyLeakWarning` and lists them in
+    ``inferred_``, so that a command whose OUT shows them refuses them without
+    ``--allow-inferred-domains``. Integer codes take every integer between the
+    smallest and the largest value, which says no more about the records than the
+    inferred bounds of a binned column; whether a column is read as codes depends
+    on those two values only.
     """
     from privtab.engine import is_distributed
     from privtab.table import EncodedTable, TableEncoder, lei_bins
@@ -928,6 +977,20 @@ def encode_table(
     domain_of = declared_domains(frame, domains, what)
     bounds_of = declared_bounds(frame, bounds, what)
     may_be_missing = _by_column(frame, dict.fromkeys(missing), "--missing", what)
+    as_categories = _by_column(frame, dict.fromkeys(categorical), "--categorical", what)
+    for column in as_categories.keys() & bounds_of.keys():
+        raise click.BadParameter(
+            f"the column {str(column)!r} is declared numeric by --bounds and "
+            "categorical by --categorical; give one of them",
+            param_hint="--categorical",
+        )
+    values_as_categories = {
+        column: object
+        for column in as_categories
+        if column not in domain_of and _is_number(frame[column])
+    }
+    if values_as_categories:
+        frame = frame.astype(values_as_categories)
     distributed = is_distributed(frame)
     if distributed:
         from privtab.cli import _io
@@ -935,6 +998,9 @@ def encode_table(
         sample, n_rows = _io.domain_sample(frame)
     else:
         sample, n_rows = frame, len(frame)
+    codes = _integer_codes(sample, [*domain_of, *bounds_of, *as_categories])
+    if codes:
+        frame, sample = frame.astype(codes), sample.astype(codes)
     if bins is None and n_rows >= 2:
         bins = lei_bins(n_rows, frame.shape[1])
     is_missing = sample.isna()
@@ -987,7 +1053,80 @@ def encode_table(
                 for c, keep in zip(table.categories, keeps, strict=True)
             ],
         )
+    treated = {
+        **{column: "--categorical" for column in as_categories},
+        **{column: "integer codes" for column in codes},
+    }
+    for line in _encoding_lines(encoder, table, treated, frame):
+        click.echo(line, err=True)
     return encoder, table
+
+
+def _is_number(column: Any) -> bool:
+    """Whether a column holds numbers (booleans are not)."""
+    import pandas as pd
+
+    dtype = column.dtype
+    return bool(
+        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+    )
+
+
+def _integer_codes(sample: Any, declared: Iterable[Any]) -> dict[Any, Any]:
+    """Return the integer columns of ``sample`` that hold codes, with their dtype.
+
+    A column not ``declared`` whose dtype is an integer one and whose values span
+    at most :data:`INTEGER_CODES_MAX` integers gets the categorical dtype of the
+    integers from its smallest to its largest value. ``sample`` holds the
+    smallest and largest value of every column (the table, or
+    :func:`~privtab.cli._io.domain_sample`).
+    """
+    import pandas as pd
+
+    declared = set(declared)
+    codes = {}
+    for column in sample.columns:
+        series = sample[column]
+        if (
+            column in declared
+            or not pd.api.types.is_integer_dtype(series.dtype)
+            or pd.api.types.is_bool_dtype(series.dtype)
+            or series.isna().all()
+        ):
+            continue
+        low, high = int(series.min()), int(series.max())
+        if high - low < INTEGER_CODES_MAX:
+            codes[column] = pd.CategoricalDtype(range(low, high + 1))
+    return codes
+
+
+def _encoding_lines(
+    encoder: Any, table: Any, treated: Mapping[Any, str], frame: Any
+) -> list[str]:
+    """Say, one line per column, how ``encoder`` encoded it (for stderr).
+
+    ``treated`` names the columns that ``--categorical`` or the integer-codes
+    rule made categorical. The lines give counts, never values of the data.
+    """
+    inferred = set(encoder.inferred_)
+    lines = []
+    for j, column in enumerate(table.columns):
+        n_codes = int(table.cardinalities[j])
+        has_missing = n_codes > 0 and table.categories[j][-1] is None
+        n_values = n_codes - 1 if has_missing else n_codes
+        origin = "taken from the data" if column in inferred else "declared"
+        if encoder.kinds_[j] == "numeric":
+            how = f"numeric, {n_values} equal-width bins over bounds {origin}"
+        elif _is_bool(frame[column]):
+            how = "boolean, 2 categories"
+        else:
+            reason = treated.get(column)
+            kind = "categorical" if reason is None else f"categorical ({reason})"
+            how = f"{kind}, {n_values} categories {origin}"
+        if has_missing:
+            how += ", and one for missing values"
+        lines.append(f"column {str(column)!r}: {how}")
+    return lines
 
 
 def _is_bool(column: Any) -> bool:

@@ -25,6 +25,7 @@ from click.core import ParameterSource
 from privtab.cli._options import (
     allow_inferred_option,
     bounds_option,
+    categorical_option,
     check_columns,
     check_projection,
     choice_option,
@@ -70,6 +71,7 @@ _FAMILY_OPTIONS = {
     "bins": _DISCERNIBILITY,
     "clip": _DISCERNIBILITY,
     "missing": _DISCERNIBILITY,
+    "categorical": _DISCERNIBILITY,
     "allow_inferred": _CORRELATED,
     "epsilon_selection": _CORRELATED,
     "epsilon_training": _CORRELATED,
@@ -145,7 +147,8 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
     "                        original values (raw data, not covered)\n"
     "\b\nOptions of each method:\n"
     "  privatekd, greedy  --n-features (required), --epsilon, --domain,\n"
-    "                     --bounds, --bins, --clip, --missing\n"
+    "                     --bounds, --bins, --clip, --missing,\n"
+    "                     --categorical\n"
     "  dpfsdr, dpfs       --epsilon-selection, --epsilon-training (required),\n"
     "                     --training-budget, --max-refits, --delta,\n"
     "                     --record-delta, --C, --data-norm,\n"
@@ -191,6 +194,7 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
     "stopping with an error (privatekd, greedy)."
 )
 @missing_option()
+@categorical_option()
 @allow_inferred_option("the labels of TARGET, as the classes of the SVM; dpfsdr, dpfs")
 @epsilon_option(
     1.0, "Privacy budget ε of the whole selection (privatekd; finite and > 0)."
@@ -262,6 +266,7 @@ def select(
     bins: int | None,
     clip: bool,
     missing: list[str],
+    categorical: list[str],
     allow_inferred: bool,
     epsilon: float,
     epsilon_selection: float | None,
@@ -280,10 +285,12 @@ def select(
 
     Every column except TARGET is a candidate.
 
-    privatekd and greedy select N_FEATURES attributes that discern TARGET. Columns are encoded
-    with their categories (numeric columns are binned); the categories not declared
-    with --domain and the bounds not declared with --bounds come from the data,
-    which a warning repeats (OUT names the selected attributes, not their values).
+    privatekd and greedy select N_FEATURES attributes that discern TARGET. Columns
+    are encoded with their categories (numeric columns are binned, except those
+    named by --categorical and integer codes spanning at most 32 values); the
+    categories not declared with --domain and the bounds not declared with --bounds
+    come from the data, which a warning repeats (OUT names the selected attributes,
+    not their values).
 
     dpfsdr and dpfs need numeric predictors. They drop columns correlated at
     >= DELTA, rank the rest by an ε₁-DP F-score and add features while the training
@@ -315,6 +322,7 @@ def select(
         "--domain": domains,
         "--bounds": bounds,
         "--missing": missing,
+        "--categorical": categorical,
     }
     predictors = check_columns(input_path, target, named, "predictor")
     if method in _DISCERNIBILITY:
@@ -353,7 +361,14 @@ def select(
         assert n_features is not None
         with release(), working(f"selecting {n_features} attributes ({method})"):
             _, table = encode_table(
-                frame[predictors], domains, bounds, missing, bins, clip, "predictor"
+                frame[predictors],
+                domains,
+                bounds,
+                missing,
+                bins,
+                clip,
+                "predictor",
+                categorical,
             )
             order, ledger = _discerning_order(
                 table, labels, method, n_features, epsilon, classes, seed
