@@ -60,7 +60,9 @@ from privtab._validation import (
     check_finite,
     check_positive_int,
     check_threads,
+    first_non_number,
     frame_kind,
+    show_value,
 )
 from privtab.accountant import split_budget
 from privtab.exceptions import PrivacyLeakWarning
@@ -434,9 +436,9 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
             )
         if k > n:
             raise ValueError(f"k must be <= the number of rows ({n}), got k={k}")
-        bounds = self._resolve_bounds(values, names)
+        bounds = self._resolve_bounds(values, names, kind)
         if out_of_bounds == "clip":
-            check_finite(values, "X")
+            check_finite(values, "X", _frame_names(kind, names))
             values = _check_inside(values, bounds, names, out_of_bounds)
         epsilons = self._resolve_split(run.epsilon, d)
 
@@ -453,7 +455,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         except ValueError:
             # The kernel checks every value in its first pass over the column (no
             # separate pass here); name the first bad one as the rest of privtab does.
-            check_finite(values, "X")
+            check_finite(values, "X", _frame_names(kind, names))
             _check_inside(values, bounds, names, "raise")
             raise
         masked = masked_t.T
@@ -520,7 +522,9 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         published["attributes"]["masked_"] = _covered_part(self.masked_)
         return published
 
-    def _resolve_bounds(self, values: np.ndarray, names: list[Any]) -> np.ndarray:
+    def _resolve_bounds(
+        self, values: np.ndarray, names: list[Any], kind: str
+    ) -> np.ndarray:
         d = values.shape[1]
         declared: list[Any] = [None] * d
         spec = self.bounds
@@ -550,10 +554,11 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
                 )
         out = np.empty((d, 2))
         inferred = []
+        if any(pair is None for pair in declared):
+            check_finite(values, "X", _frame_names(kind, names))
         for j, pair in enumerate(declared):
             if pair is None:
                 column = values[:, j]
-                check_finite(column, "X")
                 lo = min(0.0, BOUNDS_ALPHA * float(column.min()))
                 hi = max(0.0, BOUNDS_ALPHA * float(column.max()))
                 if hi <= lo:
@@ -641,10 +646,10 @@ def _numeric_values(
     others = [c for c, ok in zip(columns, numeric, strict=True) if not ok]
     if others and non_numeric == "raise":
         raise TypeError(
-            f"{name} has non-numeric columns {others!r}, which microaggregation cannot "
-            "mask; pass non_numeric='drop' to leave them out of the release, or "
-            "non_numeric='passthrough' to copy them into it unmasked (not covered by "
-            "the privacy guarantee)"
+            f"{name} has non-numeric columns {others!r}{_first_text(X, kind, numeric)}, "
+            "which microaggregation cannot mask; pass non_numeric='drop' to leave "
+            "them out of the release, or non_numeric='passthrough' to copy them into "
+            "it unmasked (not covered by the privacy guarantee)"
         )
     positions = [i for i, ok in enumerate(numeric) if ok]
     names = [columns[i] for i in positions]
@@ -652,8 +657,32 @@ def _numeric_values(
         values = X.iloc[:, positions].to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         values = X.select(names).to_numpy().astype(np.float64)
-    values = as_float_array(values, name, ndim=2, contiguous=False, finite=finite)
+    values = as_float_array(
+        values, name, ndim=2, contiguous=False, finite=finite, columns=names
+    )
     return values, names, numeric
+
+
+def _first_text(X: Any, kind: str, numeric: list[bool]) -> str:
+    """Where the first non-numeric column holds a value that is not a number.
+
+    For a column of numbers stored as objects because of one string, say: names the
+    string, its row and its column; empty for columns of another dtype.
+    """
+    for i, ok in enumerate(numeric):
+        column = X.iloc[:, i] if kind == "pandas" else X.to_series(i)
+        if ok or str(column.dtype) not in ("object", "Object"):
+            continue
+        found = first_non_number(np.asarray(column.to_numpy(), dtype=object))
+        if found is not None:
+            (row,), value = found
+            return f" (column {X.columns[i]!r} holds {show_value(value)} at row {row})"
+    return ""
+
+
+def _frame_names(kind: str, names: list[Any]) -> list[Any] | None:
+    """Column names for messages: a frame's, or ``None`` for an array's positions."""
+    return None if kind == "numpy" else names
 
 
 def _check_inside(
