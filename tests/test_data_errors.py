@@ -2,11 +2,15 @@
 
 Every public function and estimator that reads a table, given a frame with one bad
 cell, names the argument, the column (by its name) and the row of that cell, and says
-what to do about it; type errors come before any warning about the data.
+what to do about it; type errors come before any warning about the data. The options
+that decide what happens to bad data share one vocabulary, and the fit of every
+estimator takes the data as ``X`` (scikit-learn treats any other first name as
+metadata).
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import warnings
 
@@ -16,6 +20,7 @@ import polars as pl
 import pytest
 
 import privtab as pt
+from privtab._estimator import DPEstimatorMixin
 
 N_ROWS = 12
 BAD_ROW = 7
@@ -294,3 +299,108 @@ def test_a_string_in_a_real_table_names_the_column_and_the_row(call):
     assert isinstance(error, TypeError), message
     assert _names_cell(message), message
     assert warned == [], warned
+
+
+# One vocabulary ------------------------------------------------------------------------
+def _public_classes() -> list[type]:
+    return [
+        obj
+        for name in pt.__all__
+        if isinstance(obj := getattr(pt, name), type) and hasattr(obj, "fit")
+    ]
+
+
+@pytest.mark.parametrize("cls", _public_classes(), ids=lambda c: c.__name__)
+def test_every_fit_takes_the_data_as_x(cls):
+    first = list(inspect.signature(cls.fit).parameters)[1]
+    assert first == "X"
+    # scikit-learn routes every other fit parameter as metadata.
+    estimator = cls.__new__(cls)
+    requests = estimator._get_metadata_request().fit.requests
+    assert "B" not in requests
+    assert "X" not in requests
+
+
+def _refusal_options() -> list[tuple[type, str]]:
+    """Every (class, parameter) whose default says what to do with bad data."""
+    pairs = []
+    for cls in _public_classes():
+        for name, param in inspect.signature(cls.__init__).parameters.items():
+            if param.default in ("raise", "error"):
+                pairs.append((cls, name))
+    return pairs
+
+
+def test_refusing_bad_data_is_spelled_raise_everywhere():
+    pairs = _refusal_options()
+    assert {(c.__name__, n) for c, n in pairs} >= {
+        ("TableEncoder", "missing"),
+        ("TableEncoder", "out_of_bounds"),
+        ("MicroaggregationMasker", "non_numeric"),
+        ("MicroaggregationMasker", "out_of_bounds"),
+    }
+    for cls, name in pairs:
+        default = inspect.signature(cls.__init__).parameters[name].default
+        assert default == "raise", (cls.__name__, name)
+
+
+def test_error_is_a_deprecated_spelling_of_raise():
+    X = np.array([[0.5], [2.0]])
+    for raise_it in ("raise", "error"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            encoder = pt.TableEncoder(
+                bounds={0: (0, 1)}, bins=2, out_of_bounds=raise_it
+            )
+            with pytest.raises(ValueError, match="outside its bounds"):
+                encoder.fit_transform(X)
+            masker = pt.MicroaggregationMasker(
+                1,
+                1.0,
+                mechanism="dp",
+                bounds=(0, 1),
+                out_of_bounds=raise_it,
+                accountant=ACC(),
+            )
+            with pytest.raises(ValueError, match="outside the declared bounds"):
+                masker.fit_transform(X)
+        deprecated = [w for w in caught if issubclass(w.category, FutureWarning)]
+        if raise_it == "raise":
+            assert deprecated == []
+        else:
+            assert len(deprecated) == 2
+            assert all("out_of_bounds='raise'" in str(w.message) for w in deprecated)
+    with (
+        pytest.warns(FutureWarning, match="missing='raise'"),
+        pytest.raises(ValueError, match="missing value"),
+    ):
+        pt.TableEncoder(missing="error").fit_transform(np.array([[np.nan], [1.0]]))
+
+
+def _fitted_dp_estimators():
+    X = np.array([[0.1, 0.2], [0.4, 0.9], [0.3, 0.5], [0.8, 0.1]] * 3)
+    codes = (X > 0.35).astype(np.int64)
+    y = np.array([0, 1, 1, 0] * 3)
+    for mechanism in ("idp_cbls", "idp_ls", "dp"):
+        masker = pt.MicroaggregationMasker(
+            3, 1.0, mechanism=mechanism, bounds=(0, 1), accountant=ACC()
+        )
+        yield masker, lambda m=masker: m.fit(X)
+    selector = pt.PrivateKD(1, 1.0, classes=[0, 1], accountant=ACC())
+    yield selector, lambda: selector.fit(codes, y, cardinalities=[2, 2])
+    model = pt.DPLogisticRegression(
+        1.0, data_norm=2.0, classes=[0, 1], accountant=ACC()
+    )
+    yield model, lambda: model.fit(X, y)
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_privacy_guarantee_agrees_with_the_ledger(index):
+    estimator, fit = list(_fitted_dp_estimators())[index]
+    assert isinstance(estimator, DPEstimatorMixin)
+    before = estimator.privacy_guarantee
+    fit()
+    assert {entry.guarantee for entry in estimator.privacy_ledger_} == {before}
+    assert estimator.release()["guarantee"] == before
+    if isinstance(estimator, pt.MicroaggregationMasker):
+        assert before == ("dp" if estimator.mechanism == "dp" else "idp")

@@ -253,8 +253,30 @@ def check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    """Return ``value`` if it is one of the strings ``choices``."""
+#: Deprecated spellings of an option's value, and the value they stand for: ``"raise"``
+#: is the one word for refusing bad data (``missing``, ``out_of_bounds``,
+#: ``non_numeric``).
+DEPRECATED_CHOICES = {"error": "raise"}
+
+
+def check_choice(
+    value: Any, name: str, choices: Sequence[str], *, stacklevel: int = 2
+) -> str:
+    """Return ``value`` if it is one of the strings ``choices``.
+
+    A deprecated spelling of one of them (:data:`DEPRECATED_CHOICES`) is accepted
+    with a ``FutureWarning`` and returned as the choice it stands for;
+    ``stacklevel`` is that of the warning, counted from the caller of this function.
+    """
+    canonical = DEPRECATED_CHOICES.get(value) if isinstance(value, str) else None
+    if canonical is not None and canonical in choices and value not in choices:
+        warnings.warn(
+            f"{name}={value!r} is deprecated and will be removed in a future version: "
+            f"pass {name}={canonical!r}, which does the same",
+            FutureWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return canonical
     if not isinstance(value, str) or value not in choices:
         raise ValueError(
             f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"

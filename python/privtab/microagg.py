@@ -83,6 +83,9 @@ MECHANISMS = ("idp_cbls", "idp_ls", "dp")
 #: What :class:`MicroaggregationMasker` does with the non-numeric columns of a frame.
 NON_NUMERIC = ("raise", "drop", "passthrough")
 
+#: What :class:`MicroaggregationMasker` does with a value outside its bounds.
+OUT_OF_BOUNDS = ("raise", "clip")
+
 #: The paper's data-derived domain: ``[0, ALPHA · max]`` (Section 4).
 BOUNDS_ALPHA = 1.5
 
@@ -230,6 +233,8 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         A value outside its declared bounds raises ``ValueError`` (naming the
         attribute, row and value), or is clipped to the bounds before masking
         (clipping is then part of the mechanism, and the guarantee holds).
+        ``"error"``, the old spelling of ``"raise"``, still works with a
+        ``FutureWarning``.
     random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
         ``None`` (the secure default) uses operating-system entropy. A fixed seed is
         for reproducibility only and voids privacy against anyone who knows it.
@@ -241,6 +246,9 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
 
     Attributes
     ----------
+    privacy_guarantee : str
+        ``"dp"`` for ``mechanism="dp"``, else ``"idp"``: the guarantee every ledger
+        entry of a fit records.
     masked_ : ndarray or DataFrame
         The release (also returned by :meth:`fit_transform`): the masked numeric
         attributes, with the non-numeric columns copied unmasked when
@@ -382,7 +390,12 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         self.accountant = accountant
         self.n_threads = n_threads
 
-    def _privacy_guarantee(self) -> str:
+    @property
+    def privacy_guarantee(self) -> str:  # type: ignore[override]
+        """The guarantee of the release: ``"dp"`` for ``mechanism="dp"``, else ``"idp"``.
+
+        What the ledger entries of a fit record as their ``guarantee``.
+        """
         return "dp" if self.mechanism == "dp" else "idp"
 
     def fit(self, X: Any, y: Any = None) -> MicroaggregationMasker:
@@ -421,9 +434,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         non_numeric = check_choice(self.non_numeric, "non_numeric", NON_NUMERIC)
         keep_index = check_bool(self.keep_index, "keep_index")
         keep_attrs = check_bool(self.keep_attrs, "keep_attrs")
-        out_of_bounds = check_choice(
-            self.out_of_bounds, "out_of_bounds", ("raise", "clip")
-        )
+        out_of_bounds = check_choice(self.out_of_bounds, "out_of_bounds", OUT_OF_BOUNDS)
         n_threads = check_threads(self.n_threads)
         run = self._start_private_fit()
 
