@@ -166,6 +166,18 @@ def test_nan_in_a_frame_names_the_column_and_the_row(call, table, kind):
     assert warned == [], warned
 
 
+@pytest.mark.parametrize("kind", ["pandas", "polars"])
+@pytest.mark.parametrize("call", CODE_TABLE_CALLS.values(), ids=CODE_TABLE_CALLS.keys())
+def test_a_code_above_its_cardinality_names_the_column(call, kind):
+    city = np.array([0, 1, 2] * (N_ROWS // 3))
+    city[BAD_ROW] = 7
+    X = _frame(kind, {"sex": [0, 1] * (N_ROWS // 2), "city": city})
+    message = str(_refusal(call, X)[0])
+    assert f"[{BAD_ROW}, 1] = 7" in message, message
+    assert "of column 'city'" in message, message
+    assert "cardinality - 1" in message, message
+
+
 def test_nan_in_an_array_names_the_column_by_position():
     X = np.column_stack([np.zeros(N_ROWS), np.linspace(0.1, 0.9, N_ROWS)])
     X[BAD_ROW, 1] = np.nan
