@@ -1905,7 +1905,8 @@ KAC_SELECTORS = (
 
 
 def kac_selector_bad(a, params):
-    out = kac_bad(a)
+    # The estimators take the 0/1 matrix as fit(X, y), and name it X.
+    out = kac_bad(a, name="X")
     m = a["B"].shape[1]
     if "k" in params:
         out["k"] = [

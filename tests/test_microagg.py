@@ -549,6 +549,8 @@ def test_a_numpy_release_falls_back_to_float64_where_a_dtype_cannot_hold_it():
         3, 1.0, bounds=(0, 1), accountant=pt.BudgetAccountant()
     )
     assert masker.fit_transform(boolean).dtype == np.float64
+    # Nor are nested lists, which have no dtype of their own.
+    assert masker.fit_transform([[1], [0], [1]]).dtype == np.float64
 
 
 @pytest.mark.parametrize("kind", ["pandas", "polars"])

@@ -347,8 +347,8 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     release, no longer the noisy mean itself (an error of at most 0.5 on top of the
     noise). Both roundings are post-processing of the release, so the guarantee is
     unchanged. Booleans, and attributes whose dtype cannot hold their bounds, are
-    released as float64; a NumPy array has one dtype, so it keeps the input's only
-    when every attribute can (else it is float64 as a whole). A pandas nullable
+    released as float64, and so are nested lists; a NumPy array has one dtype, so it
+    keeps the input's only when every attribute can (else it is float64 as a whole). A pandas nullable
     dtype (``"Int64"``, ``"Float32"``) is kept as such.
 
     **What is released besides the masked values.** Only the masked numeric
@@ -665,11 +665,12 @@ def _numeric_values(
     if kind == "numpy":
         if isinstance(X, str):
             raise TypeError(f"{name} must be array-like, got a str")
-        array = np.asarray(X) if not isinstance(X, np.ndarray) else X
-        values = as_float_array(array, name, ndim=2, contiguous=False, finite=finite)
+        values = as_float_array(X, name, ndim=2, contiguous=False, finite=finite)
         names: list[Any] = list(range(values.shape[1]))
         numeric = [True] * values.shape[1]
-        return values, names, numeric, [array.dtype] * values.shape[1]
+        # Nested lists have no dtype of their own: they are released as float64.
+        dtype = X.dtype if isinstance(X, np.ndarray) else np.dtype(np.float64)
+        return values, names, numeric, [dtype] * values.shape[1]
     columns = list(X.columns)
     numeric = _numeric_columns(X, kind)
     others = [c for c, ok in zip(columns, numeric, strict=True) if not ok]
