@@ -533,10 +533,10 @@ def check_finite(
     if not finite.all():
         index = _first(~finite)
         bad = array[index]
-        fix = MISSING_FIX if np.isnan(bad) else "infinities are not allowed"
+        fix = f": {MISSING_FIX}" if np.isnan(bad) else ""
         raise ValueError(
-            f"{name} must contain only finite {what}, found {show_value(bad)}"
-            f"{cell_at(index, columns)} (NaN and infinities are not allowed: {fix})"
+            f"{name} must contain only finite {what} (no NaN or infinity), found "
+            f"{show_value(bad)}{cell_at(index, columns)}{fix}"
         )
 
 
@@ -586,8 +586,8 @@ def check_real_matrix(
         missing = _missing_at(array)
         if missing is not None:
             raise ValueError(
-                f"{name} must contain only finite values, found NaN"
-                f"{cell_at(missing, columns)} ({MISSING_FIX})"
+                f"{name} must contain only finite values (no NaN or infinity), found "
+                f"NaN{cell_at(missing, columns)}: {MISSING_FIX}"
             )
         if any(isinstance(v, str | bytes) for v in cells):
             raise _non_number_error(array, name, columns)
@@ -656,8 +656,8 @@ def _non_integer_error(
     missing = value is None or (isinstance(value, float) and math.isnan(value))
     if missing:
         return ValueError(
-            f"{name} must contain only finite {what}, found NaN"
-            f"{cell_at(index, columns)} ({MISSING_FIX})"
+            f"{name} must contain only finite {what} (no NaN or infinity), found "
+            f"NaN{cell_at(index, columns)}: {MISSING_FIX}"
         )
     hint = f" ({ENCODE_FIX})" if isinstance(value, str | bytes | np.str_) else ""
     return TypeError(
