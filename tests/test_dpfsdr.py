@@ -449,6 +449,29 @@ def test_selector_warnings_and_errors():
         pt.DPFSDR(1.0, -1.0, accountant=acc).fit(X, y)
 
 
+@pytest.mark.parametrize("cls", [pt.DPFSDR, pt.DPFS])
+@pytest.mark.parametrize(
+    ("X", "y", "match"),
+    [
+        ([[1.0, 2.0]], [0], r"X has 1 row \(1 sample\), but {} needs at least 2 rows"),
+        (
+            [[1.0, 2.0]] * 4,
+            [0, 1, 0, 1],
+            r"X has no column that varies across its 4 rows, so {} has nothing",
+        ),
+    ],
+    ids=["one row", "constant columns"],
+)
+def test_too_little_data_is_refused_in_rows_and_columns(cls, X, y, match):
+    acc = pt.BudgetAccountant(10.0)
+    selector = cls(1.0, 1.0, data_norm=3.0, classes=[0, 1], accountant=acc)
+    with pytest.raises(ValueError, match=match.format(cls.__name__)) as info:
+        selector.fit(np.array(X), np.array(y))
+    assert "n_cols" not in str(info.value)
+    # Refused before any draw: nothing is charged.
+    assert acc.spent == 0.0
+
+
 def test_fixed_seed_is_reproducible():
     X, y = hand_made(7, n=100)
 

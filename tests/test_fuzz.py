@@ -1303,8 +1303,8 @@ target(
                 "domains": a["domains"],
                 "bins": a["bins"],
                 "bounds": a["bounds"],
-                "missing": a.get("missing", "error"),
-                "out_of_bounds": a.get("out_of_bounds", "error"),
+                "missing": a.get("missing", "raise"),
+                "out_of_bounds": a.get("out_of_bounds", "raise"),
             },
         ),
         Step(Ref(0), "fit_transform", (a["X"],)),
@@ -1364,8 +1364,8 @@ target(
             Bad("4", ("bins",), "str"),
             Bad(2**40, ("bins",), "2**40"),
         ],
-        "missing": bad_choice("missing", ["error"]),
-        "out_of_bounds": bad_choice("out_of_bounds", ["error"]),
+        "missing": bad_choice("missing", ["raise"]),
+        "out_of_bounds": bad_choice("out_of_bounds", ["raise"]),
         "codes": [
             Bad(np.array([[5, 0]]), ("codes",), "code above cardinality"),
             Bad(np.array([[0.5, 0]]), ("codes",), "fractions"),
@@ -1905,7 +1905,8 @@ KAC_SELECTORS = (
 
 
 def kac_selector_bad(a, params):
-    out = kac_bad(a)
+    # The estimators take the 0/1 matrix as fit(X, y), and name it X.
+    out = kac_bad(a, name="X")
     m = a["B"].shape[1]
     if "k" in params:
         out["k"] = [

@@ -478,3 +478,106 @@ def test_sse_rejects_bad_shapes():
         # A constant attribute has zero variance: it adds nothing (never NaN).
         X = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 4.0]])
         assert math.isfinite(pt.sse(X, X + 1.0))
+
+
+# The release keeps the input's dtype ----------------------------------------------------
+DTYPE_BOUNDS = [(0.0, 50.0), (-3.5, 7.25)]
+DTYPE_VALUES = np.column_stack(
+    [[10, 12, 11, 40, 42, 41, 30, 7], [1, -3, 2, 7, 0, 5, 6, -1]]
+).astype(np.float64)
+
+
+def _release(X, mechanism="idp_ls", seed=11):
+    masker = pt.MicroaggregationMasker(
+        3,
+        2.0,
+        mechanism=mechanism,
+        bounds=DTYPE_BOUNDS,
+        random_state=seed,
+        accountant=pt.BudgetAccountant(),
+    )
+    return masker.fit_transform(X)
+
+
+@pytest.mark.parametrize("mechanism", ["idp_cbls", "idp_ls", "dp"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_a_narrow_float_release_keeps_its_dtype_inside_the_bounds(dtype, mechanism):
+    wide = _release(DTYPE_VALUES, mechanism)
+    narrow = _release(DTYPE_VALUES.astype(dtype), mechanism)
+    assert narrow.dtype == dtype
+    # The float64 release, rounded to the nearest value of the dtype (the same
+    # draws: the values are the same numbers), then moved inside the bounds.
+    for j, (lo, hi) in enumerate(DTYPE_BOUNDS):
+        assert np.all(narrow[:, j] >= lo)
+        assert np.all(narrow[:, j] <= hi)
+        spacing = np.abs(np.spacing(wide[:, j].astype(dtype)).astype(np.float64))
+        assert np.all(np.abs(narrow[:, j] - wide[:, j]) <= spacing)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16, np.int8])
+def test_an_integer_release_is_rounded_inside_the_bounds(dtype):
+    values = DTYPE_VALUES.copy()
+    values[:, 1] += 3  # non-negative, so that uint16 holds it
+    bounds = [(0.0, 50.0), (0.0, 10.75)]
+    masker = pt.MicroaggregationMasker(
+        3, 2.0, bounds=bounds, random_state=5, accountant=pt.BudgetAccountant()
+    )
+    wide = masker.fit_transform(values)
+    masker.set_params(random_state=5)
+    ints = masker.fit_transform(values.astype(dtype))
+    assert ints.dtype == dtype
+    # Rounding is post-processing: the nearest integer of the float release, moved
+    # to the nearest integer inside the bounds (10.75 -> 10).
+    expected = np.clip(np.rint(wide), [0, 0], [50, 10])
+    np.testing.assert_array_equal(ints, expected)
+
+
+def test_a_numpy_release_falls_back_to_float64_where_a_dtype_cannot_hold_it():
+    # No integer lies in (0.2, 0.8): the whole array is released as float64.
+    X = np.array([[1, 1], [2, 2], [3, 3]], dtype=np.int8)
+    masker = pt.MicroaggregationMasker(
+        3,
+        1.0,
+        bounds=[(0, 5), (0.2, 0.8)],
+        out_of_bounds="clip",
+        accountant=pt.BudgetAccountant(),
+    )
+    assert masker.fit_transform(X).dtype == np.float64
+    # Booleans are not a numeric release either.
+    boolean = np.array([[True], [False], [True]])
+    masker = pt.MicroaggregationMasker(
+        3, 1.0, bounds=(0, 1), accountant=pt.BudgetAccountant()
+    )
+    assert masker.fit_transform(boolean).dtype == np.float64
+    # Nor are nested lists, which have no dtype of their own.
+    assert masker.fit_transform([[1], [0], [1]]).dtype == np.float64
+
+
+@pytest.mark.parametrize("kind", ["pandas", "polars"])
+def test_a_frame_release_keeps_each_column_dtype(kind):
+    frame = pd.DataFrame(
+        {
+            "age": DTYPE_VALUES[:, 0].astype(np.int64),
+            "score": DTYPE_VALUES[:, 1].astype(np.float32),
+        }
+    )
+    X = pl.from_pandas(frame) if kind == "polars" else frame
+    out = _release(X)
+    if kind == "pandas":
+        assert list(out.dtypes) == [np.dtype(np.int64), np.dtype(np.float32)]
+        ages, scores = out["age"].to_numpy(), out["score"].to_numpy()
+    else:
+        assert out.schema == pl.Schema({"age": pl.Int64, "score": pl.Float32})
+        ages, scores = out["age"].to_numpy(), out["score"].to_numpy()
+    wide = _release(DTYPE_VALUES)
+    np.testing.assert_array_equal(ages, np.clip(np.rint(wide[:, 0]), 0, 50))
+    spacing = np.abs(np.spacing(wide[:, 1].astype(np.float32)).astype(np.float64))
+    assert np.all(np.abs(scores - wide[:, 1]) <= spacing)
+
+
+def test_a_pandas_nullable_column_keeps_its_extension_dtype():
+    X = pd.DataFrame({"age": pd.array([10, 12, 11, 40, 42, 41], dtype="Int64")})
+    out = pt.MicroaggregationMasker(
+        3, 1.0, bounds=(0, 50), accountant=pt.BudgetAccountant()
+    ).fit_transform(X)
+    assert out["age"].dtype == pd.Int64Dtype()

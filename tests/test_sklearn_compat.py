@@ -76,7 +76,7 @@ SELECTOR_FAILURES = {
 # first non-binary value. Every check that needs a successful fit therefore fails; the
 # rest (cloning, parameters, tags, unfitted errors, empty data, 1-D input) pass. The
 # same properties are tested on binary data in test_kac.py.
-_NON_BINARY = "the check fits on real-valued data; B must be binary (0/1): ValueError"
+_NON_BINARY = "the check fits on real-valued data; X must be binary (0/1): ValueError"
 BINARY_SELECTORS = [
     KACSelector(2),
     KACSelector(2, method="greedy_ham", skip_infeasible=True),
@@ -117,7 +117,7 @@ BINARY_SELECTOR_FAILURES = {
     )
 } | {
     "check_complex_data": (
-        "complex B raises TypeError (B must hold 0/1 numbers), the check wants a "
+        "complex X raises TypeError (X must hold 0/1 numbers), the check wants a "
         "ValueError"
     ),
     "check_estimator_sparse_array": (

@@ -382,7 +382,7 @@ def test_missing_category_with_inferred_categories():
 
 def test_infinity_is_always_an_error():
     X = np.array([[0.5], [np.inf]])
-    for missing in ("error", "category"):
+    for missing in ("raise", "category"):
         enc = TableEncoder(bounds={0: (0, 1)}, bins=2, missing=missing)
         with pytest.raises(
             ValueError, match=r"column 'x0' has an infinite value at row 1"
@@ -428,11 +428,15 @@ B_SMALL = {"w": (0, 1)}
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"missing": "drop"}, ValueError, r"missing must be 'error' or 'category'"),
+        (
+            {"missing": "drop"},
+            ValueError,
+            r"missing must be one of 'raise', 'category'",
+        ),
         (
             {"out_of_bounds": "wrap"},
             ValueError,
-            r"out_of_bounds must be 'error' or 'clip'",
+            r"out_of_bounds must be one of 'raise', 'clip'",
         ),
         (
             {"domains": [["a", "b"]]},
@@ -687,8 +691,8 @@ cell_values = st.one_of(
 @given(
     st.lists(st.lists(cell_values, min_size=0, max_size=4), min_size=0, max_size=6),
     st.sampled_from(["numpy", "pandas", "polars"]),
-    st.sampled_from(["error", "category"]),
-    st.sampled_from(["error", "clip"]),
+    st.sampled_from(["raise", "category"]),
+    st.sampled_from(["raise", "clip"]),
     st.one_of(st.none(), st.integers(1, 5)),
 )
 def test_arbitrary_tables_only_raise_documented_errors(

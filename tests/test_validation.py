@@ -100,7 +100,9 @@ def test_as_float_array():
     assert out.dtype == np.float64
     assert out.flags.c_contiguous
     with pytest.raises(
-        ValueError, match="values must contain only finite values, found nan"
+        ValueError,
+        match=r"values must contain only finite values \(no NaN or infinity\), found "
+        "NaN at row 1",
     ):
         v.as_float_array([1.0, np.nan], "values")
     with pytest.raises(TypeError, match="values must be numeric, got dtype <U1"):

@@ -191,8 +191,9 @@ class DPEstimatorMixin:
     which charges the accountant (under ``self.label`` when it is set) and sets
     ``epsilon_spent_`` and ``privacy_ledger_`` (``steps``, the ``(label, epsilon)``
     parts of the release, default one step under the accountant's label).
-    ``privacy_guarantee`` (or ``_privacy_guarantee()``, when a parameter decides it)
-    tags every ledger entry; ``_total_epsilon()`` is the budget to validate and spend.
+    ``privacy_guarantee`` (a class attribute, or a property where a parameter decides
+    it, so that the public attribute always says what the ledger records) tags every
+    ledger entry; ``_total_epsilon()`` is the budget to validate and spend.
     The scikit-learn tag ``non_deterministic`` is set unless a seed is fixed.
 
     :meth:`release` is the publishable form of the fitted estimator: the fitted
@@ -235,9 +236,6 @@ class DPEstimatorMixin:
     #: that does not.
     label: str | None = None
 
-    def _privacy_guarantee(self) -> str:
-        return self.privacy_guarantee
-
     def _total_epsilon(self) -> float:
         return check_epsilon(self.epsilon)
 
@@ -246,7 +244,7 @@ class DPEstimatorMixin:
             self._total_epsilon(),
             self.random_state,
             self.accountant,
-            guarantee=self._privacy_guarantee(),
+            guarantee=self.privacy_guarantee,
             label=self.label,
         )
         return replace(run, owner_state=dict(vars(self)))
@@ -317,7 +315,7 @@ class DPEstimatorMixin:
         return {
             "estimator": type(self).__name__,
             "params": params,
-            "guarantee": self._privacy_guarantee(),
+            "guarantee": self.privacy_guarantee,
             "epsilon_spent": self.epsilon_spent_,
             "privacy_ledger": [
                 (entry.label, entry.epsilon) for entry in self.privacy_ledger_

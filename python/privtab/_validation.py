@@ -38,6 +38,7 @@ __all__ = [
     "as_float_array",
     "as_int_array",
     "as_keys",
+    "cell_at",
     "check_bool",
     "check_cardinalities",
     "check_choice",
@@ -55,9 +56,13 @@ __all__ = [
     "check_real_matrix",
     "check_threads",
     "check_unit_interval",
+    "column_label",
+    "column_labels",
     "feature_names_out",
+    "first_non_number",
     "infer_code_columns",
     "is_encoded",
+    "show_value",
     "to_numpy_2d",
     "validate_data",
     "validate_float_data",
@@ -113,6 +118,86 @@ def _core_dtype(array: np.ndarray) -> np.ndarray:
     if dtype not in CORE_CODE_DTYPES:  # e.g. platform-specific aliases such as longlong
         dtype = np.dtype(np.int64 if dtype.kind == "i" else np.uint64)
     return array.astype(dtype, copy=False)
+
+
+# Where a value is, and what to do about it --------------------------------------------
+#: The fix for a missing value in data that cannot have one.
+MISSING_FIX = "drop or impute the missing values first"
+#: What codes are, for an error about one that is not.
+CODES_FIX = (
+    "the codes of a column run from 0 to its cardinality - 1; declare the "
+    "cardinalities, or let privtab.TableEncoder make the codes"
+)
+#: The fix for text where numbers are expected.
+NUMBERS_FIX = (
+    "encode categorical columns with privtab.TableEncoder; convert numbers stored as "
+    "text with pandas.to_numeric"
+)
+#: The fix for raw categories where integer codes are expected.
+ENCODE_FIX = (
+    "categories must be integer codes: encode them with privtab.TableEncoder "
+    "(declaring their domains), which returns the codes and their cardinalities"
+)
+
+
+def column_labels(X: Any) -> list[Any] | None:
+    """Return the column names of a pandas or polars frame, ``None`` for anything else.
+
+    Messages name a frame's columns by name (:func:`cell_at`), an array's by position.
+    """
+    if frame_kind(X) == "numpy":
+        return None
+    return list(X.columns)
+
+
+def column_label(column: int, labels: Sequence[Any] | None) -> str:
+    """Return a column as messages name it: ``'age'`` (frame) or ``2`` (array)."""
+    return repr(labels[column]) if labels is not None else str(column)
+
+
+def cell_at(index: Sequence[int], labels: Sequence[Any] | None = None) -> str:
+    """Where an entry is, for a message: `` at row 3``, `` at row 3, column 'age'``.
+
+    ``index`` is the entry's index in a 1-D or 2-D array; higher dimensions are shown
+    as the index, and a 0-D array's only entry as nothing.
+    """
+    position = tuple(int(i) for i in index)
+    if len(position) == 1:
+        return f" at row {position[0]}"
+    if len(position) == 2:
+        return f" at row {position[0]}, column {column_label(position[1], labels)}"
+    return f" at index {position}" if position else ""
+
+
+def show_value(value: Any) -> str:
+    """Return a data value for a message: NaN and infinities spelled out, else repr."""
+    if isinstance(value, float | np.floating) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _first(mask: np.ndarray) -> tuple[int, ...]:
+    """Index of the first ``True`` entry of ``mask`` in C order."""
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), mask.shape))
+
+
+def first_non_number(array: np.ndarray) -> tuple[tuple[int, ...], Any] | None:
+    """Index and value of the first entry of an object array that is not a real number.
+
+    ``None`` when every entry is one (bools are not).
+    """
+    for flat, value in enumerate(array.ravel().tolist()):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return tuple(int(i) for i in np.unravel_index(flat, array.shape)), value
+    return None
+
+
+def _missing_at(array: np.ndarray) -> tuple[int, ...] | None:
+    """Index of the first NaN or ``None`` of an object array, or ``None``."""
+    for flat, value in enumerate(array.ravel().tolist()):
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return tuple(int(i) for i in np.unravel_index(flat, array.shape))
+    return None
 
 
 # Scalars and options ------------------------------------------------------------------
@@ -173,8 +258,27 @@ def check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
+#: Deprecated spellings of an option's value, and the value they stand for: ``"raise"``
+#: is the one word for refusing bad data (``missing``, ``out_of_bounds``,
+#: ``non_numeric``).
+DEPRECATED_CHOICES = {"error": "raise"}
+
+
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    """Return ``value`` if it is one of the strings ``choices``."""
+    """Return ``value`` if it is one of the strings ``choices``.
+
+    A deprecated spelling of one of them (:data:`DEPRECATED_CHOICES`) is accepted
+    with a ``FutureWarning`` at the user's line and returned as the choice it stands
+    for.
+    """
+    canonical = DEPRECATED_CHOICES.get(value) if isinstance(value, str) else None
+    if canonical is not None and canonical in choices and value not in choices:
+        warn_user(
+            f"{name}={value!r} is deprecated and will be removed in a future version: "
+            f"pass {name}={canonical!r}, which does the same",
+            FutureWarning,
+        )
+        return canonical
     if not isinstance(value, str) or value not in choices:
         raise ValueError(
             f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
@@ -356,6 +460,7 @@ def as_float_array(
     contiguous: bool = True,
     finite: bool = True,
     non_empty: bool = False,
+    columns: Sequence[Any] | None = None,
 ) -> np.ndarray:
     """Return ``values`` as a float64 array with only finite entries.
 
@@ -364,7 +469,8 @@ def as_float_array(
     ``non_empty`` that there is at least one value. ``finite=False`` leaves the
     finiteness check (a full pass over the data) to a caller whose kernel rejects NaN and
     infinities itself; it calls :func:`check_finite` to name the bad value when the
-    kernel fails.
+    kernel fails. ``columns`` names the columns of a table in messages (see
+    :func:`column_labels`).
     """
     try:
         array = np.asarray(values)
@@ -373,7 +479,7 @@ def as_float_array(
     if array.dtype == object or not (
         np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
     ):
-        raise TypeError(f"{name} must be numeric, got dtype {array.dtype}")
+        raise _non_number_error(array, name, columns)
     if np.iscomplexobj(array):
         raise TypeError(f"{name} must be real, got dtype {array.dtype}")
     if ndim is not None and array.ndim != ndim:
@@ -385,54 +491,119 @@ def as_float_array(
     else:
         array = np.asarray(array, dtype=np.float64)
     if finite:
-        check_finite(array, name)
+        check_finite(array, name, columns)
     return array
 
 
-def check_finite(array: np.ndarray, name: str) -> None:
-    """Raise a ``ValueError`` naming ``name`` and the first NaN or infinity of ``array``."""
-    if not np.all(np.isfinite(array)):
-        bad = array.ravel()[~np.isfinite(array.ravel())][0]
+def _non_number_error(
+    array: np.ndarray, name: str, columns: Sequence[Any] | None
+) -> TypeError:
+    """Return the ``TypeError`` for a non-numeric array, naming its first non-number."""
+    found = first_non_number(array) if array.dtype == object else None
+    if found is None and array.size and array.dtype.kind in "USV":
+        found = (_first(np.ones(array.shape, dtype=bool)), array.flat[0])
+    if found is None:
+        return TypeError(f"{name} must be numeric, got dtype {array.dtype}")
+    index, value = found
+    text = isinstance(value, str | bytes | np.str_)
+    got = (
+        f"dtype {array.dtype}: {show_value(value)}"
+        if array.dtype != object
+        else f"the string {show_value(value)}"
+        if text
+        else f"{type(value).__name__} {show_value(value)}"
+    )
+    hint = f" ({NUMBERS_FIX})" if text else ""
+    return TypeError(
+        f"{name} must be numeric, got {got}{cell_at(index, columns)}{hint}"
+    )
+
+
+def check_finite(
+    array: np.ndarray,
+    name: str,
+    columns: Sequence[Any] | None = None,
+    *,
+    what: str = "values",
+) -> None:
+    """Raise a ``ValueError`` naming ``name`` and its first NaN or infinity, and where.
+
+    ``columns`` names the columns of a 2-D table (a frame's names, see
+    :func:`column_labels`); ``what`` the entries (``"values"``, ``"codes"``).
+    """
+    finite = np.isfinite(array)
+    if not finite.all():
+        index = _first(~finite)
+        bad = array[index]
+        fix = f": {MISSING_FIX}" if np.isnan(bad) else ""
         raise ValueError(
-            f"{name} must contain only finite values, found {bad} (NaN and "
-            "infinities are not allowed)"
+            f"{name} must contain only finite {what} (no NaN or infinity), found "
+            f"{show_value(bad)}{cell_at(index, columns)}{fix}"
         )
 
 
-def check_real_matrix(X: Any, name: str = "X") -> int:
-    """Check that ``X`` is a 2-D table of real numbers, before scikit-learn converts it.
+def check_real_matrix(
+    X: Any, name: str = "X", *, min_rows: int = 1, needs: str = ""
+) -> int:
+    """Check that ``X`` is a 2-D table of finite real numbers, before scikit-learn does.
 
     For the estimators validated by scikit-learn (:func:`validate_float_data`), which
-    turns numeric strings into floats (a silent repair) and reports 1-D input and
-    complex numbers without naming the argument. Object cells must be real numbers
-    (scikit-learn's own checks pass them). Sparse input is left to the caller.
+    turns numeric strings into floats (a silent repair), reports 1-D input and
+    complex numbers without naming the argument, and NaN without naming the cell.
+    Object cells must be real numbers (scikit-learn's own checks pass them). Sparse
+    input is left to the caller. ``min_rows`` is the fewest rows the caller can fit
+    on, and ``needs`` says who needs them and why (``"DPFSDR needs ... because
+    ..."``).
 
     Returns the number of rows.
 
     Raises
     ------
     TypeError
-        For strings or bytes.
+        For strings or bytes, named with their row and column.
     ValueError
-        For input that is not 2-D or is empty (:func:`to_numpy_2d`), and for complex
-        numbers (scikit-learn's wording, "Complex data not supported").
+        For input that is not 2-D or is empty (:func:`to_numpy_2d`), for NaN or
+        infinities (:func:`check_finite`), and for complex numbers (scikit-learn's
+        wording, "Complex data not supported").
     """
     if _is_sparse(X):
         return int(X.shape[0])
+    columns = column_labels(X)
     array = to_numpy_2d(X, name)
+    if array.shape[0] < min_rows:
+        count = (
+            f"{array.shape[0]} row (1 sample)"
+            if array.shape[0] == 1
+            else (f"{array.shape[0]} rows")
+        )
+        raise ValueError(
+            f"{name} has {count}, but {needs or f'at least {min_rows} are needed'}"
+        )
     if array.dtype.kind in "USV":
-        raise TypeError(f"{name} must be numeric, got dtype {array.dtype}")
+        raise _non_number_error(array, name, columns)
     cells = array.ravel() if array.dtype == object else array[:0, 0]
     if array.dtype.kind == "c" or any(isinstance(v, complex) for v in cells):
         raise ValueError(f"Complex data not supported: {name} holds complex numbers")
-    text = next((v for v in cells if isinstance(v, str | bytes)), None)
-    if text is not None:
-        raise TypeError(f"{name} must be numeric, got the string {text!r}")
+    if array.dtype == object:
+        missing = _missing_at(array)
+        if missing is not None:
+            raise ValueError(
+                f"{name} must contain only finite values (no NaN or infinity), found "
+                f"NaN{cell_at(missing, columns)}: {MISSING_FIX}"
+            )
+        if any(isinstance(v, str | bytes) for v in cells):
+            raise _non_number_error(array, name, columns)
+    elif array.dtype.kind == "f":
+        check_finite(array, name, columns)
     return int(array.shape[0])
 
 
 def as_int_array(values: Any, name: str) -> np.ndarray:
-    """Return ``values`` as a C-contiguous int64 array; floats must be whole numbers."""
+    """Return ``values`` as a C-contiguous int64 array; floats must be whole numbers.
+
+    Errors name the first bad entry and its row (raw categories are told to use
+    :class:`~privtab.TableEncoder`).
+    """
     try:
         array = np.asarray(values)
     except ValueError as exc:
@@ -448,14 +619,53 @@ def as_int_array(values: Any, name: str) -> np.ndarray:
             raise ValueError(f"{name} has values above 2**63 - 1, got {array.max()}")
         return np.require(array, dtype=np.int64, requirements=["C", "A"])
     if np.issubdtype(array.dtype, np.floating):
-        if not np.all(np.isfinite(array)):
-            raise ValueError(f"{name} must contain only finite values")
-        if not np.all(array == np.round(array)):
-            raise TypeError(f"{name} must hold integers, got non-integral floats")
+        check_finite(array, name)
+        whole = array == np.round(array)
+        if not whole.all():
+            index = _first(~whole)
+            raise TypeError(
+                f"{name} must hold integers, got non-integral floats: "
+                f"{show_value(array[index])}{cell_at(index, None)}"
+            )
         if array.size and float(np.abs(array).max()) >= 2.0**63:
             raise ValueError(f"{name} has values outside the int64 range")
         return np.require(array, dtype=np.int64, requirements=["C", "A"])
-    raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+    raise _non_integer_error(array, name, None)
+
+
+def _non_integer_error(
+    array: np.ndarray, name: str, columns: Sequence[Any] | None, what: str = "integers"
+) -> TypeError | ValueError:
+    """Return the error for codes or integers of the wrong dtype, with the fix.
+
+    Names the first entry that is not an integer, and where it is; raw categories
+    (strings) are told to use :class:`~privtab.TableEncoder`.
+    """
+    found = None
+    if array.dtype == object:
+        for flat, value in enumerate(array.ravel().tolist()):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                found = (
+                    tuple(int(i) for i in np.unravel_index(flat, array.shape)),
+                    value,
+                )
+                break
+    elif array.size and array.dtype.kind in "USV":
+        found = (_first(np.ones(array.shape, dtype=bool)), array.flat[0])
+    if found is None:
+        return TypeError(f"{name} must hold {what}, got dtype {array.dtype}")
+    index, value = found
+    missing = value is None or (isinstance(value, float) and math.isnan(value))
+    if missing:
+        return ValueError(
+            f"{name} must contain only finite {what} (no NaN or infinity), found "
+            f"NaN{cell_at(index, columns)}: {MISSING_FIX}"
+        )
+    hint = f" ({ENCODE_FIX})" if isinstance(value, str | bytes | np.str_) else ""
+    return TypeError(
+        f"{name} must hold {what}, got dtype {array.dtype}: "
+        f"{show_value(value)}{cell_at(index, columns)}{hint}"
+    )
 
 
 def check_cardinalities(
@@ -563,18 +773,23 @@ def check_ledger_label(label: Any) -> str | None:
     return label
 
 
-def _integer_codes(X: Any, name: str, cardinalities: Any) -> tuple[np.ndarray, Any]:
+def _integer_codes(
+    X: Any, name: str, cardinalities: Any
+) -> tuple[np.ndarray, Any, list[Any] | None]:
     """Check that a code matrix holds integers; its values are left to the caller.
 
     Unwraps an ``EncodedTable`` (its cardinalities unless others are given), turns
     bools into ``uint8`` (a view) and whole floats in ``[0, 2**32)`` into ``uint32``,
-    and rejects objects, strings, NaN, infinities, fractions and other floats. Returns the array and the cardinalities
-    as given (possibly ``None``).
+    and rejects objects, strings, NaN, infinities, fractions and other floats, naming
+    the first bad cell (raw categories are told to use
+    :class:`~privtab.TableEncoder`). Returns the array, the cardinalities as given
+    (possibly ``None``) and the column names of a frame (:func:`column_labels`).
     """
     if is_encoded(X):
         if cardinalities is None:
             cardinalities = X.cardinalities
         X = X.codes
+    labels = column_labels(X)
     if frame_kind(X) == "pandas":
         categorical = [c for c in X.columns if str(X[c].dtype) == "category"]
         if categorical:
@@ -585,26 +800,30 @@ def _integer_codes(X: Any, name: str, cardinalities: Any) -> tuple[np.ndarray, A
             )
     array = to_numpy_2d(X, name)
     if array.dtype == np.bool_:
-        return array.view(np.uint8), cardinalities
-    if array.dtype == object:
-        raise TypeError(f"{name} must hold integer codes, got dtype object")
+        return array.view(np.uint8), cardinalities, labels
     if np.issubdtype(array.dtype, np.floating):
-        if not np.all(np.isfinite(array)):
-            raise ValueError(
-                f"{name} must contain only finite codes (found NaN or inf)"
+        check_finite(array, name, labels, what="codes")
+        whole = array == np.round(array)
+        if not whole.all():
+            index = _first(~whole)
+            raise TypeError(
+                f"{name} must hold integer codes, got non-integral floats: "
+                f"{show_value(array[index])}{cell_at(index, labels)} ({ENCODE_FIX})"
             )
-        if not np.all(array == np.round(array)):
-            raise TypeError(f"{name} must hold integer codes, got non-integral floats")
         # No cardinality admits these codes, and checking them here (the values are
         # read anyway) keeps the conversion exact.
         if array.min() < 0:
-            raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
+            index = _first(array < 0)
+            raise ValueError(
+                f"{name} must hold codes >= 0, got {show_value(array[index])}"
+                f"{cell_at(index, labels)} ({CODES_FIX})"
+            )
         if array.max() > np.iinfo(np.uint32).max:
             raise ValueError(f"{name} has a code above 2**32 - 1: {array.max()}")
-        return array.astype(np.uint32), cardinalities
+        return array.astype(np.uint32), cardinalities, labels
     if not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(f"{name} must hold integer codes, got dtype {array.dtype}")
-    return array, cardinalities
+        raise _non_integer_error(array, name, labels, "integer codes")
+    return array, cardinalities, labels
 
 
 def as_code_columns(
@@ -629,15 +848,26 @@ def as_code_columns(
         Row ``j`` holds the codes of attribute ``j`` (the core's column-major layout).
     cardinalities : ndarray of shape (n_features,), uint32
     """
-    array, cardinalities = _integer_codes(X, name, cardinalities)
+    array, cardinalities, labels = _integer_codes(X, name, cardinalities)
+    if cardinalities is None:
+        raise ValueError(f"cardinalities must be given for {name}")
+    return _checked_code_columns(array, name, cardinalities, labels)
+
+
+def _checked_code_columns(
+    array: np.ndarray, name: str, cardinalities: Any, labels: list[Any] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run the value checks of :func:`as_code_columns` on integer codes."""
     if array.dtype.kind != "u" and array.min() < 0:
-        raise ValueError(f"{name} must hold codes >= 0, got {array.min()}")
+        index = _first(array < 0)
+        raise ValueError(
+            f"{name} must hold codes >= 0, got {array[index]}{cell_at(index, labels)} "
+            f"({CODES_FIX})"
+        )
     # One pass over the codes: every later check reads the largest code per column.
     highest = array.max(axis=0)
     if highest.max() > np.iinfo(np.uint32).max:
         raise ValueError(f"{name} has a code above 2**32 - 1: {highest.max()}")
-    if cardinalities is None:
-        raise ValueError(f"cardinalities must be given for {name}")
     cards = check_cardinalities(cardinalities, array.shape[1])
     over = np.flatnonzero(highest >= cards)
     if over.size:
@@ -645,7 +875,7 @@ def as_code_columns(
         col = over[at]
         raise ValueError(
             f"{name}[{row}, {col}] = {array[row, col]} is >= cardinality {cards[col]} "
-            f"of column {col}"
+            f"of column {column_label(col, labels)} ({CODES_FIX})"
         )
     columns = np.ascontiguousarray(array.T, dtype=np.uint32)
     return columns, cards
@@ -658,13 +888,14 @@ def infer_code_columns(
 
     Like :func:`as_code_columns`, with each cardinality taken as the largest code
     + 1. The domain then comes from the private data, so, if ``warn``, a
-    :class:`~privtab.exceptions.PrivacyLeakWarning` says so. ``warn=False`` is for
-    non-private callers, and for estimators that have warned already.
+    :class:`~privtab.exceptions.PrivacyLeakWarning` says so, after the codes are
+    validated. ``warn=False`` is for non-private callers, and for estimators that
+    have warned already.
     """
-    array = to_numpy_2d(X, name)
+    array, _, labels = _integer_codes(X, name, None)
     limit = int(np.iinfo(np.uint32).max)
-    columns, _ = as_code_columns(
-        array, name, cardinalities=np.full(array.shape[1], limit, dtype=np.int64)
+    columns, _ = _checked_code_columns(
+        array, name, np.full(array.shape[1], limit, dtype=np.int64), labels
     )
     cards = columns.max(axis=1).astype(np.int64) + 1
     if cards.max() > limit:
@@ -701,7 +932,7 @@ def as_code_matrix(
         copy when the input already is).
     cardinalities : ndarray of shape (n_features,), uint32
     """
-    array, cardinalities = _integer_codes(X, name, cardinalities)
+    array, cardinalities, _ = _integer_codes(X, name, cardinalities)
     if cardinalities is None:
         raise ValueError(f"cardinalities must be given for {name}")
     cards = check_cardinalities(cardinalities, array.shape[1])
@@ -749,8 +980,7 @@ def as_keys(keys: Any, *, allow_empty: bool = False) -> np.ndarray:
             raise ValueError(f"keys must be >= 0, got {array.min()}")
         return np.require(array, dtype=np.uint64, requirements=["C", "A"])
     if array.dtype.kind == "f":
-        if not np.all(np.isfinite(array)):
-            raise ValueError("keys must contain only finite values (found NaN or inf)")
+        check_finite(array, "keys")
         if not np.all(array == np.round(array)):
             raise TypeError("keys must hold integers, got non-integral floats")
         if array.min() < 0 or array.max() >= 2.0**64:
@@ -883,12 +1113,7 @@ def label_array(values: Any, name: str) -> np.ndarray:
             f"{name} must hold integers or strings, got dtype {array.dtype}"
         )
     if kind == "f":
-        finite = np.isfinite(array)
-        if not finite.all():
-            bad = array[~finite][0]
-            raise ValueError(
-                f"{name} must contain only finite labels (no NaN or inf), found {bad}"
-            )
+        check_finite(array, name, what="labels")
         whole = array == np.round(array)
         if not whole.all():
             bad = array[~whole][0]
@@ -903,7 +1128,10 @@ def label_array(values: Any, name: str) -> np.ndarray:
                 array, array
             )
         if np.any(missing):
-            raise ValueError(f"{name} must not contain missing labels (None or NaN)")
+            raise ValueError(
+                f"{name} must not contain missing labels (None or NaN), found one"
+                f"{cell_at(_first(missing), None)} ({MISSING_FIX})"
+            )
     return array
 
 
@@ -1212,14 +1440,20 @@ def feature_names_out(estimator: Any, input_features: Any = None) -> np.ndarray:
 
 
 def validate_float_data(
-    estimator: Any, X: Any, y: Any = "no_validation", *, reset: bool = True
+    estimator: Any,
+    X: Any,
+    y: Any = "no_validation",
+    *,
+    reset: bool = True,
+    min_rows: int = 1,
+    needs: str = "",
 ) -> Any:
     """:func:`validate_data` to float64, after :func:`check_real_matrix` on ``X``.
 
-    Returns what :func:`validate_data` returns: ``X``, or ``(X, y)`` when ``y`` is
-    given.
+    ``min_rows`` and ``needs`` as in :func:`check_real_matrix`. Returns what
+    :func:`validate_data` returns: ``X``, or ``(X, y)`` when ``y`` is given.
     """
-    n_rows = check_real_matrix(X, "X")
+    n_rows = check_real_matrix(X, "X", min_rows=min_rows, needs=needs)
     if not (isinstance(y, str) and y == "no_validation") and y is not None:
         n_labels = len(y) if hasattr(y, "__len__") else None
         if n_labels is not None and n_labels != n_rows:

@@ -600,11 +600,11 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
         k = check_positive_int(self.n_features, "n_features")
         threads = check_threads(self.n_threads)
         run = self._start_private_fit()
-        if cardinalities is None and not is_encoded(X):
-            warn_inferred_domain("cardinalities", owner="PrivateKD")
         table, label_set = _code_table(
             X, y, cardinalities, self.classes, owner="PrivateKD", n_threads=threads
         )
+        if cardinalities is None and not is_encoded(X):
+            warn_inferred_domain("cardinalities", owner="PrivateKD")
         d = table.n_columns
         k = check_n_features(k, d)
         step = run.epsilon / (4 * k)

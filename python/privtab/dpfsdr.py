@@ -48,6 +48,7 @@ from privtab._validation import (
     check_positive,
     check_positive_int,
     check_unit_interval,
+    column_labels,
     to_numpy_2d,
     validate_float_data,
     warn_user,
@@ -74,7 +75,7 @@ _BUDGETS = ("per_refit", "total")
 # Non-private statistics -------------------------------------------------------------
 def _matrix(X: Any) -> np.ndarray:
     """``X`` as a C-contiguous finite float64 (n, d) array with n, d >= 1."""
-    return as_float_array(to_numpy_2d(X, "X"), "X")
+    return as_float_array(to_numpy_2d(X, "X"), "X", columns=column_labels(X))
 
 
 def _delta(delta: Any, name: str) -> float:
@@ -546,7 +547,14 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         rng = None if run is None else run.random_state
         name = type(self).__name__
 
-        X, y = validate_float_data(self, X, y)
+        X, y = validate_float_data(
+            self,
+            X,
+            y,
+            min_rows=2,
+            needs=f"{name} needs at least 2 rows: its correlation filter and "
+            "F-scores compare records",
+        )
         X = np.ascontiguousarray(X)
         classes, codes = check_labels(
             y,
@@ -569,6 +577,13 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
 
         # Step 1: the attribute filter; step 2: the (noisy) feature importance.
         kept = _core.filter_correlated_features(X, delta)
+        if len(kept) == 0:
+            raise ValueError(
+                f"X has no column that varies across its {X.shape[0]} rows, so "
+                f"{name} has nothing to select: the correlation filter keeps only "
+                "columns whose values differ (drop the constant columns, or pass "
+                "more rows)"
+            )
         Xk = np.ascontiguousarray(X[:, kept])
         _, fim = _importance(Xk, codes, len(classes))
         m = len(kept)

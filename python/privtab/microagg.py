@@ -60,7 +60,9 @@ from privtab._validation import (
     check_finite,
     check_positive_int,
     check_threads,
+    first_non_number,
     frame_kind,
+    show_value,
     warn_user,
 )
 from privtab.accountant import split_budget
@@ -81,6 +83,9 @@ MECHANISMS = ("idp_cbls", "idp_ls", "dp")
 
 #: What :class:`MicroaggregationMasker` does with the non-numeric columns of a frame.
 NON_NUMERIC = ("raise", "drop", "passthrough")
+
+#: What :class:`MicroaggregationMasker` does with a value outside its bounds.
+OUT_OF_BOUNDS = ("raise", "clip")
 
 #: The paper's data-derived domain: ``[0, ALPHA · max]`` (Section 4).
 BOUNDS_ALPHA = 1.5
@@ -230,6 +235,8 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         A value outside its declared bounds raises ``ValueError`` (naming the
         attribute, row and value), or is clipped to the bounds before masking
         (clipping is then part of the mechanism, and the guarantee holds).
+        ``"error"``, the old spelling of ``"raise"``, still works with a
+        ``FutureWarning``.
     random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
         ``None`` (the secure default) uses operating-system entropy. A fixed seed is
         for reproducibility only and voids privacy against anyone who knows it.
@@ -242,6 +249,9 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
 
     Attributes
     ----------
+    privacy_guarantee : str
+        ``"dp"`` for ``mechanism="dp"``, else ``"idp"``: the guarantee every ledger
+        entry of a fit records.
     masked_ : ndarray or DataFrame
         The release (also returned by :meth:`fit_transform`): the masked numeric
         attributes, with the non-numeric columns copied unmasked when
@@ -331,6 +341,19 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     Publish the record-level table only where linking records by their shared values
     is acceptable.
 
+    **Dtypes.** The noise is drawn in float64; the release then takes each
+    attribute's dtype where it can hold it. A float32 (or float16) attribute gets
+    each noisy centroid rounded to the nearest value of its dtype inside the bounds,
+    when the bounds are finite in that dtype. An integer attribute gets each noisy
+    centroid rounded to the nearest integer and moved to the nearest integer inside
+    the bounds (``ceil(lo) .. floor(hi)``), when the dtype holds one: an integer
+    release, no longer the noisy mean itself (an error of at most 0.5 on top of the
+    noise). Both roundings are post-processing of the release, so the guarantee is
+    unchanged. Booleans, and attributes whose dtype cannot hold their bounds, are
+    released as float64, and so are nested lists; a NumPy array has one dtype, so it
+    keeps the input's only when every attribute can (else it is float64 as a whole). A pandas nullable
+    dtype (``"Int64"``, ``"Float32"``) is kept as such.
+
     **What is released besides the masked values.** Only the masked numeric
     attributes are covered. Non-numeric columns (a name, a diagnosis, a date of birth)
     and a pandas index or ``attrs`` come from the data unmasked: by default they are
@@ -387,7 +410,12 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         self.n_threads = n_threads
         self.label = label
 
-    def _privacy_guarantee(self) -> str:
+    @property
+    def privacy_guarantee(self) -> str:  # type: ignore[override]
+        """The guarantee of the release: ``"dp"`` for ``mechanism="dp"``, else ``"idp"``.
+
+        What the ledger entries of a fit record as their ``guarantee``.
+        """
         return "dp" if self.mechanism == "dp" else "idp"
 
     def fit(self, X: Any, y: Any = None) -> MicroaggregationMasker:
@@ -411,10 +439,11 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of float64 or DataFrame
+        ndarray or DataFrame
             The masked table, of the input's type, with its column names and order
-            (less the dropped columns); a pandas release has a fresh ``RangeIndex``
-            and empty ``attrs`` unless ``keep_index``/``keep_attrs`` ask otherwise.
+            (less the dropped columns) and, where they hold the release, its dtypes
+            (see Notes); a pandas release has a fresh ``RangeIndex`` and empty
+            ``attrs`` unless ``keep_index``/``keep_attrs`` ask otherwise.
         """
         k = check_positive_int(self.k, "k")
         mechanism = check_choice(self.mechanism, "mechanism", MECHANISMS)
@@ -426,14 +455,14 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         non_numeric = check_choice(self.non_numeric, "non_numeric", NON_NUMERIC)
         keep_index = check_bool(self.keep_index, "keep_index")
         keep_attrs = check_bool(self.keep_attrs, "keep_attrs")
-        out_of_bounds = check_choice(
-            self.out_of_bounds, "out_of_bounds", ("raise", "clip")
-        )
+        out_of_bounds = check_choice(self.out_of_bounds, "out_of_bounds", OUT_OF_BOUNDS)
         n_threads = check_threads(self.n_threads)
         run = self._start_private_fit()
 
         kind = frame_kind(X)
-        values, names, numeric = _numeric_values(X, kind, non_numeric, finite=False)
+        values, names, numeric, dtypes = _numeric_values(
+            X, kind, non_numeric, finite=False
+        )
         n, d = values.shape
         if n == 0 or d == 0:
             raise ValueError(
@@ -441,9 +470,9 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
             )
         if k > n:
             raise ValueError(f"k must be <= the number of rows ({n}), got k={k}")
-        bounds = self._resolve_bounds(values, names)
+        bounds = self._resolve_bounds(values, names, kind)
         if out_of_bounds == "clip":
-            check_finite(values, "X")
+            check_finite(values, "X", _frame_names(kind, names))
             values = _check_inside(values, bounds, names, out_of_bounds)
         epsilons = self._resolve_split(run.epsilon, d)
 
@@ -460,10 +489,10 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         except ValueError:
             # The kernel checks every value in its first pass over the column (no
             # separate pass here); name the first bad one as the rest of privtab does.
-            check_finite(values, "X")
+            check_finite(values, "X", _frame_names(kind, names))
             _check_inside(values, bounds, names, "raise")
             raise
-        masked = masked_t.T
+        masked = _in_input_dtypes(masked_t, dtypes, bounds, kind)
 
         kind_label = "ε-DP" if mechanism == "dp" else "ε-iDP"
         method = "DP" if mechanism == "dp" and k == 1 else _LABELS[mechanism]
@@ -526,7 +555,9 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
         published["attributes"]["masked_"] = _covered_part(self.masked_)
         return published
 
-    def _resolve_bounds(self, values: np.ndarray, names: list[Any]) -> np.ndarray:
+    def _resolve_bounds(
+        self, values: np.ndarray, names: list[Any], kind: str
+    ) -> np.ndarray:
         d = values.shape[1]
         declared: list[Any] = [None] * d
         spec = self.bounds
@@ -556,10 +587,11 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
                 )
         out = np.empty((d, 2))
         inferred = []
+        if any(pair is None for pair in declared):
+            check_finite(values, "X", _frame_names(kind, names))
         for j, pair in enumerate(declared):
             if pair is None:
                 column = values[:, j]
-                check_finite(column, "X")
                 lo = min(0.0, BOUNDS_ALPHA * float(column.min()))
                 hi = max(0.0, BOUNDS_ALPHA * float(column.max()))
                 if hi <= lo:
@@ -627,12 +659,13 @@ def _numeric_columns(X: Any, kind: str) -> list[bool]:
 
 def _numeric_values(
     X: Any, kind: str, non_numeric: str, name: str = "X", *, finite: bool = True
-) -> tuple[np.ndarray, list[Any], list[bool]]:
+) -> tuple[np.ndarray, list[Any], list[bool], list[np.dtype]]:
     """Return the numeric attributes (n × d float64), their names, which are numeric.
 
-    With ``non_numeric="raise"`` a frame's non-numeric columns raise ``TypeError``;
-    otherwise they are left out. ``finite=False`` skips the finiteness check (see
-    :func:`as_float_array`).
+    And the dtype of each numeric attribute in ``X`` (the NumPy dtype of a pandas
+    extension dtype or a polars dtype). With ``non_numeric="raise"`` a frame's
+    non-numeric columns raise ``TypeError``; otherwise they are left out.
+    ``finite=False`` skips the finiteness check (see :func:`as_float_array`).
     """
     if kind == "numpy":
         if isinstance(X, str):
@@ -640,25 +673,135 @@ def _numeric_values(
         values = as_float_array(X, name, ndim=2, contiguous=False, finite=finite)
         names: list[Any] = list(range(values.shape[1]))
         numeric = [True] * values.shape[1]
-        return values, names, numeric
+        # Nested lists have no dtype of their own: they are released as float64.
+        dtype = X.dtype if isinstance(X, np.ndarray) else np.dtype(np.float64)
+        return values, names, numeric, [dtype] * values.shape[1]
     columns = list(X.columns)
     numeric = _numeric_columns(X, kind)
     others = [c for c, ok in zip(columns, numeric, strict=True) if not ok]
     if others and non_numeric == "raise":
         raise TypeError(
-            f"{name} has non-numeric columns {others!r}, which microaggregation cannot "
-            "mask; pass non_numeric='drop' to leave them out of the release, or "
-            "non_numeric='passthrough' to copy them into it unmasked (not covered by "
-            "the privacy guarantee)"
+            f"{name} has non-numeric columns {others!r}{_first_text(X, kind, numeric)}, "
+            "which microaggregation cannot mask; pass non_numeric='drop' to leave "
+            "them out of the release, or non_numeric='passthrough' to copy them into "
+            "it unmasked (not covered by the privacy guarantee)"
         )
     positions = [i for i, ok in enumerate(numeric) if ok]
     names = [columns[i] for i in positions]
     if kind == "pandas":
         values = X.iloc[:, positions].to_numpy(dtype=np.float64, na_value=np.nan)
+        dtypes = [_numpy_dtype(X.dtypes.iloc[i]) for i in positions]
     else:
-        values = X.select(names).to_numpy().astype(np.float64)
-    values = as_float_array(values, name, ndim=2, contiguous=False, finite=finite)
-    return values, names, numeric
+        selected = X.select(names)
+        values = selected.to_numpy().astype(np.float64)
+        dtypes = [
+            _numpy_dtype(selected.head(0).to_series(j).to_numpy().dtype)
+            for j in range(len(names))
+        ]
+    values = as_float_array(
+        values, name, ndim=2, contiguous=False, finite=finite, columns=names
+    )
+    return values, names, numeric, dtypes
+
+
+def _first_text(X: Any, kind: str, numeric: list[bool]) -> str:
+    """Where the first non-numeric column holds a value that is not a number.
+
+    For a column of numbers stored as objects because of one string, say: names the
+    string, its row and its column; empty for columns of another dtype.
+    """
+    for i, ok in enumerate(numeric):
+        column = X.iloc[:, i] if kind == "pandas" else X.to_series(i)
+        if ok or str(column.dtype) not in ("object", "Object"):
+            continue
+        found = first_non_number(np.asarray(column.to_numpy(), dtype=object))
+        if found is not None:
+            (row,), value = found
+            return f" (column {X.columns[i]!r} holds {show_value(value)} at row {row})"
+    return ""
+
+
+def _numpy_dtype(dtype: Any) -> np.dtype:
+    """Return the NumPy dtype of a column's dtype (float64 when it has none)."""
+    dtype = getattr(dtype, "numpy_dtype", dtype)
+    return dtype if isinstance(dtype, np.dtype) else np.dtype(np.float64)
+
+
+def _frame_names(kind: str, names: list[Any]) -> list[Any] | None:
+    """Column names for messages: a frame's, or ``None`` for an array's positions."""
+    return None if kind == "numpy" else names
+
+
+def _release_dtype(dtype: np.dtype, lo: float, hi: float) -> np.dtype:
+    """Return the dtype of a masked attribute: the input's, where it holds the release.
+
+    Floats keep their precision when the bounds are finite in it; integers (a
+    rounded release) when an integer of the dtype lies in the bounds. Anything else
+    (booleans, bounds a float16 or an int8 cannot hold) is released as float64.
+    """
+    if dtype.kind == "f" and dtype.itemsize < 8:
+        fits = max(abs(lo), abs(hi)) <= float(np.finfo(dtype).max)
+        low, high = _float_bounds(dtype, lo, hi)
+        return dtype if fits and low <= high else np.dtype(np.float64)
+    if dtype.kind in "iu":
+        low_int, high_int = _integer_bounds(dtype, lo, hi)
+        return dtype if low_int <= high_int else np.dtype(np.float64)
+    return np.dtype(np.float64)
+
+
+def _float_bounds(dtype: np.dtype, lo: float, hi: float) -> tuple[Any, Any]:
+    """Return the smallest and largest values of a float ``dtype`` in ``[lo, hi]``."""
+    low, high = dtype.type(lo), dtype.type(hi)
+    if float(low) < lo:
+        low = np.nextafter(low, dtype.type(np.inf))
+    if float(high) > hi:
+        high = np.nextafter(high, dtype.type(-np.inf))
+    return low, high
+
+
+def _integer_bounds(dtype: np.dtype, lo: float, hi: float) -> tuple[int, int]:
+    """Return the smallest and largest integers of an integer ``dtype`` in ``[lo, hi]``."""
+    info = np.iinfo(dtype)
+    return max(math.ceil(lo), int(info.min)), min(math.floor(hi), int(info.max))
+
+
+def _in_input_dtypes(
+    masked_t: np.ndarray, dtypes: list[np.dtype], bounds: np.ndarray, kind: str
+) -> Any:
+    """Return the masked attributes (rows of ``masked_t``) in the dtypes of the input.
+
+    Post-processing of the noisy centroids, which lie in their bounds: a float32 (or
+    float16) attribute is rounded to the nearest value of its dtype inside the bounds,
+    an integer attribute to the nearest integer inside them (as the exact integer
+    the dtype holds), where :func:`_release_dtype` says the dtype can hold the
+    release. A NumPy release has one dtype: the input's when every attribute keeps it,
+    else float64. Returns the (n, d) array, or for a frame the list of columns.
+    """
+    targets = [
+        _release_dtype(dtype, float(lo), float(hi))
+        for dtype, (lo, hi) in zip(dtypes, bounds, strict=True)
+    ]
+    if kind == "numpy" and any(t != targets[0] for t in targets):
+        targets = [np.dtype(np.float64)] * len(targets)
+    columns = []
+    for column, target, (lo, hi) in zip(masked_t, targets, bounds, strict=True):
+        if target.kind == "f" and target.itemsize < 8:
+            low, high = _float_bounds(target, float(lo), float(hi))
+            column = np.clip(column.astype(target), low, high)
+        elif target.kind in "iu":
+            low_int, high_int = _integer_bounds(target, float(lo), float(hi))
+            # Float ends inside the integer ones (beyond 2**53 a float may round
+            # past them), so that the cast is exact and stays in the bounds.
+            low, high = float(low_int), float(high_int)
+            if low < low_int:
+                low = float(np.nextafter(low, np.inf))
+            if high > high_int:
+                high = float(np.nextafter(high, -np.inf))
+            column = np.clip(np.rint(column), low, high).astype(target)
+        columns.append(column)
+    if kind == "numpy":
+        return np.column_stack(columns) if columns else masked_t.T
+    return columns
 
 
 def _check_inside(
@@ -682,7 +825,7 @@ def _check_inside(
 def _rebuild(
     X: Any,
     kind: str,
-    masked: np.ndarray,
+    masked: Any,
     numeric: list[bool],
     non_numeric: str,
     keep_index: bool,
@@ -690,16 +833,26 @@ def _rebuild(
 ) -> Any:
     """Return the release of the input's type: masked columns, and any passed through.
 
-    A pandas release gets a fresh ``RangeIndex`` and no ``attrs`` unless
-    ``keep_index``/``keep_attrs``; a polars frame has neither.
+    ``masked`` is the (n, d) array for NumPy input, else the list of masked columns
+    (:func:`_in_input_dtypes`). A pandas release gets a fresh ``RangeIndex`` and no
+    ``attrs`` unless ``keep_index``/``keep_attrs``; a polars frame has neither. A
+    pandas extension dtype (``"Int64"``, ``"Float32"``) is kept where the masked
+    column has its NumPy dtype.
     """
     if kind == "numpy":
         return np.asarray(masked)
     positions, columns = [], []
-    masked_columns = iter(masked.T)
+    masked_columns = iter(masked)
     for i, ok in enumerate(numeric):
         if ok:
-            columns.append(next(masked_columns))
+            column = next(masked_columns)
+            if kind == "pandas":
+                dtype = X.dtypes.iloc[i]
+                if getattr(dtype, "numpy_dtype", None) == column.dtype:
+                    import pandas as pd
+
+                    column = pd.array(column, dtype=dtype)
+            columns.append(column)
         elif non_numeric == "passthrough":
             columns.append(X.iloc[:, i].array if kind == "pandas" else X.to_series(i))
         else:
@@ -717,7 +870,7 @@ def _rebuild(
 
     return pl.DataFrame(
         [
-            pl.Series(X.columns[i], column, dtype=pl.Float64) if numeric[i] else column
+            pl.Series(X.columns[i], column) if numeric[i] else column
             for i, column in zip(positions, columns, strict=True)
         ]
     )
@@ -803,7 +956,7 @@ def mean_sse(X: Any, X_masked: Any) -> float:
 def _pair(X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
     arrays = []
     for data, name in ((X, "X"), (Y, "X_masked")):
-        values, _, _ = _numeric_values(data, frame_kind(data), "drop", name)
+        values, _, _, _ = _numeric_values(data, frame_kind(data), "drop", name)
         # C order, so that the sums below do not depend on the input's layout.
         arrays.append(np.ascontiguousarray(values))
     if arrays[0].shape != arrays[1].shape:

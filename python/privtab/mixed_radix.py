@@ -16,9 +16,11 @@ import numpy as np
 from privtab import _core
 from privtab._validation import (
     as_cardinalities,
+    as_code_columns,
     as_code_matrix,
     as_keys,
     check_threads,
+    column_labels,
 )
 
 __all__ = ["mixed_radix_decode", "mixed_radix_encode"]
@@ -72,10 +74,18 @@ def mixed_radix_encode(
     """
     array, cards = as_code_matrix(codes, "codes", cardinalities)
     threads = check_threads(n_threads)
-    if array.flags.c_contiguous:
-        return _core.mixed_radix_encode_rows(array, cards, n_threads=threads)
-    # F-ordered codes are column-major already: their transpose is a C-contiguous view.
-    return _core.mixed_radix_encode(array.T, cards, n_threads=threads)
+    try:
+        if array.flags.c_contiguous:
+            return _core.mixed_radix_encode_rows(array, cards, n_threads=threads)
+        # F-ordered codes are column-major already: their transpose is a C-contiguous
+        # view.
+        return _core.mixed_radix_encode(array.T, cards, n_threads=threads)
+    except ValueError:
+        # The kernel names the first bad code by position; a frame's column is named
+        # by its name, as everywhere else (a second pass, on the error path only).
+        if column_labels(codes) is not None:
+            as_code_columns(codes, "codes", cards)
+        raise
 
 
 def mixed_radix_decode(

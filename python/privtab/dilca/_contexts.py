@@ -24,7 +24,6 @@ from privtab._validation import (
     check_positive_int,
     infer_code_columns,
     is_encoded,
-    to_numpy_2d,
 )
 from privtab.engine import CodeTable, MemoryTable, dask_table, is_distributed
 
@@ -43,14 +42,17 @@ def _prepare(X: Any, cardinalities: Any) -> tuple[CodeTable, np.ndarray, bool]:
         table, inferred = dask_table(X, cardinalities, "X")
         cards = table.cardinalities
     else:
-        if not is_encoded(X):
-            X = _non_negative(to_numpy_2d(X, "X"), "X")
-        if cardinalities is not None or is_encoded(X):
-            columns, cards = as_code_columns(X, "X", cardinalities)
-            inferred = False
-        else:
-            columns, cards = infer_code_columns(X, "X", warn=False)
-            inferred = True
+        inferred = cardinalities is None and not is_encoded(X)
+        try:
+            if inferred:
+                columns, cards = infer_code_columns(X, "X", warn=False)
+            else:
+                columns, cards = as_code_columns(X, "X", cardinalities)
+        except ValueError as exc:
+            if "codes >= 0" not in str(exc):
+                raise
+            # Worded as scikit-learn words it, for estimators tagged positive_only.
+            raise ValueError(f"Negative values in data passed to X: {exc}") from None
         table = MemoryTable(columns, cards)
     if int(cards.max()) > _MAX_VALUES:
         j = int(np.argmax(cards))
@@ -65,18 +67,6 @@ def _prepare(X: Any, cardinalities: Any) -> tuple[CodeTable, np.ndarray, bool]:
             f"got {table.n_columns} feature(s)"
         )
     return table, cards, inferred
-
-
-def _non_negative(array: np.ndarray, name: str) -> np.ndarray:
-    # Worded as scikit-learn words it, for estimators tagged positive_only.
-    if array.dtype.kind in "if":
-        negative = array[array < 0]
-        if negative.size:
-            raise ValueError(
-                f"Negative values in data passed to {name}: codes must be >= 0, got "
-                f"{negative.min()}"
-            )
-    return array
 
 
 def _symmetric_uncertainty(h_x: float, h_y: float, h_xy: float) -> float:

@@ -536,9 +536,9 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
         k = check_positive_int(self.context_size, "context_size")
         h = check_unit_interval(self.h, "h")
         run = self._start_private_fit()
-        if cardinalities is None and not is_encoded(X):
+        table, cards, inferred = _prepare(X, cardinalities)
+        if inferred:
             warn_inferred_domain("cardinalities", owner="DPDILCA")
-        table, cards, _ = _prepare(X, cardinalities)
         d = table.n_columns
         if self.method in ("max_relevance", "max_dependency") and k > d - 1:
             raise ValueError(

@@ -73,15 +73,15 @@ class KAnonymityGreedy(_BinarySelector):
         self.skip_infeasible = skip_infeasible
         self.n_threads = n_threads
 
-    def fit(self, B: Any, y: Any) -> KAnonymityGreedy:
-        """Select the features of B (see :meth:`KACSelector.fit`)."""
+    def fit(self, X: Any, y: Any) -> KAnonymityGreedy:
+        """Select the features of the binary matrix ``X`` (see :meth:`KACSelector.fit`)."""
         k = check_positive_int(self.k, "k")
         utility = check_choice(self.utility, "utility", tuple(_UTILITIES))
         skip = check_bool(self.skip_infeasible, "skip_infeasible")
-        data = self._fit_data(B, y, k)
+        data = self._fit_data(X, y, k)
         search = _greedy_ham if utility == "ham" else _greedy_distcnt
         order = search(data, data.k_anonymous(k), skip)
-        self._finish(B, data, order)
+        self._finish(X, data, order)
         self.utility_ = _UTILITIES[utility](data.matrix, data.positive, order)
         return self
 
@@ -119,10 +119,10 @@ class CMGreedy(_BinarySelector):
         self.k = k
         self.n_threads = n_threads
 
-    def fit(self, B: Any, y: Any) -> CMGreedy:
-        """Select the features of B (see :meth:`KACSelector.fit`)."""
+    def fit(self, X: Any, y: Any) -> CMGreedy:
+        """Select the features of the binary matrix ``X`` (see :meth:`KACSelector.fit`)."""
         k = check_positive_int(self.k, "k")
-        data = self._fit_data(B, y, k)
+        data = self._fit_data(X, y, k)
         order = _greedy(
             data.matrix.n_features,
             data.cm_gains,
@@ -130,6 +130,6 @@ class CMGreedy(_BinarySelector):
             skip_infeasible=False,
             positive_gain=True,
         )
-        self._finish(B, data, order)
+        self._finish(X, data, order)
         self.utility_ = classification_metric(data.matrix, data.positive, order)
         return self

@@ -16,13 +16,21 @@ Full references: :mod:`privtab.kac`.
 
 from __future__ import annotations
 
+import numbers
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from privtab._validation import check_not_empty, to_numpy_2d
+from privtab._validation import (
+    MISSING_FIX,
+    cell_at,
+    check_not_empty,
+    column_labels,
+    show_value,
+    to_numpy_2d,
+)
 
 __all__ = ["BinaryMatrix", "as_binary_matrix", "ham_scores"]
 
@@ -96,6 +104,21 @@ class BinaryMatrix:
         return np.ascontiguousarray(self.dense(features).T, dtype=np.uint32)
 
 
+def _not_finite(name: str, value: Any, where: str) -> str:
+    """Return the message for a NaN or an infinity in a binary matrix."""
+    fix = f"; {MISSING_FIX}" if np.isnan(value) else ""
+    return (
+        f"{name} contains NaN or infinity: {show_value(value)}{where}, which is not "
+        f"binary (0/1){fix}"
+    )
+
+
+def _sparse_cell(csr: Any, at: int) -> str:
+    """Where the stored entry ``at`` of a CSR matrix is, as :func:`cell_at` says it."""
+    row = int(np.searchsorted(csr.indptr, at, side="right")) - 1
+    return cell_at((row, int(csr.indices[at])))
+
+
 def _from_sparse(B: Any, name: str) -> BinaryMatrix:
     # A CSR input in canonical form without explicit zeros is read as it is; anything
     # else is brought there on a copy (the caller's matrix is never changed).
@@ -109,12 +132,14 @@ def _from_sparse(B: Any, name: str) -> BinaryMatrix:
     if data.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold 0/1 numbers, got dtype {data.dtype}")
     if data.dtype.kind == "f" and not np.isfinite(data).all():
-        raise ValueError(f"{name} contains NaN or infinity")
+        at = int(np.argmax(~np.isfinite(data)))
+        raise ValueError(_not_finite(name, data[at], _sparse_cell(csr, at)))
     bad = (data != 0) & (data != 1)
     if bad.any():
-        value = data[bad][0]
+        at = int(np.argmax(bad))
         raise ValueError(
-            f"{name} must be binary (0/1), found the value {value.item()!r}"
+            f"{name} must be binary (0/1), found the value {data[at].item()!r}"
+            f"{_sparse_cell(csr, at)}: {BINARY_FIX.format(name=name)}"
         )
     if not data.all():
         csr = csr.copy() if csr is B else csr
@@ -132,6 +157,26 @@ def _feature_names(B: Any) -> np.ndarray | None:
     module = type(B).__module__.split(".")[0]
     if module in ("pandas", "polars"):
         return np.asarray([str(c) for c in B.columns], dtype=object)
+    return None
+
+
+#: How to make a table binary, for the errors about one that is not.
+BINARY_FIX = (
+    "one-hot encode a categorical column (pandas.get_dummies({name}, columns=[...], "
+    "dtype=int)) and threshold a numeric one ({name}[column] > t)"
+)
+
+
+def _first_non_binary_object(array: np.ndarray) -> tuple[tuple[int, int], Any] | None:
+    """Return the first cell of an object array that is not a real number, and its value."""
+    for flat, value in enumerate(array.ravel().tolist()):
+        if (
+            value is None
+            or isinstance(value, str | bytes)
+            or not isinstance(value, numbers.Real)
+        ):
+            row, column = np.unravel_index(flat, array.shape)
+            return (int(row), int(column)), value
     return None
 
 
@@ -163,25 +208,34 @@ def as_binary_matrix(B: Any, name: str = "B") -> BinaryMatrix:
     if sparse is not None and sparse.issparse(B):
         return _from_sparse(B, name)
     names = _feature_names(B)
+    labels = column_labels(B)
     array = to_numpy_2d(B, name)
     if array.dtype == object:
-        try:
-            array = array.astype(np.float64)
-        except (TypeError, ValueError) as exc:
+        found = _first_non_binary_object(array)
+        if found is not None:
+            (row, column), value = found
             raise TypeError(
-                f"{name} must hold 0/1 numbers, got objects: {exc}"
-            ) from exc
+                f"{name} must hold 0/1 numbers, got {value!r}"
+                f"{cell_at((row, column), labels)}: {BINARY_FIX.format(name=name)}"
+            )
+        array = array.astype(np.float64)
     if array.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold 0/1 numbers, got dtype {array.dtype}")
+        raise TypeError(
+            f"{name} must hold 0/1 numbers, got dtype {array.dtype}: "
+            f"{BINARY_FIX.format(name=name)}"
+        )
     if array.dtype.kind == "f" and not np.isfinite(array).all():
-        raise ValueError(f"{name} contains NaN or infinity")
+        row, column = np.argwhere(~np.isfinite(array))[0]
+        raise ValueError(
+            _not_finite(name, array[row, column], cell_at((row, column), labels))
+        )
     ones = array == 1
     bad = ~ones & (array != 0)
     if bad.any():
         row, column = np.argwhere(bad)[0]
         raise ValueError(
-            f"{name} must be binary (0/1), found {array[row, column].item()!r} "
-            f"at row {row}, column {column}"
+            f"{name} must be binary (0/1), found {array[row, column].item()!r}"
+            f"{cell_at((row, column), labels)}: {BINARY_FIX.format(name=name)}"
         )
     n_rows, n_features = array.shape
     rows, columns = np.nonzero(ones)

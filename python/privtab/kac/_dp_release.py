@@ -226,13 +226,13 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
             remaining = np.delete(remaining, best)
         return np.asarray(order, dtype=np.int64)
 
-    def fit(self, B: Any, y: Any) -> _DPRelease:
+    def fit(self, X: Any, y: Any) -> _DPRelease:
         """Select features and release a synthetic data set.
 
         Parameters
         ----------
-        B : array-like, DataFrame or sparse matrix of shape (n_rows, n_features_in)
-            0/1 data.
+        X : array-like, DataFrame or sparse matrix of shape (n_rows, n_features_in)
+            0/1 data (B in the paper).
         y : array-like of shape (n_rows,)
             Binary labels: in ``classes`` when it is declared, else two distinct
             values. The larger class (``classes_[1]``) is the positive one; each
@@ -256,7 +256,7 @@ class _DPRelease(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
             else check_positive_int(self.min_class_size, "min_class_size")
         )
         run = self._start_private_fit()
-        matrix = as_binary_matrix(B)
+        matrix = as_binary_matrix(X, "X")
         m = matrix.n_features
         if t > m:
             raise ValueError(
@@ -414,7 +414,7 @@ _RELEASE_DOC = """%(summary)s
     ValueError
         For invalid parameters (``epsilon``, ``n_features`` larger than the number of
         features, a histogram above ``max_cells``, ``min_class_size`` above half the
-        rows), non-binary ``B``, ``y`` without exactly two classes (or without records
+        rows), non-binary ``X``, ``y`` without exactly two classes (or without records
         of one of them, or with a class smaller than ``min_class_size``), ``classes``
         without exactly two distinct labels, or a label of ``y`` outside ``classes``.
         An error after the first pick was drawn charges ``epsilon``.

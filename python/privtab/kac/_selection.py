@@ -556,8 +556,8 @@ _UTILITIES: dict[str, Callable[[BinaryMatrix, np.ndarray, Sequence[int]], float]
 class _BinarySelector(SupportSelectorMixin, BaseEstimator):
     """Shared fit plumbing of the selectors on binary data (not public)."""
 
-    def _fit_data(self, B: Any, y: Any, k: int) -> _Data:
-        M = as_binary_matrix(B)
+    def _fit_data(self, X: Any, y: Any, k: int) -> _Data:
+        M = as_binary_matrix(X, "X")
         positive = as_binary_labels(y, M.n_rows)
         if M.n_rows < k:
             raise ValueError(
@@ -566,8 +566,8 @@ class _BinarySelector(SupportSelectorMixin, BaseEstimator):
             )
         return _Data(M, positive, check_threads(getattr(self, "n_threads", None)))
 
-    def _finish(self, B: Any, data: _Data, order: list[int]) -> None:
-        validate_data(self, B, skip_check_array=True, reset=True)
+    def _finish(self, X: Any, data: _Data, order: list[int]) -> None:
+        validate_data(self, X, skip_check_array=True, reset=True)
         self.n_features_in_ = data.matrix.n_features
         self._set_selection(order, data.matrix.n_features)
         self.anonymity_ = int(_anonymity(data.matrix, order, data.n_threads).min())
@@ -718,9 +718,9 @@ class KACSelector(_BinarySelector):
     utility_ : float
         ``utility`` of the selection.
     n_features_in_ : int
-        Number of columns of B.
+        Number of columns of X.
     feature_names_in_ : ndarray of str
-        Column names, when B was a DataFrame with string column names.
+        Column names, when X was a DataFrame with string column names.
 
     Raises
     ------
@@ -778,13 +778,14 @@ class KACSelector(_BinarySelector):
         self.time_limit = time_limit
         self.n_threads = n_threads
 
-    def fit(self, B: Any, y: Any) -> KACSelector:
-        """Select the features of B.
+    def fit(self, X: Any, y: Any) -> KACSelector:
+        """Select the features of the binary matrix ``X`` (B in the paper).
 
         Parameters
         ----------
-        B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
-            Binary (0/1) matrix.
+        X : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
+            Binary (0/1) matrix (one-hot encode categorical columns with
+            ``pandas.get_dummies``).
         y : array-like of shape (n,)
             Two classes; the larger value is the positive class.
 
@@ -799,9 +800,9 @@ class KACSelector(_BinarySelector):
         check_positive_int(self.top_t, "top_t")
         check_bool(self.skip_infeasible, "skip_infeasible")
         check_limits(self.max_sets, self.time_limit)
-        data = self._fit_data(B, y, k)
+        data = self._fit_data(X, y, k)
         self.complete_ = True
         order = _KAC_METHODS[method](data, self)
-        self._finish(B, data, order)
+        self._finish(X, data, order)
         self.utility_ = _UTILITIES[utility](data.matrix, data.positive, order)
         return self

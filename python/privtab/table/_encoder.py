@@ -23,6 +23,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from privtab._validation import (
     as_code_columns,
     check_bounds_pair,
+    check_choice,
     check_positive_int,
     frame_kind,
     warn_user,
@@ -40,6 +41,9 @@ from privtab.table._readers import (
 )
 
 _MAX_CODES = int(np.iinfo(np.uint32).max)
+#: What a missing value and a value outside its bounds can do.
+_MISSING = ("raise", "category")
+_OUT_OF_BOUNDS = ("raise", "clip")
 
 if TYPE_CHECKING:
     from sklearn.utils import Tags  # scikit-learn >= 1.6
@@ -64,15 +68,17 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         ``lei_bins(n_rows, n_columns)`` with the row count seen by ``fit``.
     bounds : dict, optional
         Column → ``(lo, hi)`` with finite ``lo < hi``. Declares the column numeric.
-    missing : {"error", "category"}, default="error"
+    missing : {"raise", "category"}, default="raise"
         What a missing value (None, NaN, ``pd.NA``, a polars null) does: raise a
-        ``ValueError``, or take an extra category. With ``"category"`` *every* column
+        ``ValueError``, or take an extra category (``"error"``, the old spelling of
+        ``"raise"``, still works with a ``FutureWarning``). With ``"category"`` *every* column
         gets that category, as its last code (``cardinality - 1``, shown as ``None`` in
         ``categories_``), whether or not the data has missing values, so that the
         cardinalities do not depend on the data.
-    out_of_bounds : {"error", "clip"}, default="error"
+    out_of_bounds : {"raise", "clip"}, default="raise"
         What a numeric value outside its bounds does: raise :class:`DomainError`, or
-        go into the nearest end bin.
+        go into the nearest end bin (``"error"``, the old spelling of ``"raise"``,
+        still works with a ``FutureWarning``).
 
     Attributes
     ----------
@@ -152,8 +158,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         domains: Mapping[Hashable, Sequence[Any]] | None = None,
         bins: int | Mapping[Hashable, int] | None = None,
         bounds: Mapping[Hashable, tuple[float, float]] | None = None,
-        missing: str = "error",
-        out_of_bounds: str = "error",
+        missing: str = "raise",
+        out_of_bounds: str = "raise",
     ) -> None:
         self.domains = domains
         self.bins = bins
@@ -176,14 +182,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     # Parameter checks --------------------------------------------------------------
     def _check_options(self) -> None:
-        if self.missing not in ("error", "category"):
-            raise ValueError(
-                f"missing must be 'error' or 'category', got {self.missing!r}"
-            )
-        if self.out_of_bounds not in ("error", "clip"):
-            raise ValueError(
-                f"out_of_bounds must be 'error' or 'clip', got {self.out_of_bounds!r}"
-            )
+        # "error", the old spelling of "raise", is accepted with a FutureWarning.
+        check_choice(self.missing, "missing", _MISSING)
+        check_choice(self.out_of_bounds, "out_of_bounds", _OUT_OF_BOUNDS)
 
     @staticmethod
     def _resolve(
@@ -273,7 +274,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         ValueError
             For invalid parameters, an empty, ragged or non-2-D table, complex
             data, or, in a column whose categories or bounds are inferred, a missing
-            value with ``missing="error"``, an infinite value or no finite value.
+            value with ``missing="raise"``, an infinite value or no finite value.
             Columns with declared domains or bounds are checked by ``transform``:
             ``fit`` learns nothing from their values.
         TypeError
@@ -424,7 +425,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return kind, columns
 
     def _check_missing(self, col: _Column) -> None:
-        if self.missing == "error" and col.missing.any():
+        if self.missing != "category" and col.missing.any():
             row = int(np.flatnonzero(col.missing)[0])
             raise ValueError(
                 f"column {col.name!r} has a missing value at row {row} "
@@ -467,12 +468,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             If the encoder is not fitted; if ``X`` is empty, not 2-D or complex; if a
             DataFrame's column names differ from ``fit`` or the number of columns
             does (the message gives both); if a value is missing with
-            ``missing="error"``, or a numeric value is infinite.
+            ``missing="raise"``, or a numeric value is infinite.
         TypeError
             For sparse input, or a cell that cannot be a category (unhashable).
         DomainError
             If a category is not in its column's domain, or a numeric value is outside
-            its bounds with ``out_of_bounds="error"``.
+            its bounds with ``out_of_bounds="raise"``.
         """
         self._check_fitted()
         self._check_options()
@@ -571,7 +572,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         x = values[present]
         outside = (x < lo) | (x > hi)
         if outside.any():
-            if self.out_of_bounds == "error":
+            if self.out_of_bounds != "clip":
                 row = int(np.flatnonzero(present)[np.flatnonzero(outside)[0]])
                 raise DomainError(
                     f"column {name!r} has the value {_show(values[row])} at row {row}, "
