@@ -131,6 +131,32 @@ class _Aligned:
         return (self.function.__module__, self.function.__qualname__)
 
 
+def _keep(*values: Any) -> list[Any]:
+    """Compute delayed ``values`` and keep them for later tasks; return them as delayed.
+
+    A scheduler that keeps results (a ``distributed.Client``) holds them on its
+    workers under their own keys (``dask.persist``). Any other scheduler returns the
+    values to this process: each is then named by a new unique key, because the
+    scheduler may still know the key of the task that computed it, and a key sent
+    again with another definition (now the value itself) makes ``distributed`` warn
+    of a different ``run_spec`` (a scheduler function that wraps a client, such as a
+    progress bar's, does exactly this).
+    """
+    import uuid
+
+    import dask
+    from dask.base import get_scheduler
+
+    schedule = get_scheduler(collections=list(values))
+    client = getattr(schedule, "__self__", schedule)
+    if callable(getattr(client, "persist", None)):
+        return list(dask.persist(*values))
+    return [
+        dask.delayed(value, name=f"privtab-kept-{uuid.uuid4().hex}", traverse=False)
+        for value in _compute(*values)
+    ]
+
+
 def _reduce(parts: list[Any], combine: Callable[..., Any]) -> Any:
     """Combine delayed partial results by a tree of fan-in :data:`_FAN_IN`; compute it."""
     task = _delayed(combine)
@@ -991,7 +1017,7 @@ class DaskTable(CodeTable):
             rounds = [
                 task(part, refine_by, candidates, cards, n_labels) for part in parts
             ]
-            kept = dask.persist(
+            kept = _keep(
                 *[_delayed(_local_part)(r) for r in rounds],
                 *[_delayed(_local_sums)(r) for r in rounds],
             )
@@ -1013,7 +1039,7 @@ class DaskTable(CodeTable):
                 task(part, None, None, shared, candidates, cards, n_labels)
                 for part in parts
             ]
-        kept = dask.persist(
+        kept = _keep(
             *[_delayed(_second)(step) for step in steps],
             *[_delayed(_first)(step) for step in steps],
         )
