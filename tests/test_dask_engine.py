@@ -89,6 +89,25 @@ def test_a_bad_code_in_a_partition_is_named(client, data):
         pt.count_columns(as_array(bad), CARDS)
 
 
+def test_a_bad_code_names_its_partition_and_column_in_one_line(client, data):
+    X, _ = data
+    frame_of = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    bad = frame_of.copy()
+    bad.loc[2900, "c2"] = 3  # the last of 4 partitions of 750 rows: its row 650
+    with pytest.raises(ValueError, match=r"^partition 3 of codes") as caught:
+        pt.count_columns(dd.from_pandas(bad, npartitions=4), CARDS)
+    assert str(caught.value) == (
+        "partition 3 of codes: codes[650, 2] = 3 is >= cardinality 3 of column 2 "
+        "(column 'c2')"
+    )
+    negative = frame_of.copy()
+    negative.loc[10, "c4"] = -1
+    with pytest.raises(
+        ValueError, match=r"^partition 0 of codes: .*codes >= 0, got -1$"
+    ):
+        pt.count_columns(dd.from_pandas(negative, npartitions=4), CARDS)
+
+
 # Thresholded histogram ------------------------------------------------------------
 @pytest.mark.parametrize("noise", ["laplace", "discrete"])
 def test_thresholded_histogram_is_the_same_release(client, data, noise):

@@ -328,14 +328,17 @@ def narrow_dtype(cardinalities: np.ndarray) -> np.dtype:
     return np.dtype(np.uint32)
 
 
-def _block_columns(raw: Any, cards: np.ndarray, name: str) -> np.ndarray:
+def _block_columns(
+    raw: Any, cards: np.ndarray, name: str, partition: int | None = None
+) -> np.ndarray:
     """Validate one partition; return its codes column-major, in the narrowest dtype.
 
     Codes stay in the dtype of :func:`narrow_dtype` (one byte a code for cardinalities
     up to 256), so a partition kept on a worker costs a quarter of ``uint32``; counting
     widens only the columns it reads. Integer columns are checked and copied one at a
     time; anything else (and any invalid code, for the error message) goes through
-    :func:`privtab._validation.as_code_columns`.
+    :func:`privtab._validation.as_code_columns`, whose error (one line) is prefixed
+    with where it happened: the ``partition`` (when given) and the column's name.
     """
     dtype = narrow_dtype(cards)
     if len(raw) == 0:
@@ -343,13 +346,28 @@ def _block_columns(raw: Any, cards: np.ndarray, name: str) -> np.ndarray:
     columns = _integer_columns(raw, cards, dtype)
     if columns is not None:
         return columns
-    columns, _ = as_code_columns(raw, name, cards)
+    try:
+        columns, _ = as_code_columns(raw, name, cards)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(_where(raw, name, partition, str(exc))) from None
     if columns.shape[0] != cards.shape[0]:
         raise ValueError(
             f"{name} has a partition of {columns.shape[0]} columns, expected "
             f"{cards.shape[0]}"
         )
     return columns.astype(dtype)
+
+
+def _where(raw: Any, name: str, partition: int | None, message: str) -> str:
+    """Prefix ``message`` with the partition and the name of the column it is about."""
+    import re
+
+    where = "" if partition is None else f"partition {partition} of {name}: "
+    cell = re.match(rf"{re.escape(name)}\[\d+, (\d+)\]", message)
+    names = getattr(raw, "columns", None)
+    if cell is not None and names is not None:
+        message += f" (column {names[int(cell.group(1))]!r})"
+    return where + message
 
 
 def _integer_columns(raw: Any, cards: np.ndarray, dtype: np.dtype) -> np.ndarray | None:
@@ -879,7 +897,10 @@ class DaskTable(CodeTable):
             self._blocks = list(raw_blocks)
         else:
             task = _delayed(_block_columns)
-            self._blocks = [task(raw, self.cardinalities, name) for raw in raw_blocks]
+            self._blocks = [
+                task(raw, self.cardinalities, name, p)
+                for p, raw in enumerate(raw_blocks)
+            ]
         self._labels: list[Any] | None = None
         self._source: Any = None
         # (frame, encode, args): codes encoded lazily, encode(partition, *args).
