@@ -95,6 +95,25 @@ def test_a_bad_code_in_a_partition_is_named(client, data):
         pt.count_columns(as_array(bad), CARDS)
 
 
+def test_a_bad_code_names_its_partition_and_column_in_one_line(client, data):
+    X, _ = data
+    frame_of = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    bad = frame_of.copy()
+    bad.loc[2900, "c2"] = 3  # the last of 4 partitions of 750 rows: its row 650
+    with pytest.raises(ValueError, match=r"^partition 3 of codes") as caught:
+        pt.count_columns(dd.from_pandas(bad, npartitions=4), CARDS)
+    assert str(caught.value) == (
+        "partition 3 of codes: codes[650, 2] = 3 is >= cardinality 3 of column 2 "
+        "(column 'c2')"
+    )
+    negative = frame_of.copy()
+    negative.loc[10, "c4"] = -1
+    with pytest.raises(
+        ValueError, match=r"^partition 0 of codes: .*codes >= 0, got -1$"
+    ):
+        pt.count_columns(dd.from_pandas(negative, npartitions=4), CARDS)
+
+
 # Thresholded histogram ------------------------------------------------------------
 @pytest.mark.parametrize("noise", ["laplace", "discrete"])
 def test_thresholded_histogram_is_the_same_release(client, data, noise):
@@ -221,9 +240,18 @@ def test_labels_are_aligned_with_the_rows_or_refused(client, data):
     np.testing.assert_array_equal(got, expected)
     with pytest.raises(ValueError, match=r"y has 2999 labels, expected 3000"):
         pt.greedy_discernibility(as_array(X), as_array(y[:-1]), 2, cardinalities=CARDS)
-    with pytest.raises(ValueError, match="same partitions of rows"):
+    # Partitioned differently (5 chunks, 2 partitions): matched row by row.
+    got = pt.greedy_discernibility(
+        as_array(X), as_frame(y[:, None], npartitions=2)["c0"], 3, cardinalities=CARDS
+    )
+    np.testing.assert_array_equal(got, expected)
+    with pytest.raises(
+        ValueError,
+        match=r"must hold the same rows, one per row of X: X has 3000, y has 2999 "
+        r"rows; pass columns of one Dask DataFrame",
+    ):
         pt.greedy_discernibility(
-            as_array(X), as_frame(y[:, None], npartitions=2)["c0"], 2
+            as_array(X), as_frame(y[:-1, None], npartitions=2)["c0"], 2
         )
 
 
@@ -355,3 +383,29 @@ def test_table_encoder_does_not_infer_a_distributed_domain(client):
         match=r"declared domains or bounds for the columns \['age', 'outcome'\]",
     ):
         pt.TableEncoder(domains={"colour": ["red", "green", "blue"]}).fit(frame)
+
+
+# Dask's Parquet reader calls a pandas method that pandas 3.1 deprecates.
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame")
+def test_encoded_columns_and_the_label_of_one_parquet_table(client, data, tmp_path):
+    """Dask reads a projection on one column (the label) of 8 Parquet files in fewer
+    partitions than the other columns; the encoded columns and the label still
+    select what they select in memory."""
+    X, y = data
+    as_frame(X, y, npartitions=8).to_parquet(tmp_path / "table")
+    frame = dd.read_parquet(tmp_path / "table")
+    columns = [f"c{j}" for j in range(len(CARDS))]
+    domains = {c: list(range(k)) for c, k in zip(columns, CARDS, strict=True)}
+    table = pt.TableEncoder(domains=domains).fit_transform(frame[columns])
+    for seed in (0, 1):
+        memory = pt.PrivateKD(
+            4, 1.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+        ).fit(X, y, cardinalities=CARDS)
+        spread = pt.PrivateKD(
+            4, 1.0, random_state=seed, accountant=fresh(), classes=[0, 1, 2]
+        ).fit(table, frame["label"])
+        np.testing.assert_array_equal(spread.selection_order_, memory.selection_order_)
+    np.testing.assert_array_equal(
+        pt.greedy_discernibility(table, frame["label"], 6),
+        pt.greedy_discernibility(X, y, 6, cardinalities=CARDS),
+    )

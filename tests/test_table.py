@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 from scipy import sparse
 from sklearn.base import clone
 
+import privtab as pt
 from privtab import (
     DomainError,
     EncodedTable,
@@ -211,6 +212,37 @@ def test_polars_input_and_round_trip():
     assert out["colour"].to_list() == ["red", "blue", None]
     assert out["size"].to_list() == ["S", "L", "M"]
     assert out["w"].to_list() == [1.5, 2.5, 3.5]
+
+
+def test_a_polars_lazy_frame_is_refused_with_how_to_collect_it():
+    frame = pl.DataFrame({"a": [0, 1, 2, 1], "b": [1, 0, 1, 1]})
+    y = pl.Series("y", [0, 1, 0, 1])
+    accountant = pt.BudgetAccountant()
+
+    def selector():
+        return pt.PrivateKD(1, 1.0, classes=[0, 1], accountant=accountant)
+
+    refused = {
+        "X": [
+            lambda: pt.TableEncoder(domains={"a": [0, 1, 2], "b": [0, 1]}).fit(
+                frame.lazy()
+            ),
+            lambda: selector().fit(frame.lazy(), y, cardinalities=[3, 2]),
+            lambda: pt.DILCA().fit(frame.lazy(), cardinalities=[3, 2]),
+        ],
+        "codes": [lambda: pt.count_columns(frame.lazy(), [3, 2])],
+        "y": [lambda: selector().fit(frame, y.to_frame().lazy(), cardinalities=[3, 2])],
+    }
+    for name, calls in refused.items():
+        for call in calls:
+            with pytest.raises(
+                TypeError,
+                match=rf"{name} is a polars LazyFrame.*"
+                rf"{name}\.collect\(\)",
+            ):
+                call()
+    assert accountant.spent == 0
+    assert selector().fit(frame, y, cardinalities=[3, 2]).selection_order_.shape == (1,)
 
 
 def test_polars_null_and_nan_are_missing():

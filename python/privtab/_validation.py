@@ -397,6 +397,7 @@ def to_numpy_2d(X: Any, name: str = "X") -> np.ndarray:
             f"{name} is a scipy sparse {type(X).__name__}: sparse input is not "
             f"supported, pass a dense array ({name}.toarray())"
         )
+    refuse_lazy_frame(X, name)
     module = type(X).__module__.split(".")[0]
     if module == "pandas" or module == "polars":
         X = X.to_numpy()
@@ -432,6 +433,20 @@ def to_numpy_2d(X: Any, name: str = "X") -> np.ndarray:
             "while a minimum of 1 is required."
         )
     return array
+
+
+def refuse_lazy_frame(X: Any, name: str) -> None:
+    """Refuse a polars ``LazyFrame``, saying how to pass its rows.
+
+    A query is not a table: collecting it is the caller's choice of when (and
+    whether) to run it and hold its rows in memory.
+    """
+    polars = sys.modules.get("polars")
+    if polars is not None and isinstance(X, polars.LazyFrame):
+        raise TypeError(
+            f"{name} is a polars LazyFrame, which privtab does not run; pass its "
+            f"rows as a DataFrame: {name}.collect()"
+        )
 
 
 def _is_sparse(X: Any) -> bool:
@@ -1089,6 +1104,7 @@ def _show_labels(values: np.ndarray) -> str:
 
 def label_array(values: Any, name: str) -> np.ndarray:
     """Return 1-D ``values`` as an array of integer, whole-float or string labels."""
+    refuse_lazy_frame(values, name)
     module = type(values).__module__.split(".")[0]
     if module in ("pandas", "polars") and hasattr(values, "to_numpy"):
         values = values.to_numpy()

@@ -44,6 +44,7 @@ from privtab._validation import (
     declared_label_set,
     infer_code_columns,
     is_encoded,
+    refuse_lazy_frame,
     validate_data,
     warn_inferred_domain,
 )
@@ -88,6 +89,7 @@ class CandidateScores(NamedTuple):
 
 
 def _column_names(X: Any) -> list[Any] | None:
+    refuse_lazy_frame(X, "X")
     columns = getattr(X, "columns", None)
     if columns is None or isinstance(X, np.ndarray):
         return None

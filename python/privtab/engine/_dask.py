@@ -131,6 +131,32 @@ class _Aligned:
         return (self.function.__module__, self.function.__qualname__)
 
 
+def _keep(*values: Any) -> list[Any]:
+    """Compute delayed ``values`` and keep them for later tasks; return them as delayed.
+
+    A scheduler that keeps results (a ``distributed.Client``) holds them on its
+    workers under their own keys (``dask.persist``). Any other scheduler returns the
+    values to this process: each is then named by a new unique key, because the
+    scheduler may still know the key of the task that computed it, and a key sent
+    again with another definition (now the value itself) makes ``distributed`` warn
+    of a different ``run_spec`` (a scheduler function that wraps a client, such as a
+    progress bar's, does exactly this).
+    """
+    import uuid
+
+    import dask
+    from dask.base import get_scheduler
+
+    schedule = get_scheduler(collections=list(values))
+    client = getattr(schedule, "__self__", schedule)
+    if callable(getattr(client, "persist", None)):
+        return list(dask.persist(*values))
+    return [
+        dask.delayed(value, name=f"privtab-kept-{uuid.uuid4().hex}", traverse=False)
+        for value in _compute(*values)
+    ]
+
+
 def _reduce(parts: list[Any], combine: Callable[..., Any]) -> Any:
     """Combine delayed partial results by a tree of fan-in :data:`_FAN_IN`; compute it."""
     task = _delayed(combine)
@@ -149,13 +175,13 @@ def map_blocks_1d(
 ) -> Any:
     """Apply ``function(*blocks, *args)`` to aligned partitions, then ``combine``.
 
-    The collections must have the same number of partitions; each call gets the
-    blocks of one partition (as numpy or pandas objects).
+    Each call gets the blocks of the same rows (as numpy or pandas objects): the
+    partitions of the first collection, and those of the others cut to the same
+    rows when they are partitioned differently (:func:`_aligned_rows`).
     """
-    per_collection = [
-        _blocks(c, n, ndim) for c, n in zip(collections, names, strict=True)
-    ]
-    _check_aligned(per_collection, names)
+    per_collection = _aligned_rows(
+        [_blocks(c, n, ndim) for c, n in zip(collections, names, strict=True)], names
+    )
     task = _delayed(function)
     parts = [task(*blocks, *args) for blocks in zip(*per_collection, strict=True)]
     return _reduce(parts, combine)
@@ -194,13 +220,74 @@ def map_rows(
     )
 
 
-def _check_aligned(per_collection: list[list[Any]], names: Sequence[str]) -> None:
-    counts = [len(b) for b in per_collection]
-    if len(set(counts)) > 1:
-        shown = ", ".join(f"{n} has {c}" for n, c in zip(names, counts, strict=True))
+def _aligned_rows(
+    per_collection: list[list[Any]], names: Sequence[str]
+) -> list[list[Any]]:
+    """Return the blocks of every collection cut to the partitions of the first.
+
+    Collections with as many partitions are taken as partitioned alike (each block
+    is then checked against its partner where it is read). Otherwise Dask may have
+    fused the partitions of some (a projection on few columns of a Parquet table
+    reads several files in one partition), and the rows are matched by position:
+    the partition lengths of every collection are counted (one pass, nothing kept)
+    and the blocks of the others are cut and joined to the lengths of the first.
+
+    Raises
+    ------
+    ValueError
+        If the collections do not hold the same number of rows.
+    """
+    if len({len(blocks) for blocks in per_collection}) == 1:
+        return per_collection
+    counted = _compute(
+        *[[_delayed(_n_rows)(b) for b in blocks] for blocks in per_collection]
+    )
+    lengths = [[int(n) for n in part] for part in counted]
+    totals = [sum(part) for part in lengths]
+    if len(set(totals)) > 1:
+        shown = ", ".join(f"{n} has {t}" for n, t in zip(names, totals, strict=True))
         raise ValueError(
-            f"the Dask collections must have the same partitions of rows: {shown}"
+            f"the Dask collections must hold the same rows, one per row of "
+            f"{names[0]}: {shown} rows; pass columns of one Dask DataFrame (or "
+            "collections of the same rows in the same order)"
         )
+    first = lengths[0]
+    return [per_collection[0]] + [
+        _cut(blocks, part, first)
+        for blocks, part in zip(per_collection[1:], lengths[1:], strict=True)
+    ]
+
+
+def _cut(blocks: list[Any], lengths: list[int], target: list[int]) -> list[Any]:
+    """Return delayed blocks of the rows of ``blocks`` in partitions of ``target`` rows."""
+    ends = np.cumsum(lengths)
+    starts = ends - np.asarray(lengths)
+    task = _delayed(_rows_between)
+    out = []
+    position = 0
+    for length in target:
+        stop = position + length
+        pieces = [
+            (b, int(max(position - s, 0)), int(min(stop, e) - s))
+            for b, s, e in zip(blocks, starts, ends, strict=True)
+            if s < stop and e > position
+        ] or [(blocks[0], 0, 0)]
+        out.append(task([(lo, hi) for _, lo, hi in pieces], *[b for b, _, _ in pieces]))
+        position = stop
+    return out
+
+
+def _rows_between(bounds: list[tuple[int, int]], *blocks: Any) -> Any:
+    """Rows ``lo:hi`` of every block, joined (numpy arrays or pandas objects)."""
+    parts = [
+        b[lo:hi] if isinstance(b, np.ndarray) else b.iloc[lo:hi]
+        for b, (lo, hi) in zip(blocks, bounds, strict=True)
+    ]
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)
+    import pandas as pd
+
+    return pd.concat(parts)
 
 
 def merge_count_lists(*parts: list[KeyCounts]) -> list[KeyCounts]:
@@ -241,14 +328,17 @@ def narrow_dtype(cardinalities: np.ndarray) -> np.dtype:
     return np.dtype(np.uint32)
 
 
-def _block_columns(raw: Any, cards: np.ndarray, name: str) -> np.ndarray:
+def _block_columns(
+    raw: Any, cards: np.ndarray, name: str, partition: int | None = None
+) -> np.ndarray:
     """Validate one partition; return its codes column-major, in the narrowest dtype.
 
     Codes stay in the dtype of :func:`narrow_dtype` (one byte a code for cardinalities
     up to 256), so a partition kept on a worker costs a quarter of ``uint32``; counting
     widens only the columns it reads. Integer columns are checked and copied one at a
     time; anything else (and any invalid code, for the error message) goes through
-    :func:`privtab._validation.as_code_columns`.
+    :func:`privtab._validation.as_code_columns`, whose error (one line) is prefixed
+    with where it happened: the ``partition`` (when given) and the column's name.
     """
     dtype = narrow_dtype(cards)
     if len(raw) == 0:
@@ -256,13 +346,28 @@ def _block_columns(raw: Any, cards: np.ndarray, name: str) -> np.ndarray:
     columns = _integer_columns(raw, cards, dtype)
     if columns is not None:
         return columns
-    columns, _ = as_code_columns(raw, name, cards)
+    try:
+        columns, _ = as_code_columns(raw, name, cards)
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(_where(raw, name, partition, str(exc))) from None
     if columns.shape[0] != cards.shape[0]:
         raise ValueError(
             f"{name} has a partition of {columns.shape[0]} columns, expected "
             f"{cards.shape[0]}"
         )
     return columns.astype(dtype)
+
+
+def _where(raw: Any, name: str, partition: int | None, message: str) -> str:
+    """Prefix ``message`` with the partition and the name of the column it is about."""
+    import re
+
+    where = "" if partition is None else f"partition {partition} of {name}: "
+    cell = re.match(rf"{re.escape(name)}\[\d+, (\d+)\]", message)
+    names = getattr(raw, "columns", None)
+    if cell is not None and names is not None:
+        message += f" (column {names[int(cell.group(1))]!r})"
+    return where + message
 
 
 def _integer_columns(raw: Any, cards: np.ndarray, dtype: np.dtype) -> np.ndarray | None:
@@ -792,9 +897,14 @@ class DaskTable(CodeTable):
             self._blocks = list(raw_blocks)
         else:
             task = _delayed(_block_columns)
-            self._blocks = [task(raw, self.cardinalities, name) for raw in raw_blocks]
+            self._blocks = [
+                task(raw, self.cardinalities, name, p)
+                for p, raw in enumerate(raw_blocks)
+            ]
         self._labels: list[Any] | None = None
         self._source: Any = None
+        # (frame, encode, args): codes encoded lazily, encode(partition, *args).
+        self._encoded_frame: tuple[Any, Callable[..., np.ndarray], tuple] | None = None
         self._lengths = lengths
         self._rows: int | None = None if lengths is None else int(sum(lengths))
 
@@ -871,13 +981,16 @@ class DaskTable(CodeTable):
     def _aligned_with(self, y: Any, name: str) -> tuple[DaskTable, list[Any]]:
         """Return a table of the same rows and the blocks of ``y``, partitioned alike.
 
-        A Dask Series is joined to a Dask DataFrame of codes (Dask aligns them, even
-        where its optimizer would partition the two differently); a Dask array of
-        labels is rechunked to the row chunks of a Dask array of codes.
+        A Dask Series is joined to a Dask DataFrame of codes, or to the Dask
+        DataFrame that ``TableEncoder`` encodes partition by partition (Dask aligns
+        them, even where its optimizer would partition the two differently); a Dask
+        array of labels is rechunked to the row chunks of a Dask array of codes. Any
+        other pair is matched row by row (:func:`_aligned_rows`).
         """
         import dask.array as da
 
         source = self._source
+        encoded = self._encoded_frame
         if isinstance(y, da.Array) and isinstance(source, da.Array):
             rows, labels = source.shape[0], y.shape[0]
             if y.ndim == 1 and not (np.isnan(rows) or np.isnan(labels)):
@@ -894,9 +1007,19 @@ class DaskTable(CodeTable):
             )
             table._source = source
             return table, [_delayed(_label_column)(b) for b in blocks]
-        y_blocks = _blocks(y, name, 1)
-        _check_aligned([self._raw, y_blocks], ["X", name])
-        return self, y_blocks
+        elif encoded is not None and hasattr(y, "to_frame") and y.ndim == 1:
+            frame, encode, args = encoded
+            blocks = _blocks(frame.assign(**{_LABEL_COLUMN: y}), name, 2)
+            task = _delayed(_encoded_without_label)
+            table = DaskTable(
+                [task(b, encode, *args) for b in blocks], self.cardinalities, self.name
+            )
+            table._source = frame
+            return table, [_delayed(_label_column)(b) for b in blocks]
+        raw, y_blocks = _aligned_rows([self._raw, _blocks(y, name, 1)], ["X", name])
+        if raw is self._raw:
+            return self, y_blocks
+        return DaskTable(raw, self.cardinalities, self.name), y_blocks
 
     def label_blocks(self) -> list[Any]:
         """Return the delayed label codes of the partitions."""
@@ -989,7 +1112,7 @@ class DaskTable(CodeTable):
             rounds = [
                 task(part, refine_by, candidates, cards, n_labels) for part in parts
             ]
-            kept = dask.persist(
+            kept = _keep(
                 *[_delayed(_local_part)(r) for r in rounds],
                 *[_delayed(_local_sums)(r) for r in rounds],
             )
@@ -1011,7 +1134,7 @@ class DaskTable(CodeTable):
                 task(part, None, None, shared, candidates, cards, n_labels)
                 for part in parts
             ]
-        kept = dask.persist(
+        kept = _keep(
             *[_delayed(_second)(step) for step in steps],
             *[_delayed(_first)(step) for step in steps],
         )
@@ -1085,6 +1208,12 @@ def _label_column(block: Any) -> Any:
     return block[_LABEL_COLUMN]
 
 
+def _encoded_without_label(
+    block: Any, encode: Callable[..., np.ndarray], *args: Any
+) -> np.ndarray:
+    return encode(_without(block), *args)
+
+
 def _rows_of(columns: np.ndarray, index: list[int]) -> np.ndarray:
     return np.ascontiguousarray(columns[index])
 
@@ -1116,9 +1245,11 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
         Whether the cardinalities were read off the data (the caller warns, as the
         in-memory path of the same method does).
     """
+    encoded_frame = None
     if is_encoded(X):
         if cardinalities is None:
             cardinalities = X.cardinalities
+        encoded_frame = getattr(X, "_encoded_frame", None)
         X = X.codes
     raw = _blocks(X, name, 2)
     lengths = None
@@ -1139,6 +1270,7 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
     n_columns = _n_columns(X, cards)
     table = DaskTable(raw, check_cardinalities(cards, n_columns), name, lengths)
     table._source = X
+    table._encoded_frame = encoded_frame
     return table, inferred
 
 

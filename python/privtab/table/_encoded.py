@@ -160,6 +160,9 @@ class EncodedTable:
         self.cardinalities: np.ndarray = cards.astype(np.int64)
         self.columns: list[Hashable] = columns
         self.categories: list[np.ndarray] = category_arrays
+        # A Dask DataFrame and how its partitions become ``codes``
+        # (``encode(partition, *args)``), set by TableEncoder.
+        self._encoded_frame: tuple[Any, Any, tuple[Any, ...]] | None = None
 
     @property
     def n_rows(self) -> int:

@@ -496,7 +496,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return self._transform(columns)
 
     def _transform_distributed(self, X: Any) -> EncodedTable:
-        """Encode a Dask DataFrame lazily, partition by partition."""
+        """Encode a Dask DataFrame lazily, partition by partition.
+
+        The table remembers the frame and how its partitions are encoded, so that
+        the engine can join labels from the same frame to the rows before encoding
+        them, however Dask partitions a projection of the frame.
+        """
         codes = map_rows(
             _encode_partition,
             X,
@@ -505,9 +510,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             dtype=np.uint32,
             width=len(self.columns_),
         )
-        return EncodedTable(
+        table = EncodedTable(
             codes, self.cardinalities_, list(self.columns_), list(self.categories_)
         )
+        table._encoded_frame = (X, _encode_partition, (self,))
+        return table
 
     def _check_columns(self, kind: str, names: list[Hashable]) -> None:
         """Check the columns of ``X`` against ``fit``: by name, else by count."""
