@@ -102,14 +102,16 @@ def test_a_bad_code_names_its_partition_and_column_in_one_line(client, data):
     bad.loc[2900, "c2"] = 3  # the last of 4 partitions of 750 rows: its row 650
     with pytest.raises(ValueError, match=r"^partition 3 of codes") as caught:
         pt.count_columns(dd.from_pandas(bad, npartitions=4), CARDS)
-    assert str(caught.value) == (
-        "partition 3 of codes: codes[650, 2] = 3 is >= cardinality 3 of column 2 "
-        "(column 'c2')"
+    message = str(caught.value)
+    assert message.startswith(
+        "partition 3 of codes: codes[650, 2] = 3 is >= cardinality 3"
     )
+    assert message.count("column 'c2'") == 1
+    assert "\n" not in message
     negative = frame_of.copy()
     negative.loc[10, "c4"] = -1
     with pytest.raises(
-        ValueError, match=r"^partition 0 of codes: .*codes >= 0, got -1$"
+        ValueError, match=r"^partition 0 of codes: .*codes >= 0, got -1.*column 'c4'"
     ):
         pt.count_columns(dd.from_pandas(negative, npartitions=4), CARDS)
 

@@ -366,7 +366,9 @@ def _where(raw: Any, name: str, partition: int | None, message: str) -> str:
     cell = re.match(rf"{re.escape(name)}\[\d+, (\d+)\]", message)
     names = getattr(raw, "columns", None)
     if cell is not None and names is not None:
-        message += f" (column {names[int(cell.group(1))]!r})"
+        column = f"column {names[int(cell.group(1))]!r}"
+        if column not in message:
+            message += f" ({column})"
     return where + message
 
 
