@@ -609,7 +609,11 @@ def summarise_blocks(records: list[dict]) -> dict:
 
 
 def plot_blocks(path: Path, tables: dict) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        print(f"matplotlib is not installed: {path.name} not drawn", flush=True)
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
