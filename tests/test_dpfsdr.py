@@ -265,6 +265,9 @@ def hand_made(seed=0, n=300):
 
 
 BIG = 1e9
+NOISE_IS_EXPECTED = pytest.mark.filterwarnings(
+    "ignore:.*the released model is noise:UserWarning"
+)
 
 
 @pytest.mark.parametrize("cls", [pt.DPFSDR, pt.DPFS])
@@ -287,7 +290,7 @@ def test_selection_with_negligible_noise(cls):
     assert sel.classifier_.score(sel.transform(X), y) == sel.accuracy_ > 0.95
     if cls is pt.DPFS:
         assert sel.n_refits_ == 3
-    assert len(sel.privacy_ledger_) == sel.n_refits_ + 1
+    assert [e.epsilon for e in sel.privacy_ledger_] == [BIG, BIG]
     assert sel.lambda_ == 1.0 / (100.0 * 300)
     assert sel.delta_w_ == pytest.approx(np.sqrt(3) * 2 * 100.0)
     # With two features every non-constant record is perfectly (anti)correlated.
@@ -302,7 +305,13 @@ def test_ledger_has_one_entry_per_refit(cls):
     X, y = hand_made(1, n=120)
     acc = pt.BudgetAccountant(10.0)
     sel = cls(
-        0.5, 0.25, data_norm=4.0, classes=["neg", "pos"], random_state=3, accountant=acc
+        0.5,
+        0.25,
+        budget="per_refit",
+        data_norm=4.0,
+        classes=["neg", "pos"],
+        random_state=3,
+        accountant=acc,
     ).fit(X, y)
     labels = [entry.label for entry in sel.privacy_ledger_]
     assert len(labels) == sel.n_refits_ + 1
@@ -317,25 +326,39 @@ def test_ledger_has_one_entry_per_refit(cls):
     assert acc.spent == sel.epsilon_spent_
 
 
+@NOISE_IS_EXPECTED
 @pytest.mark.parametrize("cls", [pt.DPFSDR, pt.DPFS])
-def test_total_budget_is_held(cls):
+def test_default_budget_spends_epsilon_selection_plus_epsilon_training(cls):
+    # Was: budget="per_refit" by default, r refits spending 0.5 + r·1.0.
     X, y = hand_made(2, n=120)
     acc = pt.BudgetAccountant(1.5)
     sel = cls(
-        0.5,
-        1.0,
-        budget="total",
-        data_norm=4.0,
-        classes=["neg", "pos"],
-        random_state=3,
-        accountant=acc,
+        0.5, 1.0, data_norm=4.0, classes=["neg", "pos"], random_state=3, accountant=acc
     ).fit(X, y)
-    assert sel.epsilon_spent_ <= 1.5
-    assert acc.spent == sel.epsilon_spent_
-    assert sum(e.epsilon for e in sel.privacy_ledger_) == sel.epsilon_spent_
-    share = 1.0 / len(sel.kept_features_)
-    for entry in sel.privacy_ledger_[1:]:
-        assert entry.epsilon == pytest.approx(share)
+    assert sel.epsilon_spent_ == 1.5
+    assert acc.spent == 1.5
+    assert [e.epsilon for e in sel.privacy_ledger_] == [0.5, 1.0]
+    # Every refit's share is public: epsilon_training over the 4 columns of X.
+    assert "at most 4, each epsilon_training/4" in sel.privacy_ledger_[1].label
+    assert sel.classifier_.epsilon == pytest.approx(0.25)
+
+
+def test_per_refit_refusal_states_the_worst_case():
+    X, y = hand_made(2, n=50)
+    with pytest.raises(BudgetExceededError) as info:
+        pt.DPFSDR(
+            0.5,
+            1.0,
+            budget="per_refit",
+            data_norm=4.0,
+            classes=["neg", "pos"],
+            accountant=pt.BudgetAccountant(3.0),
+        ).fit(X, y)
+    message = str(info.value)
+    # Algorithm 3 on 4 columns: at most 1 + 4·3/2 = 7 refits.
+    assert "0.5 + 7·1 = 7.5" in message
+    assert "budget='total'" in message
+    assert "max_refits" in message
 
 
 def test_worst_case_is_checked_before_reading_data():
@@ -344,11 +367,21 @@ def test_worst_case_is_checked_before_reading_data():
     acc = pt.BudgetAccountant(1.5)
     # per_refit: 0.5 + 4 columns * 1.0 > 1.5
     with pytest.raises(BudgetExceededError):
-        pt.DPFSDR(0.5, 1.0, data_norm=1.0, classes=[0, 1], accountant=acc).fit(X, y)
+        pt.DPFSDR(
+            0.5, 1.0, budget="per_refit", data_norm=1.0, classes=[0, 1], accountant=acc
+        ).fit(X, y)
     with pytest.raises(BudgetExceededError):
         pt.DPFS(
-            0.5, 1.0, max_refits=2, data_norm=1.0, classes=[0, 1], accountant=acc
+            0.5,
+            1.0,
+            budget="per_refit",
+            max_refits=2,
+            data_norm=1.0,
+            classes=[0, 1],
+            accountant=acc,
         ).fit(X, y)
+    with pytest.raises(BudgetExceededError):
+        pt.DPFS(0.5, 1.5, data_norm=1.0, classes=[0, 1], accountant=acc).fit(X, y)
     assert acc.spent == 0
 
 
@@ -368,9 +401,10 @@ def test_algorithm_3_runs_to_its_end_by_default(seed):
     rng = np.random.default_rng(seed)
     X = rng.uniform(0, 1, size=(200, 6))
     y = (X @ np.linspace(1, 0.2, 6) + 0.5 * rng.normal(size=200) > 1.8).astype(int)
-    sel = pt.DPFSDR(
-        None, None, delta=1.0, C=100.0, data_norm=np.sqrt(6), classes=[0, 1]
-    ).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match="not private"):
+        sel = pt.DPFSDR(
+            None, None, delta=1.0, C=100.0, data_norm=np.sqrt(6), classes=[0, 1]
+        ).fit(X, y)
     m = len(sel.kept_features_)
     assert m < sel.n_refits_ <= 1 + m * (m - 1) // 2
     selected = list(sel.selection_order_)
@@ -385,10 +419,11 @@ def test_default_worst_case_is_the_algorithms_own():
     y = np.arange(10) % 2
     # 0.5 + 4 * 1.0 fits for DPFS; Algorithm 3 may need 1 + 4 * 3 / 2 = 7 fits.
     acc = pt.BudgetAccountant(5.0)
+    common = {"budget": "per_refit", "data_norm": 1.0, "classes": [0, 1]}
     with pytest.raises(BudgetExceededError):
-        pt.DPFSDR(0.5, 1.0, data_norm=1.0, classes=[0, 1], accountant=acc).fit(X, y)
+        pt.DPFSDR(0.5, 1.0, accountant=acc, **common).fit(X, y)
     with pytest.raises(ValueError, match="NaN"):
-        pt.DPFS(0.5, 1.0, data_norm=1.0, classes=[0, 1], accountant=acc).fit(X, y)
+        pt.DPFS(0.5, 1.0, accountant=acc, **common).fit(X, y)
     assert acc.spent == 0
 
 
@@ -397,6 +432,7 @@ def test_max_refits_bounds_the_search():
     sel = pt.DPFSDR(
         1.0,
         1.0,
+        budget="per_refit",
         max_refits=2,
         data_norm=4.0,
         classes=["neg", "pos"],
@@ -410,17 +446,29 @@ def test_max_refits_bounds_the_search():
 def test_non_private_baseline_spends_nothing():
     X, y = hand_made(5, n=100)
     acc = pt.BudgetAccountant(1.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with pytest.warns(PrivacyLeakWarning) as caught:
         sel = pt.DPFS(None, None, data_norm=4.0, accountant=acc).fit(X, y)
+    # Was: no warning at all.
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2
+    assert "epsilon_selection=None" in messages[0]
+    assert "not private" in messages[0]
+    assert "epsilon_training=None" in messages[1]
+    assert "not private" in messages[1]
     assert sel.epsilon_spent_ == 0.0
     assert sel.privacy_ledger_ == []
     assert acc.spent == 0
     assert sel.correlated_sensitivity_ == 0.0
     np.testing.assert_array_equal(sel.selection_order_, [0, 1])
-    dfs = pt.DPFSDR(
-        0.5, None, data_norm=4.0, classes=["neg", "pos"], random_state=0, accountant=acc
-    ).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match="epsilon_training=None"):
+        dfs = pt.DPFSDR(
+            0.5,
+            None,
+            data_norm=4.0,
+            classes=["neg", "pos"],
+            random_state=0,
+            accountant=acc,
+        ).fit(X, y)
     assert dfs.epsilon_spent_ == 0.5
     assert len(dfs.privacy_ledger_) == 1
 
@@ -430,7 +478,7 @@ def test_selector_warnings_and_errors():
     acc = pt.BudgetAccountant(100.0)
     with pytest.warns(PrivacyLeakWarning):
         pt.DPFS(1.0, 1.0, data_norm=4.0, random_state=0, accountant=acc).fit(X, y)
-    with pytest.warns(PrivacyLeakWarning, match="data_norm"):
+    with pytest.warns(PrivacyLeakWarning, match="bounds were not declared"):
         pt.DPFS(1.0, 1.0, classes=["neg", "pos"], random_state=0, accountant=acc).fit(
             X, y
         )
@@ -449,6 +497,7 @@ def test_selector_warnings_and_errors():
         pt.DPFSDR(1.0, -1.0, accountant=acc).fit(X, y)
 
 
+@NOISE_IS_EXPECTED
 @pytest.mark.parametrize("cls", [pt.DPFSDR, pt.DPFS])
 @pytest.mark.parametrize(
     ("X", "y", "match"),
@@ -472,6 +521,7 @@ def test_too_little_data_is_refused_in_rows_and_columns(cls, X, y, match):
     assert acc.spent == 0.0
 
 
+@NOISE_IS_EXPECTED
 def test_fixed_seed_is_reproducible():
     X, y = hand_made(7, n=100)
 
@@ -488,3 +538,352 @@ def test_fixed_seed_is_reproducible():
     a, b = fit(), fit()
     np.testing.assert_array_equal(a.selection_order_, b.selection_order_)
     np.testing.assert_array_equal(a.classifier_.coef_, b.classifier_.coef_)
+
+
+# Declared bounds, objective perturbation, the correlation switch --------------------
+def _raw_breast_cancer():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_breast_cancer(return_X_y=True)
+    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+
+
+def test_raw_data_dfs_matches_a_linear_svm_on_the_same_features():
+    # Was: the largest row norm (about 4,000) scaled every row, one feature was
+    # selected and the majority class predicted (0.63).
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler
+    from sklearn.svm import LinearSVC
+
+    X_train, X_test, y_train, y_test = _raw_breast_cancer()
+    with pytest.warns(PrivacyLeakWarning) as caught:
+        dfs = pt.DPFSDR(None, None, classes=[0, 1]).fit(X_train, y_train)
+    assert any("bounds were not declared" in str(w.message) for w in caught)
+    columns = dfs.support_
+    reference = make_pipeline(MinMaxScaler((-1, 1)), LinearSVC()).fit(
+        X_train[:, columns], y_train
+    )
+    expected = reference.score(X_test[:, columns], y_test)
+    assert expected > 0.9
+    assert abs(dfs.score(X_test, y_test) - expected) <= 0.04
+    assert columns.sum() >= 2
+
+
+def _map_to_unit_cube(X, bounds):
+    low, high = np.asarray(bounds, dtype=float).T
+    return np.clip((2.0 * X - (high + low)) / (high - low), -1.0, 1.0)
+
+
+def test_declared_bounds_give_the_exact_svm_on_the_mapped_features():
+    X, y = hand_made(8, n=150)
+    bounds = [(-1.0, 1.0), (-1.0, 1.0), (-1e-6, 1e-6), (-2.01, 2.01)]
+    with pytest.warns(PrivacyLeakWarning, match="not private"):
+        dfs = pt.DPFS(None, None, C=10.0, bounds=bounds, classes=["neg", "pos"]).fit(
+            X, y
+        )
+    columns = np.flatnonzero(dfs.support_)
+    k = len(columns)
+    R = _map_to_unit_cube(X, bounds)[:, columns]
+    Z = np.column_stack([R / np.sqrt(k), np.ones(len(R))]) / np.sqrt(2)
+    w = erm_minimizer(Z, np.where(y == "pos", 1.0, -1.0), C=10.0)
+    low, high = np.asarray(bounds)[columns].T
+    # w·z = w_r·(2x − (high + low))/((high − low)·√(2k)) + w_b/√2
+    coef = w[:k] * 2.0 / ((high - low) * np.sqrt(2 * k))
+    intercept = w[k] / np.sqrt(2) - w[:k] @ ((high + low) / (high - low)) / np.sqrt(
+        2 * k
+    )
+    np.testing.assert_allclose(dfs.classifier_.coef_[0], coef, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dfs.classifier_.intercept_[0], intercept, atol=1e-6)
+    assert dfs.data_norm_ is None
+    np.testing.assert_array_equal(dfs.bounds_, bounds)
+
+
+@pytest.mark.parametrize("training", ["output", "objective"])
+def test_private_selection_converges_to_dfs(training):
+    X, y = hand_made(9, n=200)
+    bounds = [(-1.0, 1.0), (-1.0, 1.0), (-1e-6, 1e-6), (-2.01, 2.01)]
+    common = {"C": 10.0, "bounds": bounds, "classes": ["neg", "pos"]}
+    with pytest.warns(PrivacyLeakWarning, match="not private"):
+        dfs = pt.DPFS(None, None, **common).fit(X, y)
+    errors = []
+    for epsilon in (1e2, 1e4, 1e6, 1e8):
+        sel = pt.DPFS(
+            epsilon,
+            epsilon,
+            training=training,
+            correlation="none",
+            random_state=1,
+            accountant=pt.BudgetAccountant(2 * epsilon),
+            **common,
+        ).fit(X, y)
+        if np.array_equal(sel.support_, dfs.support_):
+            errors.append(
+                np.abs(sel.classifier_.coef_ - dfs.classifier_.coef_).max()
+                / np.abs(dfs.classifier_.coef_).max()
+            )
+        else:
+            errors.append(np.inf)
+    assert errors[-1] < 1e-4
+    assert errors == sorted(errors, reverse=True)
+    assert sel.score(X, y) == dfs.score(X, y)
+
+
+def _huber_terms(margins, h=0.5):
+    """First and second derivatives of Chaudhuri et al.'s Huber loss."""
+    first = np.where(margins > 1 + h, 0.0, np.where(margins < 1 - h, -1.0, 0.0))
+    inside = np.abs(1.0 - margins) <= h
+    first = np.where(inside, -(1 + h - margins) / (2 * h), first)
+    return first, inside / (2 * h)
+
+
+def _objective_constants(epsilon, n, C, h=0.5):
+    """ε' and Δ of Chaudhuri et al. (2011), Algorithm 2, for the Huber loss."""
+    lam, c = 1.0 / (C * n), 1.0 / (2 * h)
+    eps_prime = epsilon - 2.0 * np.log1p(c / (n * lam))
+    if eps_prime > 0:
+        return eps_prime, 0.0
+    return epsilon / 2.0, c / (n * np.expm1(epsilon / 4.0)) - lam
+
+
+ONE_COLUMN_BOUNDS = [(0.0, 4.0)]
+
+
+def _one_column(seed, n=200):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.0, 4.0, size=n)
+    y = (x + rng.normal(scale=1.0, size=n) > 2.0).astype(int)
+    return x[:, None], y
+
+
+def _rows_and_weights(sel, X):
+    """The rows z the SVM sees and its weights on them, from the declared bounds."""
+    ((low, high),) = ONE_COLUMN_BOUNDS
+    r = _map_to_unit_cube(X, ONE_COLUMN_BOUNDS)[:, 0]
+    Z = np.column_stack([r, np.ones_like(r)]) / np.sqrt(2)
+    coef_r = sel.classifier_.coef_[0, 0] * (high - low) / 2.0
+    intercept_r = sel.classifier_.intercept_[0] + coef_r * (high + low) / (high - low)
+    return Z, np.sqrt(2) * np.array([coef_r, intercept_r])
+
+
+def _noise_vector(Z, y, w, n, C, extra):
+    """The b with ∇[(1/n)Σℓ(y wᵀz) + (λ+Δ)/2‖w‖² + bᵀw/n] = 0 at the released w."""
+    signs = np.where(y == 1, 1.0, -1.0)
+    first, _ = _huber_terms(signs * (Z @ w))
+    gradient = (first * signs) @ Z / n + (1.0 / (C * n) + extra) * w
+    return -n * gradient
+
+
+def _hessian(Z, y, w, n, C, extra):
+    signs = np.where(y == 1, 1.0, -1.0)
+    _, second = _huber_terms(signs * (Z @ w))
+    return (Z * second[:, None]).T @ Z / n + (1.0 / (C * n) + extra) * np.eye(2)
+
+
+def _objective_fits(X, y, correlation, runs, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(runs):
+        out.append(
+            pt.DPFS(
+                1.0,
+                2.0,
+                training="objective",
+                correlation=correlation,
+                bounds=ONE_COLUMN_BOUNDS,
+                classes=[0, 1],
+                random_state=rng,
+                accountant=pt.BudgetAccountant(3.0),
+            ).fit(X, y)
+        )
+    return out
+
+
+@pytest.mark.parametrize("correlation", ["none", 3])
+def test_objective_perturbation_noise_has_the_stated_law(correlation):
+    # Seeded; each KS test fails a correct sampler with probability ALPHA = 1e-6.
+    # ε₂ = 2 on one column (one refit); correlation=3 trains at 2/3 (ε' = ε/2, Δ > 0),
+    # "none" at 2 (ε' = 2 − 2 ln 2, Δ = 0).
+    X, y = _one_column(10)
+    n, C = len(y), 1.0
+    group = 1 if correlation == "none" else correlation
+    eps_prime, extra = _objective_constants(2.0 / group, n, C)
+    assert (extra > 0) == (correlation == 3)
+    fits = _objective_fits(X, y, correlation, 1000, seed=11)
+    noise = []
+    for sel in fits:
+        assert sel.n_refits_ == 1
+        assert sel.epsilon_spent_ == 3.0
+        Z, w = _rows_and_weights(sel, X)
+        noise.append(_noise_vector(Z, y, w, n, C, extra))
+    noise = np.array(noise)
+    norms = np.linalg.norm(noise, axis=1)
+    # Density ∝ exp(−(ε'/2)‖b‖) in 2 dimensions: ‖b‖ ~ Gamma(2, 2/ε'), angle uniform.
+    law = stats.gamma(2, scale=2.0 / eps_prime)
+    assert_accepts(ks_pvalue(norms, law))
+    for wrong in WRONG_SCALES:
+        assert_rejects(ks_pvalue(norms, stats.gamma(2, scale=wrong * 2.0 / eps_prime)))
+    angles = np.arctan2(noise[:, 1], noise[:, 0])
+    assert_accepts(ks_pvalue(angles, stats.uniform(-np.pi, 2 * np.pi)))
+    np.testing.assert_allclose(fits[0].classifier_.epsilon_prime_, [eps_prime])
+    np.testing.assert_allclose(fits[0].classifier_.extra_regularization_, [extra])
+
+
+@pytest.mark.parametrize("correlation", ["none", 3])
+def test_objective_perturbation_privacy_loss_is_within_the_charge(correlation):
+    # The released w has density ν(b_D(w))·|det ∇b_D(w)| on D. Replacing as many
+    # records as the declared group (one for "none") by extreme ones outside the
+    # bounds must change its logarithm by at most the ε₂ charged for the refit:
+    # the sensitivity of the gradient (‖z‖ ≤ 1, |ℓ'| ≤ 1) and the curvature bound.
+    X, y = _one_column(12)
+    n, C = len(y), 1.0
+    group = 1 if correlation == "none" else correlation
+    eps_prime, extra = _objective_constants(2.0 / group, n, C)
+    X_other, y_other = X.copy(), y.copy()
+    X_other[:group] = 1e6
+    y_other[:group] = 1 - y[:group]
+    worst = 0.0
+    for sel in _objective_fits(X, y, correlation, 200, seed=13):
+        Z, w = _rows_and_weights(sel, X)
+        Z_other, _ = _rows_and_weights(sel, X_other)
+        b = _noise_vector(Z, y, w, n, C, extra)
+        b_other = _noise_vector(Z_other, y_other, w, n, C, extra)
+        loss = -(eps_prime / 2) * (np.linalg.norm(b) - np.linalg.norm(b_other))
+        loss += np.linalg.slogdet(_hessian(Z, y, w, n, C, extra))[1]
+        loss -= np.linalg.slogdet(_hessian(Z_other, y_other, w, n, C, extra))[1]
+        worst = max(worst, abs(loss))
+    assert 0 < worst <= 2.0 + 1e-9
+
+
+@NOISE_IS_EXPECTED
+@pytest.mark.parametrize(("correlation", "factor"), [("none", 1.0), (4, 4.0)])
+def test_declared_correlation_scales_the_output_noise(correlation, factor):
+    X, y = hand_made(10, n=100)
+    sel = pt.DPFS(
+        0.5,
+        2.0,
+        correlation=correlation,
+        max_refits=2,
+        bounds=[(-1, 1), (-1, 1), (-1, 1), (-3, 3)],
+        C=3.0,
+        classes=["neg", "pos"],
+        random_state=0,
+        accountant=pt.BudgetAccountant(2.5),
+    ).fit(X, y)
+    p = sel.support_.sum() + 1
+    assert sel.correlated_sensitivity_ == factor
+    # Lap(g·√p·2C/ε) per weight, ε = ε₂/max_refits.
+    np.testing.assert_allclose(
+        sel.classifier_.noise_scale_, [factor * np.sqrt(p) * 2 * 3.0 / 1.0]
+    )
+
+
+def test_data_correlation_is_the_papers_factor_on_the_mapped_features():
+    X, y = hand_made(11, n=120)
+    bounds = [(-1, 1), (-1, 1), (-1, 1), (-3, 3)]
+    sel = pt.DPFS(
+        BIG,
+        BIG,
+        bounds=bounds,
+        classes=["neg", "pos"],
+        random_state=0,
+        accountant=pt.BudgetAccountant(2 * BIG),
+    ).fit(X, y)
+    R = _map_to_unit_cube(X, bounds)
+    columns = np.flatnonzero(sel.support_)
+    assert sel.correlated_sensitivity_ == pytest.approx(
+        ref_sensitivity(R, columns, 0.8), rel=1e-9
+    )
+
+
+def test_noise_warning_from_public_quantities():
+    X, y = hand_made(12, n=300)
+    bounds = [(-1, 1), (-1, 1), (-1, 1), (-3, 3)]
+    common = {"bounds": bounds, "classes": ["neg", "pos"], "random_state": 0}
+    # ε = 1/4 per refit, C = 60: √2·2·60·4 = 679 per weight against √(2·60·300) = 190.
+    with pytest.warns(UserWarning, match="the released model is noise"):
+        pt.DPFS(1.0, 1.0, C=60.0, accountant=pt.BudgetAccountant(2.0), **common).fit(
+            X, y
+        )
+    # Objective perturbation at the same budget: Δ shrinks both, and the noise is
+    # below the weights' bound.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pt.DPFS(
+            1.0,
+            100.0,
+            C=1.0,
+            training="objective",
+            correlation="none",
+            accountant=pt.BudgetAccountant(101.0),
+            **common,
+        ).fit(X, y)
+    # The same decision on a neighbour: it reads only n, C, ε, the refit bound.
+    X_other = X.copy()
+    X_other[0] = [1.0, -1.0, 0.0, 3.0]
+    with pytest.warns(UserWarning, match="the released model is noise"):
+        pt.DPFS(1.0, 1.0, C=60.0, accountant=pt.BudgetAccountant(2.0), **common).fit(
+            X_other, y
+        )
+
+
+def test_predict_decision_function_and_score_use_the_selected_features():
+    pd = pytest.importorskip("pandas")
+    X, y = hand_made(13, n=200)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    sel = pt.DPFSDR(
+        BIG,
+        BIG,
+        bounds={"a": (-1, 1), "b": (-1, 1), "c": (-1, 1), "d": (-3, 3)},
+        classes=["neg", "pos"],
+        random_state=0,
+        accountant=pt.BudgetAccountant(2 * BIG),
+    ).fit(frame, y)
+    selected = X[:, sel.support_]
+    scores = selected @ sel.classifier_.coef_[0] + sel.classifier_.intercept_[0]
+    np.testing.assert_allclose(sel.decision_function(frame), scores)
+    np.testing.assert_array_equal(
+        sel.predict(frame), np.where(scores > 0, "pos", "neg")
+    )
+    assert sel.score(frame, y) == np.mean(np.where(scores > 0, "pos", "neg") == y)
+    with pytest.raises(ValueError, match="feature names"):
+        sel.predict(frame[["a", "b"]])
+
+
+def test_bounds_training_and_correlation_are_checked():
+    X, y = hand_made(14, n=60)
+    acc = pt.BudgetAccountant(100.0)
+    common = {"classes": ["neg", "pos"], "accountant": acc}
+    for kwargs, error, match in [
+        ({"bounds": [(0, 1)] * 3}, ValueError, "4 pairs"),
+        ({"bounds": [(1, 0)] * 4}, ValueError, r"bounds\[0\] must be finite"),
+        ({"bounds": "0:1"}, TypeError, "bounds must be"),
+        ({"bounds": {"e": (0, 1)}}, ValueError, "'e'"),
+        ({"bounds": (0, 1), "data_norm": 2.0}, ValueError, "not both"),
+        ({"training": "exact"}, ValueError, "training"),
+        ({"correlation": "all"}, ValueError, "correlation"),
+        ({"correlation": 0}, ValueError, "correlation"),
+        ({"correlation": True}, TypeError, "correlation"),
+        ({"correlation": 1.5}, TypeError, "correlation"),
+    ]:
+        with pytest.raises(error, match=match):
+            pt.DPFS(1.0, 1.0, **kwargs, **common).fit(X, y)
+    assert acc.spent == 0
+
+
+def test_inferred_bounds_warn_in_every_mode():
+    # Was: only when epsilon_training was set.
+    X, y = hand_made(15, n=60)
+    for eps in (None, BIG):
+        with pytest.warns(PrivacyLeakWarning) as caught:
+            pt.DPFS(
+                eps,
+                eps,
+                bounds={0: (-1, 1), 1: (-1, 1)},
+                classes=["neg", "pos"],
+                random_state=0,
+                accountant=pt.BudgetAccountant(2 * BIG),
+            ).fit(X, y)
+        inferred = [str(w.message) for w in caught if "bounds" in str(w.message)]
+        assert len(inferred) == 1
+        assert "columns 2, 3 " in inferred[0]

@@ -113,6 +113,7 @@ FITS = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
 @pytest.mark.parametrize("name", FITS)
 def test_a_fit_refused_at_its_charge_keeps_nothing_it_computed(monkeypatch, name):
     # Another process spent from a shared budget between this fit's check and its

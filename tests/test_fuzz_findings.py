@@ -163,6 +163,7 @@ ESTIMATORS = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
 @pytest.mark.parametrize("make", ESTIMATORS)
 def test_float_estimators_name_x_and_y(make):
     # Was: strings converted silently by scikit-learn; complex data, 1-D X and a
@@ -202,6 +203,7 @@ def test_dpfsdr_checks_parameters_that_nothing_spends(Selector):
         Selector(None, None, data_norm=5.0, random_state=-1).fit(X_FLOAT, Y_BINARY)
 
 
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
 @pytest.mark.parametrize(("Selector", "most"), [(pt.DPFSDR, 4), (pt.DPFS, 3)])
 def test_dpfsdr_bounds_max_refits(Selector, most):
     # Was: a list of max_refits budgets built first (MemoryError for 2**31).

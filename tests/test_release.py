@@ -239,6 +239,8 @@ def test_release_before_fit_raises(case):
 
 
 @pytest.mark.parametrize("Selector", [pt.DPFSDR, pt.DPFS])
+@pytest.mark.filterwarnings("ignore:.*this fit is not private")
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
 @pytest.mark.parametrize(
     ("param", "budgets"),
     [("epsilon_selection", (None, 0.5)), ("epsilon_training", (0.5, None))],

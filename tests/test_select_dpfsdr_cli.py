@@ -51,6 +51,7 @@ def private_args(method, epsilon_selection=0.5, epsilon_training=2.0):
 DECLARED = ["--classes", "B,M", "--data-norm", 5000, "--C", 10, "--seed", 11]
 
 
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
 @pytest.mark.parametrize("budget", ["per_refit", "total"])
 @pytest.mark.parametrize("method", ["dpfsdr", "dpfs"])
 def test_json_matches_the_estimator_with_the_same_seed(wdbc, tmp_path, method, budget):
@@ -94,7 +95,7 @@ def test_json_matches_the_estimator_with_the_same_seed(wdbc, tmp_path, method, b
     # Statistics computed without noise stay out of the released file.
     assert "accuracy" not in out.read_text()
     assert "correlated_sensitivity" not in out.read_text()
-    assert f"CS = {direct.correlated_sensitivity_:.6g}" in result.stderr
+    assert f"correlation factor {direct.correlated_sensitivity_:.6g}" in result.stderr
     assert report["n_refits"] == direct.n_refits_ <= 12
     assert report["privacy_ledger"] == [list(e) for e in direct.privacy_ledger_]
     assert report["epsilon"] == direct.epsilon_spent_
@@ -103,7 +104,8 @@ def test_json_matches_the_estimator_with_the_same_seed(wdbc, tmp_path, method, b
         assert report["epsilon"] <= 0.5 + 2.0
     else:
         assert report["epsilon"] == 0.5 + 2.0 * report["n_refits"]
-    assert "warning" not in result.stderr
+    warned = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert all("the released model is noise" in line for line in warned)
     assert f"selected ({method}): {', '.join(report['selected'])}" in result.stdout
     assert f"privacy ledger (total {report['epsilon']:g})" in result.stderr
 
@@ -130,8 +132,9 @@ def test_undeclared_norm_and_labels_warn_in_shell_words(wdbc, tmp_path):
     result = run([*args, "--allow-inferred-domains"])
     assert result.exit_code == 0, result.output
     notes = [line for line in result.stderr.splitlines() if "warning:" in line]
-    assert len(notes) == 3
-    assert any("data_norm was not given" in n and "--data-norm" in n for n in notes)
+    assert len(notes) == 4
+    assert any("bounds were not declared" in n and "--bounds" in n for n in notes)
+    assert any("the released model is noise" in n for n in notes)
     assert any("label set of y" in n and "--classes" in n for n in notes)
     assert any("OUT shows the labels of 'diagnosis'" in n for n in notes)
 
@@ -171,7 +174,7 @@ def test_table_output_projects_the_input_and_parquet_input(wdbc, tmp_path):
             "dpfs",
             ["--training-budget", "all"],
             2,
-            "'all' is not one of 'per_refit', 'total'",
+            "'all' is not one of 'total', 'per_refit'",
         ),
         ("dpfs", ["--max-refits", 0], 2, "0 is not in the range x>=1"),
         ("dpfs", ["--data-norm", -1], 2, "-1.0 is not in the range x>0"),
@@ -268,6 +271,7 @@ def test_help_lists_the_options_of_both_families():
         assert text in result.output
 
 
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
 def test_demo_section_spends_its_epsilon_and_declares_its_norm(wdbc):
     _, frame = wdbc
     X = frame.drop(columns="diagnosis").to_numpy()
@@ -298,29 +302,31 @@ def test_demo_section_spends_its_epsilon_and_declares_its_norm(wdbc):
         scaled, wdbc_sklearn.target, test_size=0.3, random_state=0,
         stratify=wdbc_sklearn.target,
     )  # fmt: skip
-    dfs = DPFS(
-        None, None, C=10.0, data_norm=math.sqrt(30), max_refits=10, classes=[0, 1]
-    ).fit(X_train, y_train)
+    with pytest.warns(PrivacyLeakWarning, match="not private"):
+        dfs = DPFS(
+            None, None, C=10.0, data_norm=math.sqrt(30), max_refits=10, classes=[0, 1]
+        ).fit(X_train, y_train)
     names = [str(wdbc_sklearn.feature_names[j]) for j in dfs.selection_order_]
     dfs_line = next(line for line in text.splitlines() if "DFS (not private)" in line)
     assert f"{len(names)}: {names[0]}" in dfs_line
 
 
 @pytest.mark.parametrize("method", ["dpfsdr", "dpfs"])
-def test_an_inferred_norm_goes_to_stderr_only(wdbc, tmp_path, method):
+def test_inferred_bounds_go_to_stderr_only(wdbc, tmp_path, method):
     path, frame = wdbc
     out = tmp_path / "out.json"
     result = run([path, "-o", out, *private_args(method), "--classes", "B,M"])
     assert result.exit_code == 0, result.output
     predictors = frame.drop(columns="diagnosis").to_numpy()
-    largest = float(np.sqrt((predictors**2).sum(axis=1)).max())
+    largest = float(predictors.max())
     text = out.read_text()
     report = json.loads(text)
     assert report["classifier"]["data_norm"] is None
+    assert report["classifier"]["bounds"] == {}
     for shown in (repr(largest), f"{largest:.6g}", f"{largest:.4f}", str(largest)):
         assert shown not in text
     assert "warnings" not in report
-    assert f"data norm (the largest row norm) {largest:.6g}" in result.stderr
+    assert "bounds were not declared for the columns 'radius_mean'" in result.stderr
 
 
 def test_undeclared_labels_are_refused_before_anything_is_spent(wdbc, tmp_path):

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import _num_features, check_is_fitted
 
 from privtab import _core
@@ -41,6 +42,7 @@ from privtab._validation import (
     as_column_indices,
     as_float_array,
     check_bool,
+    check_bounds_pair,
     check_choice,
     check_epsilon,
     check_labels,
@@ -54,8 +56,13 @@ from privtab._validation import (
     warn_user,
 )
 from privtab.accountant import BudgetAccountant, resolve_accountant, split_budget
-from privtab.exceptions import PrivacyLeakWarning
-from privtab.linear_model import DPLinearSVC, output_perturbation_l1_sensitivity
+from privtab.exceptions import BudgetExceededError, PrivacyLeakWarning
+from privtab.linear_model import (
+    DPLinearSVC,
+    huber_curvature,
+    objective_perturbation_parameters,
+    output_perturbation_l1_sensitivity,
+)
 from privtab.mechanisms import laplace_mechanism
 
 __all__ = [
@@ -70,6 +77,8 @@ __all__ = [
 ]
 
 _BUDGETS = ("per_refit", "total")
+_TRAININGS = ("output", "objective")
+_CORRELATIONS = ("data", "none")
 
 
 # Non-private statistics -------------------------------------------------------------
@@ -376,6 +385,7 @@ class _CorrelatedLinearSVC(DPLinearSVC):
         epsilon: float,
         *,
         C: float = 1.0,
+        method: str = "output",
         data_norm: float | None = None,
         sensitivity_factor: float = 1.0,
         random_state: RandomState = None,
@@ -386,6 +396,7 @@ class _CorrelatedLinearSVC(DPLinearSVC):
         super().__init__(
             epsilon,
             C=C,
+            method=method,
             data_norm=data_norm,
             random_state=random_state,
             accountant=accountant,
@@ -429,6 +440,112 @@ def _public_n_columns(estimator: Any, X: Any, y: Any) -> int:
         raise
 
 
+def _check_correlation(correlation: Any) -> float | None:
+    """Return the declared correlation factor, or ``None`` for ``"data"``."""
+    if isinstance(correlation, str):
+        choice = check_choice(correlation, "correlation", _CORRELATIONS)
+        return None if choice == "data" else 1.0
+    if isinstance(correlation, bool | np.bool_) or not isinstance(
+        correlation, int | np.integer
+    ):
+        raise TypeError(
+            "correlation must be 'data', 'none' or a group size (an int >= 1), got "
+            f"{correlation!r}"
+        )
+    return float(check_positive_int(correlation, "correlation"))
+
+
+def _declared_bounds(bounds: Any, names: list[Any]) -> list[Any]:
+    """Return one ``(lo, hi)`` pair or ``None`` (to infer) per column of ``X``."""
+    d = len(names)
+    if isinstance(bounds, dict):
+        unknown = [key for key in bounds if key not in names and key not in range(d)]
+        if unknown:
+            raise ValueError(f"bounds names {unknown!r}, which is not a column of X")
+        return [bounds.get(name, bounds.get(j)) for j, name in enumerate(names)]
+    if isinstance(bounds, str | bytes) or not isinstance(
+        bounds, list | tuple | np.ndarray
+    ):
+        raise TypeError(
+            "bounds must be a (lo, hi) pair, a sequence of one pair per column or a "
+            f"dict, got {type(bounds).__name__}"
+        )
+    pairs = list(bounds)
+    if len(pairs) == 2 and all(np.isscalar(v) for v in pairs):
+        return [pairs] * d
+    if len(pairs) != d:
+        raise ValueError(
+            f"bounds must be one (lo, hi) pair or {d} pairs (one per column of X), "
+            f"got {len(pairs)} entries"
+        )
+    return pairs
+
+
+def _resolve_bounds(
+    bounds: Any, X: np.ndarray, names: list[Any], owner: str
+) -> np.ndarray:
+    """Return the (d, 2) bounds: declared, or the column's minimum and maximum.
+
+    Columns without a declared pair take the data's range, with a
+    :class:`~privtab.exceptions.PrivacyLeakWarning` naming them.
+    """
+    declared = (
+        [None] * X.shape[1] if bounds is None else _declared_bounds(bounds, names)
+    )
+    out = np.empty((X.shape[1], 2))
+    inferred = []
+    for j, pair in enumerate(declared):
+        if pair is None:
+            lo, hi = float(X[:, j].min()), float(X[:, j].max())
+            out[j] = (lo, hi) if hi > lo else (lo - 0.5, lo + 0.5)
+            inferred.append(names[j])
+        else:
+            out[j] = check_bounds_pair(f"bounds[{names[j]!r}]", pair)
+    if inferred:
+        shown = ", ".join(map(repr, inferred[:10])) + (
+            f" and {len(inferred) - 10} more" if len(inferred) > 10 else ""
+        )
+        warn_user(
+            f"{owner}: bounds were not declared for the columns {shown} and are taken "
+            "from the data (their minimum and maximum); the privacy guarantee does not "
+            "cover them. Declare public bounds with bounds=...",
+            PrivacyLeakWarning,
+        )
+    return out
+
+
+def _largest_noise_to_weight(
+    training: str,
+    epsilon: float,
+    n_samples: int,
+    C: float,
+    huber_h: float,
+    factor: float,
+) -> tuple[float, float]:
+    """Return the least per-weight noise of a refit and the largest weight norm.
+
+    From public quantities only: the refit's ``epsilon`` (already divided among the
+    one-vs-rest models), ``n``, ``C``, the Huber parameter and a lower bound on the
+    correlation factor; the fewest weights, ``p = 2`` (one feature and the
+    intercept). Output perturbation adds ``Lap(factor·√p·2C/ε)`` to each weight;
+    objective perturbation moves the minimiser by at most ``‖b‖/(n(λ + Δ))``, with
+    ``E‖b‖ = 2p/ε'``, about ``2√p/(ε'·n(λ + Δ))`` per weight. The exact weights
+    have ``‖w‖₂ ≤ √(2/(λ + Δ))`` (the objective at ``w`` is at most its value 1 at
+    0), which is ``√(2Cn)`` without ``Δ``.
+    """
+    lam = 1.0 / (C * n_samples)
+    p = 2
+    if training == "output":
+        noise = factor * output_perturbation_l1_sensitivity(n_samples, p, C) / epsilon
+        extra = 0.0
+    else:
+        eps_prime, extra = objective_perturbation_parameters(
+            epsilon / factor, n_samples, lam, huber_curvature(huber_h)
+        )
+        noise = 2.0 * math.sqrt(p) / (eps_prime * n_samples * (lam + extra))
+    return noise, math.sqrt(2.0 / (lam + extra))
+
+
 class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
     """The shared fit of :class:`DPFSDR` and :class:`DPFS`."""
 
@@ -449,8 +566,11 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         delta: float = 0.9,
         record_delta: float = 0.8,
         C: float = 1.0,
+        bounds: Any = None,
         data_norm: float | None = None,
-        budget: str = "per_refit",
+        training: str = "output",
+        correlation: str | int = "data",
+        budget: str = "total",
         max_refits: int | None = None,
         classes: Any = None,
         random_state: RandomState = None,
@@ -462,7 +582,10 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         self.delta = delta
         self.record_delta = record_delta
         self.C = C
+        self.bounds = bounds
         self.data_norm = data_norm
+        self.training = training
+        self.correlation = correlation
         self.budget = budget
         self.max_refits = max_refits
         self.classes = classes
@@ -484,6 +607,7 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         -------
         self
         """
+        name = type(self).__name__
         eps1 = (
             None
             if self.epsilon_selection is None
@@ -502,6 +626,14 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
             if self.data_norm is None
             else check_positive(self.data_norm, "data_norm")
         )
+        if data_norm is not None and self.bounds is not None:
+            raise ValueError(
+                "give bounds (per column, mapped to [-1, 1]) or data_norm (one bound "
+                f"on the rows' L2 norms), not both; got bounds={self.bounds!r} and "
+                f"data_norm={self.data_norm!r}"
+            )
+        training = check_choice(self.training, "training", _TRAININGS)
+        declared_factor = _check_correlation(self.correlation)
         budget = check_choice(self.budget, "budget", _BUDGETS)
         max_refits = (
             None
@@ -517,16 +649,15 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
                 f"max_refits must be <= {most}, the most refits the search can make "
                 f"on {n_columns} columns, got {max_refits}"
             )
-        refit_bound = most if max_refits is None else max_refits
+        if max_refits is not None:
+            limit = max_refits
+        elif budget == "total" and eps2 is not None:
+            limit = min(n_columns, most)
+        else:
+            limit = most
         worst = sum(
             [eps1 or 0.0]
-            + (
-                []
-                if eps2 is None
-                else [eps2]
-                if budget == "total"
-                else [eps2] * refit_bound
-            )
+            + ([] if eps2 is None else [eps2] if budget == "total" else [eps2] * limit)
         )
         private = worst > 0
         # Checked even when nothing is spent.
@@ -534,18 +665,43 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         if self.random_state is not None:
             check_random_state(self.random_state)
         check_ledger_label(self.label)
-        run = (
-            dataclasses.replace(
-                PrivateRun.start(
-                    worst, self.random_state, self.accountant, label=self.label
-                ),
-                owner_state=dict(vars(self)),
+        try:
+            run = (
+                dataclasses.replace(
+                    PrivateRun.start(
+                        worst, self.random_state, self.accountant, label=self.label
+                    ),
+                    owner_state=dict(vars(self)),
+                )
+                if private
+                else None
             )
-            if private
-            else None
-        )
+        except BudgetExceededError as exc:
+            if budget != "per_refit" or eps2 is None:
+                raise
+            raise BudgetExceededError(
+                f"{name}: budget='per_refit' charges every refit epsilon_training, so "
+                f"the worst case is epsilon_selection + max_refits·epsilon_training = "
+                f"{eps1 or 0.0:g} + {limit}·{eps2:g} = {worst:g} ({exc}). Use "
+                "budget='total' (epsilon_selection + epsilon_training over all "
+                "refits), a smaller max_refits, or a larger budget"
+            ) from exc
         rng = None if run is None else run.random_state
-        name = type(self).__name__
+        for argument, value in (
+            ("epsilon_selection", eps1),
+            ("epsilon_training", eps2),
+        ):
+            if value is None:
+                what = (
+                    "the feature importance that ranks the candidates is exact"
+                    if argument == "epsilon_selection"
+                    else "the SVM weights are exact (the paper's DFS baseline)"
+                )
+                warn_user(
+                    f"{name}: {argument}=None, so {what}: this fit is not private "
+                    "and has no publishable form",
+                    PrivacyLeakWarning,
+                )
 
         X, y = validate_float_data(
             self,
@@ -564,19 +720,40 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
             owner=name,
             warn=private,
         )
+        n = X.shape[0]
         if data_norm is None:
-            largest = float(np.linalg.norm(X, axis=1).max())
-            data_norm = largest if largest > 0 else 1.0
-            if eps2 is not None:
+            names = (
+                list(self.feature_names_in_)
+                if hasattr(self, "feature_names_in_")
+                else list(range(X.shape[1]))
+            )
+            bounds = _resolve_bounds(self.bounds, X, names, name)
+            low, high = bounds[:, 0], bounds[:, 1]
+            # r = slope·x + offset maps [low, high] onto [-1, 1].
+            slope = 2.0 / (high - low)
+            offset = -(high + low) / (high - low)
+            R = np.ascontiguousarray(np.clip(X * slope + offset, -1.0, 1.0))
+        else:
+            bounds = None
+            R = X
+        n_models = 1 if len(classes) == 2 else len(classes)
+        if eps2 is not None:
+            share = eps2 if budget == "per_refit" else eps2 / limit
+            noise, weight_norm = _largest_noise_to_weight(
+                training, share / n_models, n, C, 0.5, declared_factor or 1.0
+            )
+            if noise > weight_norm:
                 warn_user(
-                    "data_norm was not given and is taken from the data (the largest "
-                    f"row norm, {data_norm:.6g}); the privacy guarantee does not cover "
-                    "it. Declare a public bound with data_norm=...",
-                    PrivacyLeakWarning,
+                    f"{name}: the noise on each SVM weight (scale at least "
+                    f"{noise:.3g} per refit) exceeds the largest norm an exact weight "
+                    f"vector can have ({weight_norm:.3g}): the released model is "
+                    "noise. Raise epsilon_training, lower max_refits or C, or use "
+                    "training='objective'",
+                    UserWarning,
                 )
 
         # Step 1: the attribute filter; step 2: the (noisy) feature importance.
-        kept = _core.filter_correlated_features(X, delta)
+        kept = _core.filter_correlated_features(R, delta)
         if len(kept) == 0:
             raise ValueError(
                 f"X has no column that varies across its {X.shape[0]} rows, so "
@@ -584,24 +761,15 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
                 "columns whose values differ (drop the constant columns, or pass "
                 "more rows)"
             )
-        Xk = np.ascontiguousarray(X[:, kept])
-        _, fim = _importance(Xk, codes, len(classes))
-        m = len(kept)
-        if max_refits is not None:
-            limit = max_refits
-        elif budget == "total":
-            limit = m
-        else:
-            limit = self._most_fits(m)
-        # The budget of fim' and of every refit, in ledger order.
-        eps_fim = eps1
+        Rk = np.ascontiguousarray(R[:, kept])
+        _, fim = _importance(Rk, codes, len(classes))
+        # The budget of fim' and of every refit.
+        eps_fim, eps_refits = eps1, 0.0 if eps2 is None else eps2
         per_refit: list[float] | None = None
         if eps2 is not None and budget == "total":
-            weights = [eps2 / limit] * limit
-            if eps1 is None:
-                per_refit = split_budget(worst, weights)
-            else:
-                eps_fim, *per_refit = split_budget(worst, [eps1, *weights])
+            if eps1 is not None:
+                eps_fim, eps_refits = split_budget(worst, [eps1, eps2])
+            per_refit = split_budget(eps_refits, [1.0] * limit)
         elif eps2 is not None:
             per_refit = [eps2] * limit
         steps: list[tuple[str, float]] = []
@@ -617,34 +785,50 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
                 fim = _noisy_importance(fim, eps_fim, 2.0, rng)
                 steps.append(("dp_feature_importance (Laplace on fim)", eps_fim))
             ranking = np.argsort(-fim, kind="stable")
-            theta = np.abs(_core.pearson_matrix(Xk))
+            theta = np.abs(_core.pearson_matrix(Rk))
 
             state: dict[str, Any] = {"refits": 0}
 
             def refit(subset: list[int]) -> tuple[_CorrelatedLinearSVC, float, float]:
                 cols = sorted(subset)
-                Xs = np.ascontiguousarray(Xk[:, cols])
+                Rs = np.ascontiguousarray(Rk[:, cols])
                 k = state["refits"]
-                if per_refit is None:
-                    eps_k, factor = 1.0, 0.0
-                else:
+                method, eps_model, noise_factor = "output", 1.0, 0.0
+                factor = 0.0
+                if per_refit is not None:
                     eps_k = per_refit[k]
-                    degree, _ = _core.correlated_degrees(Xk, cols, record_delta)
-                    factor = float(degree.max())
+                    if declared_factor is None:
+                        degree, _ = _core.correlated_degrees(Rk, cols, record_delta)
+                        factor = float(degree.max())
+                    else:
+                        factor = declared_factor
                     steps.append(
-                        (f"{name} refit {k + 1} (SVM output perturbation)", eps_k)
+                        (f"{name} refit {k + 1} (SVM {training} perturbation)", eps_k)
                     )
+                    method = training
+                    if training == "output":
+                        eps_model, noise_factor = eps_k, factor
+                    else:
+                        eps_model, noise_factor = eps_k / factor, 1.0
                 state["refits"] = k + 1
                 model = _CorrelatedLinearSVC(
-                    eps_k,
+                    eps_model,
                     C=C,
-                    data_norm=data_norm,
-                    sensitivity_factor=factor,
+                    method=method,
+                    data_norm=math.sqrt(len(cols)) if data_norm is None else data_norm,
+                    sensitivity_factor=noise_factor,
                     random_state=rng,
-                    accountant=BudgetAccountant(eps_k),
+                    accountant=BudgetAccountant(eps_model),
                     classes=classes,
-                ).fit(Xs, y)
-                return model, float(np.mean(model.predict(Xs) == y)), factor
+                ).fit(Rs, y)
+                accuracy = float(np.mean(model.predict(Rs) == y))
+                if data_norm is None:
+                    # Post-processing: the weights on r = slope·x + offset, in units
+                    # of X.
+                    columns = kept[cols]
+                    model.intercept_ = model.intercept_ + model.coef_ @ offset[columns]
+                    model.coef_ = model.coef_ * slope[columns]
+                return model, accuracy, factor
 
             selected = [int(ranking[0])]
             best = refit(selected)
@@ -674,7 +858,7 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
                         selected.append(f)
 
         model, accuracy, factor = best
-        n, p = X.shape[0], len(selected) + 1
+        p = len(selected) + 1
         self.kept_features_ = kept
         self.feature_importance_ = fim
         self.candidate_order_ = kept[ranking]
@@ -684,16 +868,83 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         self.lambda_ = 1.0 / (C * n)
         self.delta_w_ = output_perturbation_l1_sensitivity(n, p, C)
         self.n_refits_ = state["refits"]
+        self.bounds_ = bounds
         self.data_norm_ = data_norm
         self.classes_ = classes
         self._set_selection(kept[selected], X.shape[1])
         if run is None or not steps:
             self.epsilon_spent_ = 0.0
             self.privacy_ledger_ = []
+        elif per_refit is not None and budget == "total":
+            # The whole ε₁ + ε₂, however many refits ran: the spend and the ledger
+            # then do not depend on the data.
+            ledger = steps[:1] if eps1 is not None else []
+            ledger.append(
+                (
+                    f"{name} SVM refits ({training} perturbation; at most {limit}, "
+                    f"each epsilon_training/{limit})",
+                    eps_refits,
+                )
+            )
+            self._finish_private_fit(run, name, ledger)
         else:
             spent = dataclasses.replace(run, epsilon=sum(eps for _, eps in steps))
             self._finish_private_fit(spent, name, steps)
         return self
+
+    def _selected_columns(self, X: Any) -> np.ndarray:
+        """``X`` validated against the fit, on the selected columns."""
+        check_is_fitted(self, "classifier_")
+        values = validate_float_data(self, X, reset=False)
+        return np.ascontiguousarray(values[:, self.support_])
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores of ``classifier_`` on the selected features of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            All the columns the selector was fitted on.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes (positive: ``classes_[1]``),
+        else (n_samples, n_classes).
+        """
+        return self.classifier_.decision_function(self._selected_columns(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Labels ``classifier_`` predicts from the selected features of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            All the columns the selector was fitted on.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self.classifier_.predict(self._selected_columns(X))
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy of :meth:`predict` on ``X`` against ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+
+        Notes
+        -----
+        Not private: on private test data the accuracy is a statistic of those data.
+        """
+        return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))
 
     def release(self) -> dict[str, Any]:
         """Return the publishable form of the fitted selector: covered values only.
@@ -760,21 +1011,39 @@ _DOC_PARAMETERS = """
         Record-correlation threshold of the correlated sensitivity (§5.4).
     C : float, default=1.0
         Inverse regularisation of the SVM, ``λ = 1/(C·n)``.
+    bounds : (lo, hi), sequence of (lo, hi) per column, or dict, optional
+        Public bounds of each column (a dict maps column names or indices to pairs).
+        Each column is mapped onto [-1, 1] (values beyond are clipped) and a refit
+        on ``k`` columns uses the row-norm bound ``√k``. Columns without bounds take
+        their minimum and maximum from the data, with a
+        :class:`~privtab.exceptions.PrivacyLeakWarning`, whatever the budgets.
     data_norm : float, optional
-        Public bound on the rows' L2 norms (it bounds every feature subset too).
-        ``None`` takes it from the data and warns.
-    budget : {"per_refit", "total"}, default="per_refit"
-        ``"per_refit"``: every refit is a release of weights with ``ε₂``, so ``r``
-        refits spend ``r·ε₂``. ``"total"``: ``ε₂`` is split equally over
-        ``max_refits`` refits, so the whole selection spends at most ``ε₁ + ε₂``.
+        Instead of ``bounds``: one public bound on the rows' L2 norms, used for every
+        refit on the unmapped columns (the paper's preprocessing). Not with
+        ``bounds``.
+    training : {"output", "objective"}, default="output"
+        How each refit's weights are made private (Chaudhuri, Monteleoni & Sarwate
+        2011; see Notes): ``"output"`` adds Laplace noise to the exact weights (the
+        paper's mechanism), ``"objective"`` perturbs the Huber-SVM objective.
+    correlation : {"data", "none"} or int, default="data"
+        The factor ``f`` that multiplies each refit's sensitivity (equivalently,
+        divides its ε). ``"data"``: the paper's correlated-sensitivity factor ``CS``
+        of the refit's columns, computed from the data without noise. ``"none"``:
+        ``f = 1``, plain ε-DP for one replaced record. An int ``g ≥ 1``: ``f = g``,
+        ε-DP for any ``g`` records replaced together (group privacy), a guarantee
+        that holds whatever the data when at most ``g`` records are correlated.
+    budget : {"total", "per_refit"}, default="total"
+        ``"total"``: ``ε₂`` is split equally over ``max_refits`` refits and the fit
+        charges exactly ``ε₁ + ε₂``, however many refits it makes. ``"per_refit"``
+        (the paper's algorithm, honestly accounted): every refit releases weights
+        with ``ε₂``, so ``r`` refits spend ``ε₁ + r·ε₂``, and the accountant is
+        checked for the worst case ``ε₁ + max_refits·ε₂``.
     max_refits : int, optional
         The search stops after this many refits (the first fit counts). Default with
-        ``budget="per_refit"``: the most the algorithm can make on the ``m``
-        candidates left by the filter (Algorithm 3: ``1 + m(m − 1)/2``; Algorithm 4:
-        ``m``), so the search always runs to its own end; with ``budget="total"``:
-        ``m``. The accountant is checked for ``ε₁ + max_refits·ε₂``
-        (``"per_refit"``; for the default, the bound with the column count of ``X``
-        in place of ``m``) or ``ε₁ + ε₂`` (``"total"``) before the data are read.
+        ``budget="total"``: the number of columns of ``X`` (public); with
+        ``budget="per_refit"`` or no ``epsilon_training``: the most the algorithm can
+        make on the ``d`` columns of ``X`` (Algorithm 3: ``1 + d(d − 1)/2``;
+        Algorithm 4: ``d``), so the search always runs to its own end.
     classes : array-like of labels, optional
         The public label set (at least 2). ``None`` infers it from ``y`` and emits a
         :class:`~privtab.exceptions.PrivacyLeakWarning`.
@@ -793,10 +1062,12 @@ _DOC_PARAMETERS = """
     selection_order_ : ndarray of int64
         Selected columns in the order they were accepted. Released.
     classifier_ : DPLinearSVC
-        The last accepted model, fitted on ``X[:, support_]`` (columns in increasing
-        order, i.e. ``transform(X)``); its ``coef_`` and ``intercept_`` are the
-        perturbed ``w'``, and are released. Its other attributes and parameters
-        (among them ``CS`` and the row-norm bound) are not.
+        The last accepted model; its ``coef_`` and ``intercept_`` are the perturbed
+        ``w'`` in the units of ``X[:, support_]`` (columns in increasing order, i.e.
+        ``transform(X)``), and are released; :meth:`predict`,
+        :meth:`decision_function` and :meth:`score` apply it to a full ``X``. Its
+        other attributes and parameters (among them the factor ``f`` and, with
+        ``bounds``, its ``data_norm_`` ``√k`` on the mapped columns) are not.
     classes_ : ndarray
         ``classes`` (sorted) when declared, else the labels of ``y`` (then not
         covered by the guarantee). Released.
@@ -804,16 +1075,20 @@ _DOC_PARAMETERS = """
         Its accuracy on the training data, without noise: not covered by the
         guarantee, kept for analysis.
     correlated_sensitivity_ : float
-        ``CS``, the largest record correlated degree on the selected features (0 when
-        ``epsilon_training`` is None), without noise: not covered, kept for analysis.
+        The factor ``f`` of the final model: ``CS`` on its columns (``"data"``;
+        computed without noise, not covered, kept for analysis), 1 or ``g``; 0 when
+        ``epsilon_training`` is None.
     lambda_ : float
         ``λ = 1/(C·n)``.
     delta_w_ : float
-        ``Δw = √p·2/(n·λ)``, ``p`` = selected features + intercept; the noise of
-        ``classifier_`` is ``Lap(CS·Δw/ε)`` per weight.
-    data_norm_ : float
-        ``data_norm``, or when it is ``None`` the largest row norm of ``X``: then a
-        value of the data the guarantee does not cover.
+        ``Δw = √p·2/(n·λ)``, ``p`` = selected features + intercept; with
+        ``training="output"`` the noise of ``classifier_`` is ``Lap(f·Δw/ε)`` per
+        weight.
+    bounds_ : ndarray of shape (n_features, 2) or None
+        The bounds used (``None`` with ``data_norm``); those taken from the data
+        are values of the data the guarantee does not cover.
+    data_norm_ : float or None
+        ``data_norm``.
     kept_features_ : ndarray of int64
         The columns kept by the attribute filter, computed without noise: not
         covered, kept for analysis.
@@ -828,32 +1103,56 @@ _DOC_PARAMETERS = """
     epsilon_spent_ : float
         ``ε₁ + Σ`` of the refits' budgets.
     privacy_ledger_ : list of LedgerEntry
-        One entry for ``fim'`` and one per refit; they sum exactly to
-        ``epsilon_spent_``. Both count the refits, so they show ``n_refits_`` too
-        (and with ``budget="total"`` and no ``max_refits``, each refit's share shows
-        the number of kept columns).
+        One entry for ``fim'``, then one for all refits (``budget="total"``) or one
+        per refit (``budget="per_refit"``: then both show ``n_refits_``); they sum
+        exactly to ``epsilon_spent_``.
 """
 
 _DOC_NOTES = """
     Every fit is on the training data; a candidate is accepted only if the accuracy
     of the *perturbed* weights ``w'`` on the training data strictly exceeds that of
     the current model (Steps 3 and 6 of §4.3: "the classification accuracy of the
-    training subset"). Each fit adds ``Lap(ΔCS/ε)`` per weight with
-    ``ΔCS = CS·Δw``: ``CS`` the correlated-sensitivity factor of the fitted subset
-    (:func:`correlated_sensitivity` at ``record_delta``), ``Δw = √p·2/(n·λ)`` the L1
-    sensitivity of the Huber-loss SVM minimiser of Chaudhuri et al. (2011) on rows
-    scaled to ``‖x‖₂ ≤ 1`` (:class:`~privtab.DPLinearSVC`, ``method="output"``);
-    beyond two classes each one-vs-rest model gets an equal share of the refit's ε.
+    training subset"). The SVM is the L2-regularised Huber-loss SVM of Chaudhuri et
+    al. (2011) on rows ``z = [r/ρ, 1]/√2`` with ``‖z‖₂ ≤ 1``: ``r`` the columns
+    mapped by ``bounds`` and ``ρ = √k``, or the raw columns and ``ρ = data_norm``
+    (:class:`~privtab.DPLinearSVC`); beyond two classes each one-vs-rest model gets
+    an equal share of the refit's ε. A refit with budget ``ε`` and factor ``f``
+    (``correlation``) releases:
 
-    Accounting. The paper charges the whole search one ``ε₂`` (Theorem 2: ``ε₁ + ε₂``).
-    Each refit releases a new ``w'`` computed from the data, so by sequential
-    composition ``r`` refits cost ``r·ε₂``: that is what ``budget="per_refit"``
-    records (one ledger entry per refit). ``budget="total"`` gives each refit
-    ``ε₂/max_refits`` and is held to ``ε₁ + ε₂``. Both count only the noisy
+    - ``training="output"`` (the paper's): ``w' = w* + Lap(f·Δw/ε)`` per weight,
+      ``Δw = √p·2/(n·λ)`` the L1 sensitivity of the exact minimiser ``w*`` (the
+      L2 bound ``2/(n·λ)`` of Chaudhuri et al.'s Corollary 8, for a loss with
+      ``|ℓ'| ≤ 1`` and rows in the unit ball). With ``f = CS`` this is the paper's
+      correlated sensitivity ``ΔCS = CS·Δw``.
+    - ``training="objective"``: Chaudhuri et al.'s Algorithm 2 at ``ε/f``: with
+      ``c = 1/(2h) = 1`` the bound on the Huber loss's second derivative,
+      ``ε' = ε/f − 2·log(1 + c/(nλ))``; if ``ε' ≤ 0``, ``Δ = c/(n(e^{ε/(4f)} − 1)) − λ``
+      and ``ε' = ε/(2f)``, else ``Δ = 0``. The weights minimise the objective plus
+      ``bᵀw/n + (Δ/2)‖w‖²``, ``b`` of density ∝ ``exp(−(ε'/2)‖b‖₂)``. The gradient
+      of the loss term changes by at most 2 in L2 norm when one row changes
+      (``‖z‖ ≤ 1``, ``|ℓ'| ≤ 1``), and ``|ℓ''| ≤ c`` bounds the Jacobian term; the
+      guarantee needs the exact minimiser (see :class:`~privtab.DPLinearSVC`).
+
+    With ``f = g`` (an int) an ε-DP refit is ``ε``-DP for ``g`` records replaced at
+    once (group privacy). With ``"data"``, ``f = CS`` is computed from the data
+    without noise, as in the paper: it is a property of the data set, not a bound
+    over neighbours, so the guarantee is the paper's, not ε-DP. A
+    ``UserWarning`` says, from ``n``, ``C``, ε and the refit bound alone (``f ≥ 1``
+    for ``"data"``), when the noise on each weight of even the smallest model
+    exceeds the largest norm an exact weight vector can have, ``√(2/(λ + Δ))``
+    (``√(2Cn)`` without ``Δ``): the released model is then noise.
+
+    Accounting. The paper charges the whole search one ``ε₂`` (Theorem 2:
+    ``ε₁ + ε₂``), yet each refit releases a new ``w'`` computed from the data, so by
+    sequential composition ``r`` refits cost ``r·ε₂``: that is what
+    ``budget="per_refit"`` records. ``budget="total"`` (the default) gives each
+    refit ``ε₂/max_refits`` and charges ``ε₁ + ε₂``. Both count only the noisy
     releases: the attribute filter, the feature correlations θ in the dynamic
-    relevance, the factor ``CS`` (which sets the noise scale) and the training
-    accuracies that decide acceptance are computed from the data without noise, as in
-    the paper, and what they reveal is not covered by the guarantee.
+    relevance, the factor ``CS`` and the training accuracies that decide acceptance
+    are computed from the data without noise, as in the paper, and what they reveal
+    is not covered by the guarantee. The paper's Fig. 4 accuracies need far less
+    noise than any ε-DP reading of its mechanism at its ``n`` (see the
+    reproduction ``benches/paper003.py``); privtab does not claim them.
 
     Publishing. :meth:`release` returns the selection (``support_``,
     ``selection_order_``), ``classes_`` and the released weights
@@ -863,7 +1162,7 @@ _DOC_NOTES = """
     noise scale also depend on the values computed without noise above, as the
     paper's accounting accepts. Everything else the fit keeps (``accuracy_``,
     ``correlated_sensitivity_``, ``kept_features_``, ``candidate_order_``,
-    ``n_refits_``, an inferred ``data_norm_``, and ``classifier_`` as a whole) is for
+    ``n_refits_``, inferred ``bounds_``, and ``classifier_`` as a whole) is for
     analysis; the estimator, pickled, also carries its ``accountant`` (with the
     caller's whole ledger) and ``random_state``: publish :meth:`release`.
 
@@ -883,8 +1182,7 @@ class DPFSDR(_BaseDPFS):
     the first whose perturbed model is strictly more accurate is accepted and the
     ranking is recomputed. The search ends when no remaining candidate improves the
     accuracy, no candidate is left, or ``max_refits`` fits have been made (Algorithm 3
-    can need ``1 + m(m − 1)/2`` fits for ``m`` candidates, the default bound with
-    ``budget="per_refit"``).
+    can need ``1 + m(m − 1)/2`` fits for ``m`` candidates).
     {shared}
 
     Examples
@@ -895,11 +1193,11 @@ class DPFSDR(_BaseDPFS):
     >>> X = rng.normal(size=(400, 4))
     >>> y = (X[:, 1] > 0).astype(int)
     >>> sel = DPFSDR(
-    ...     1e6, 1e6, data_norm=10.0, classes=[0, 1], random_state=0,
-    ...     accountant=BudgetAccountant(1e8),
+    ...     1e6, 1e6, bounds=(-4.0, 4.0), training="objective", correlation="none",
+    ...     classes=[0, 1], random_state=0, accountant=BudgetAccountant(2e6),
     ... ).fit(X, y)
-    >>> int(sel.selection_order_[0]), len(sel.privacy_ledger_) == sel.n_refits_ + 1
-    (1, True)
+    >>> int(sel.selection_order_[0]), sel.epsilon_spent_, bool(sel.score(X, y) > 0.95)
+    (1, 2000000.0, True)
     """
 
     _dynamic = True

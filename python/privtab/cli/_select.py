@@ -67,7 +67,7 @@ _FAMILY_OPTIONS = {
     "n_features": _DISCERNIBILITY,
     "epsilon": _DISCERNIBILITY,
     "domains": _DISCERNIBILITY,
-    "bounds": _DISCERNIBILITY,
+    "bounds": (*_DISCERNIBILITY, *_CORRELATED),
     "bins": _DISCERNIBILITY,
     "clip": _DISCERNIBILITY,
     "missing": _DISCERNIBILITY,
@@ -80,6 +80,8 @@ _FAMILY_OPTIONS = {
     "C": _CORRELATED,
     "data_norm": _CORRELATED,
     "training_budget": _CORRELATED,
+    "training": _CORRELATED,
+    "correlation": _CORRELATED,
     "max_refits": _CORRELATED,
 }
 
@@ -130,6 +132,8 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
         "epsilon_selection": "--epsilon-selection ε₁",
         "epsilon_training": "--epsilon-training ε₂",
         "budget": "--training-budget BUDGET",
+        "training": "--training TRAINING",
+        "correlation": "--correlation CORRELATION",
         "max_refits": "--max-refits N",
         "delta": "--delta DELTA",
         "record_delta": "--record-delta RECORD_DELTA",
@@ -150,9 +154,9 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
     "                     --bounds, --bins, --clip, --missing,\n"
     "                     --categorical\n"
     "  dpfsdr, dpfs       --epsilon-selection, --epsilon-training (required),\n"
-    "                     --training-budget, --max-refits, --delta,\n"
-    "                     --record-delta, --C, --data-norm,\n"
-    "                     --allow-inferred-domains",
+    "                     --training, --correlation, --training-budget,\n"
+    "                     --max-refits, --delta, --record-delta, --C,\n"
+    "                     --bounds or --data-norm, --allow-inferred-domains",
 )
 @input_argument(partitions=True)
 @output_option(
@@ -182,7 +186,8 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
 @domain_option()
 @bounds_option(
     "Public bounds of a numeric predictor (repeatable), e.g. --bounds age=17:90 "
-    "(privatekd, greedy). Bounds not given are taken from the data, with a warning."
+    "(privatekd, greedy: the bins; dpfsdr, dpfs: mapped to [-1, 1]). Bounds not "
+    "given are taken from the data, with a warning."
 )
 @count_option(
     "--bins",
@@ -212,15 +217,29 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
 )
 @choice_option(
     "--training-budget",
-    ["per_refit", "total"],
-    "per_refit: each refit of the SVM releases weights with ε₂, so r refits "
-    "spend ε₁ + r·ε₂ (the paper's algorithm, honestly accounted); total: ε₂ is "
-    "split over --max-refits refits, so the selection spends at most ε₁ + ε₂.",
+    ["total", "per_refit"],
+    "total: ε₂ is split over --max-refits refits and the selection spends exactly "
+    "ε₁ + ε₂; per_refit: each refit of the SVM releases weights with ε₂, so r "
+    "refits spend ε₁ + r·ε₂ (the paper's algorithm, honestly accounted).",
+)
+@choice_option(
+    "--training",
+    ["output", "objective"],
+    "How each refit's SVM is made private: output (Laplace noise on the weights, "
+    "the paper's) or objective (Chaudhuri et al.'s objective perturbation, far less "
+    "noise at the same ε).",
+)
+@option(
+    "--correlation",
+    default="data",
+    help="data: the noise is scaled by the records' correlated sensitivity, "
+    "computed from the data without noise (the paper's); none: plain ε-DP for one "
+    "record; an integer G: ε-DP for any G records replaced together.",
 )
 @count_option(
     "--max-refits",
-    help="Stop the search after this many SVM fits. Default: the number of columns "
-    "kept by the correlation filter.",
+    help="Stop the search after this many SVM fits. Default: the number of "
+    "predictors with --training-budget total, else the most the method can make.",
 )
 @option(
     "--delta",
@@ -246,8 +265,8 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
 @option(
     "--data-norm",
     type=_POSITIVE,
-    help="Public bound on the L2 norm of a row of predictors (rows are scaled by it "
-    "and clipped to norm 1). Default: the largest norm in the data, with a warning.",
+    help="Instead of --bounds: a public bound on the L2 norm of a row of predictors "
+    "(rows are scaled by it and clipped to norm 1; the paper's preprocessing).",
 )
 @seed_option()
 @cluster_options
@@ -272,6 +291,8 @@ def select(
     epsilon_selection: float | None,
     epsilon_training: float | None,
     training_budget: str,
+    training: str,
+    correlation: str,
     max_refits: int | None,
     delta: float,
     record_delta: float,
@@ -294,9 +315,10 @@ def select(
 
     dpfsdr and dpfs need numeric predictors. They drop columns correlated at
     >= DELTA, rank the rest by an ε₁-DP F-score and add features while the training
-    accuracy of a DP linear SVM strictly improves; the SVM's output noise is scaled
-    by the correlated sensitivity of the records. Declare --data-norm for a guarantee
-    that covers the row scaling. OUT lists the classes of the SVM: without
+    accuracy of a DP linear SVM strictly improves (--training output or objective
+    perturbation; --correlation data scales its noise by the records' correlated
+    sensitivity, as the paper). Declare --bounds for a guarantee that covers the
+    scaling. OUT lists the classes of the SVM: without
     --classes they come from the data, which needs --allow-inferred-domains.
 
     The labels of TARGET are declared with --classes.
@@ -350,7 +372,10 @@ def select(
                 delta=delta,
                 record_delta=record_delta,
                 C=C,
+                bounds=dict(bounds) if bounds else None,
                 data_norm=data_norm,
+                training=training,
+                correlation=_correlation(correlation),
                 budget=training_budget,
                 max_refits=max_refits,
                 classes=classes,
@@ -418,6 +443,22 @@ def _discerning_order(
     return greedy_discernibility(table, labels, k), []
 
 
+def _correlation(value: str) -> str | int:
+    """``--correlation``: data, none or a group size (an integer >= 1)."""
+    if value in ("data", "none"):
+        return value
+    try:
+        group = int(value)
+    except ValueError:
+        group = 0
+    if group < 1:
+        raise click.BadParameter(
+            f"must be data, none or a group size (an integer >= 1), got {value!r}",
+            param_hint="--correlation",
+        )
+    return group
+
+
 def _select_correlated(
     estimator: Any,
     method: str,
@@ -448,6 +489,8 @@ def _select_correlated(
         "epsilon_selection": selector.epsilon_selection,
         "epsilon_training": selector.epsilon_training,
         "budget": selector.budget,
+        "training": selector.training,
+        "correlation": selector.correlation,
         "selected": chosen,
         "selection_order": selector.selection_order_.tolist(),
         "classifier": {
@@ -455,6 +498,7 @@ def _select_correlated(
             "classes": [str(c) for c in model.classes_],
             "coef": model.coef_.tolist(),
             "intercept": model.intercept_.tolist(),
+            "bounds": {str(k): list(v) for k, v in (estimator.bounds or {}).items()},
             "data_norm": estimator.data_norm,
             "lambda": selector.lambda_,
             "delta_w": selector.delta_w_,
@@ -468,15 +512,10 @@ def _select_correlated(
         f"  {label}: {eps:.6g}" for label, eps in selector.privacy_ledger_
     )
     click.echo(f"selected ({method}): {', '.join(chosen)}")
-    inferred_norm = (
-        ""
-        if estimator.data_norm is not None
-        else f", data norm (the largest row norm) {selector.data_norm_:.6g}"
-    )
     click.echo(
         "computed without noise, for the data holder only (not in OUT): training "
-        f"accuracy of the released SVM {selector.accuracy_:.4f}, correlated "
-        f"sensitivity CS = {selector.correlated_sensitivity_:.6g}{inferred_norm}\n"
+        f"accuracy of the released SVM {selector.accuracy_:.4f}, correlation "
+        f"factor {selector.correlated_sensitivity_:.6g}\n"
         f"privacy ledger (total {selector.epsilon_spent_:g}):\n{ledger}",
         err=True,
     )
