@@ -46,9 +46,26 @@ def _child_draws(_: int) -> tuple[int, list[float], list[int]]:
     # draws below are the first privtab calls of the process.
     assert _barrier is not None
     _barrier.wait(timeout=TIMEOUT)
-    noisy = pt.laplace_mechanism(np.zeros(200_000), sensitivity=1.0, epsilon=1.0)
+    noisy = pt.laplace_mechanism(
+        np.zeros(200_000), sensitivity=1.0, epsilon=1.0, accountant=_childs_own()
+    )
     subset = _core.sample_distinct(2**64, 4)
     return os.getpid(), noisy[:8].tolist(), subset.tolist()
+
+
+def _childs_own() -> pt.BudgetAccountant:
+    """An accountant made in the child: the parent's refuse to spend in a fork."""
+    return pt.BudgetAccountant()
+
+
+def _seeded_draw(seed: int) -> np.ndarray:
+    return pt.laplace_mechanism(
+        np.zeros(200_000),
+        sensitivity=1.0,
+        epsilon=1.0,
+        random_state=seed,
+        accountant=_childs_own(),
+    )
 
 
 def _draws_in_forked_children(n_children: int) -> list[tuple[int, list, list]]:
@@ -86,11 +103,7 @@ def test_fixed_seed_in_a_forked_child_matches_the_parent():
     )
     context = multiprocessing.get_context("fork")
     with context.Pool(1) as pool:
-        pending = pool.apply_async(
-            pt.laplace_mechanism,
-            (np.zeros(200_000),),
-            {"sensitivity": 1.0, "epsilon": 1.0, "random_state": 7},
-        )
+        pending = pool.apply_async(_seeded_draw, (7,))
         in_child = pending.get(timeout=TIMEOUT)
     np.testing.assert_array_equal(in_child, expected)
 
@@ -112,7 +125,9 @@ def _interrupt_then_call_again(_: int) -> tuple[bool, str]:
     else:
         stopped = False
     try:
-        pt.laplace_mechanism(np.zeros(10), sensitivity=1.0, epsilon=1.0)
+        pt.laplace_mechanism(
+            np.zeros(10), sensitivity=1.0, epsilon=1.0, accountant=_childs_own()
+        )
     except KeyboardInterrupt as err:
         return stopped, f"KeyboardInterrupt: {err}"
     return stopped, "ran"
