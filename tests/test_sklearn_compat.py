@@ -289,6 +289,8 @@ CORRELATED_SELECTORS = [
 
 
 @pytest.mark.filterwarnings("ignore::privtab.exceptions.PrivacyLeakWarning")
+# Fits on the checks' small data warn that the released weights are noise.
+@pytest.mark.filterwarnings("ignore:.*the released model is noise:UserWarning")
 @pytest.mark.parametrize(("estimator", "check"), _checks(CORRELATED_SELECTORS))
 def test_sklearn_compatible_correlated_selector(estimator, check):
     check(estimator)

@@ -911,7 +911,8 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         ndarray of shape (n_samples,) for two classes (positive: ``classes_[1]``),
         else (n_samples, n_classes).
         """
-        return self.classifier_.decision_function(self._selected_columns(X))
+        selected = self._selected_columns(X)
+        return self.classifier_.decision_function(selected)
 
     def predict(self, X: Any) -> np.ndarray:
         """Labels ``classifier_`` predicts from the selected features of ``X``.
@@ -925,7 +926,8 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
-        return self.classifier_.predict(self._selected_columns(X))
+        selected = self._selected_columns(X)
+        return self.classifier_.predict(selected)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Accuracy of :meth:`predict` on ``X`` against ``y``.

@@ -1029,8 +1029,8 @@ def encode_table(
         domains=domain_of,
         bounds=bounds_of,
         bins=bins,
-        missing="category" if with_missing else "error",
-        out_of_bounds="clip" if clip else "error",
+        missing="category" if with_missing else "raise",
+        out_of_bounds="clip" if clip else "raise",
     )
     table = (
         encoder.fit(sample).transform(frame)
