@@ -36,8 +36,10 @@ bench: ## run the benchmark scripts (needs `make dev` and the bench extras)
 		$(BIN)/python $$script || exit 1; \
 	done
 
+# --compatibility pypi: tagged for the oldest glibc this machine's build links against (the
+# release's manylinux2014 wheels are built in the manylinux2014 container, see wheels.yml).
 wheel: ## build the release wheel (abi3, stripped, --locked) into dist/
-	$(BIN)/maturin build --release --out $(DIST)
+	$(BIN)/maturin build --release --compatibility pypi --out $(DIST)
 
 sdist: ## build the source distribution into dist/
 	$(BIN)/maturin sdist --out $(DIST)
