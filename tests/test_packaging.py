@@ -144,3 +144,89 @@ def test_sdist_holds_everything_a_build_needs(tmp_path):
         name for name in sources if name.startswith("rust/privtab-core/tests/")
     }
     assert not [name for name in names if name.endswith((".so", ".pyd"))]
+
+
+def test_wheels_workflow_passes_the_github_workflow_schema():
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            str(WORKFLOW),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_wheels_workflow_pins_every_action_by_commit():
+    uses = [
+        step["uses"]
+        for job in _workflow()["jobs"].values()
+        for step in _steps(job)
+        if "uses" in step
+    ]
+    assert uses
+    for action in uses:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", action), action
+
+
+def test_wheels_workflow_builds_every_platform_and_the_sdist():
+    jobs = _workflow()["jobs"]
+    built: set[str] = set()
+    for job in jobs.values():
+        for step in _steps(job):
+            if not step.get("uses", "").startswith("PyO3/maturin-action@"):
+                continue
+            arguments = step["with"]
+            if arguments.get("command") == "sdist":
+                built.add("sdist")
+                continue
+            assert {"--release", "--locked"} <= set(arguments["args"].split())
+            for platform in job["strategy"]["matrix"]["platform"]:
+                built.add(platform["target"])
+                if platform["target"].endswith("linux-gnu"):
+                    assert platform["manylinux"] == "2014"
+                if platform["target"].endswith("linux-musl"):
+                    assert platform["manylinux"] == "musllinux_1_2"
+    assert built == WHEEL_TARGETS | {"sdist"}
+
+
+def test_wheels_workflow_tests_each_wheel_on_its_platform_from_dist_only():
+    jobs = _workflow()["jobs"]
+    tested: dict[str, set[str]] = {}
+    for job in jobs.values():
+        runs = " ".join(step.get("run", "") for step in _steps(job))
+        if "tests/wheel_check.sh --find-links dist" not in runs:
+            continue
+        matrix = job.get("strategy", {}).get("matrix", {})
+        for platform in matrix.get("platform", []):
+            tested.setdefault(platform["target"], set()).update(matrix["python"])
+    assert set(tested) == WHEEL_TARGETS
+    newest = {"3.x", "3"}
+    for target, pythons in tested.items():
+        assert "3.10" in pythons, target
+        assert pythons & newest, target
+    script = (ROOT / "tests" / "wheel_check.sh").read_text(encoding="utf-8")
+    assert '--no-index --find-links "$find_links"' in script
+    assert "--ignore=tests/test_packaging.py" in script
+
+
+def test_wheels_workflow_checks_before_a_trusted_publish_on_tags():
+    jobs = _workflow()["jobs"]
+    checks = " ".join(step.get("run", "") for step in _steps(jobs["check"]))
+    assert "twine check --strict dist/*" in checks
+    assert "abi3audit --strict" in checks
+    publish = jobs["publish"]
+    assert publish["if"] == "startsWith(github.ref, 'refs/tags/v')"
+    assert {"check", "test", "test-musl", "test-sdist"} <= set(publish["needs"])
+    assert publish["permissions"] == {"id-token": "write"}
+    (upload,) = [
+        step
+        for step in _steps(publish)
+        if step.get("uses", "").startswith("pypa/gh-action-pypi-publish@")
+    ]
+    assert "password" not in upload.get("with", {})
