@@ -6,17 +6,20 @@
 #
 #   bash tests/wheel_check.sh                      # maturin build --release, then check
 #   bash tests/wheel_check.sh --find-links dist    # check the wheel already in dist/
-#   options: --python PYTHON (makes the venv; default python3), extra pytest arguments in
-#   WHEEL_CHECK_PYTEST_ARGS.
+#   bash tests/wheel_check.sh -- -m "not slow"     # arguments after -- go to pytest
+#   --python PYTHON makes the venv (default python3); WHEEL_CHECK_PYTEST_ARGS holds more
+#   pytest arguments, split at whitespace.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 python=python3
 find_links=""
+pytest_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --python) python="$2"; shift 2 ;;
     --find-links) find_links="$(cd "$2" && pwd)"; shift 2 ;;
+    --) shift; pytest_args=("$@"); break ;;
     *) echo "wheel_check.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -109,9 +112,8 @@ fi
 echo "== privtab demo"
 privtab demo
 
-echo "== pytest against the installed package"
+echo "== pytest against the installed package (built, installed and run in $((SECONDS - start)) s so far)"
 # test_packaging checks the checkout itself (pyproject, sdist, workflow), not the package.
 # shellcheck disable=SC2086
 python -m pytest tests --rootdir "$work/src" -c "$work/src/pyproject.toml" -p no:cacheprovider \
-  --ignore=tests/test_packaging.py -q -x ${WHEEL_CHECK_PYTEST_ARGS:-}
-echo "== wheel check passed in $((SECONDS - start)) s"
+  --ignore=tests/test_packaging.py -q -x ${WHEEL_CHECK_PYTEST_ARGS:-} ${pytest_args[@]+"${pytest_args[@]}"}
