@@ -1,16 +1,18 @@
 # Developer shortcuts. `make test` is the one test command (tests/run.sh, as CI runs it);
 # the other targets run parts of it against an existing .venv.
 .DEFAULT_GOAL := help
-.PHONY: help dev test lint bench
+.PHONY: help dev test lint bench wheel sdist wheel-check
 
 VENV ?= .venv
 PYTHON3 ?= python3
 BIN := $(VENV)/bin
 # Every benchmark script by default; pick some with `make bench BENCHES=benches/bench_noise.py`.
 BENCHES ?= $(wildcard benches/bench_*.py)
+# Where `make wheel` and `make sdist` put what they build.
+DIST ?= dist
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 dev: ## build the extension (release) into .venv, with the test extras
 	test -x $(BIN)/python || $(PYTHON3) -m venv $(VENV)
@@ -33,3 +35,14 @@ bench: ## run the benchmark scripts (needs `make dev` and the bench extras)
 		echo "== $$script"; \
 		$(BIN)/python $$script || exit 1; \
 	done
+
+# --compatibility pypi: tagged for the oldest glibc this machine's build links against (the
+# release's manylinux2014 wheels are built in the manylinux2014 container, see wheels.yml).
+wheel: ## build the release wheel (abi3, stripped, --locked) into dist/
+	$(BIN)/maturin build --release --compatibility pypi --out $(DIST)
+
+sdist: ## build the source distribution into dist/
+	$(BIN)/maturin sdist --out $(DIST)
+
+wheel-check: ## build the wheel, install it into a fresh venv without Rust, test it there
+	bash tests/wheel_check.sh

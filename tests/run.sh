@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): builds the extension into ./.venv, installs the
 # test extras, then runs every check: rustfmt, clippy, cargo test, ruff, the stub check,
-# mypy and pytest (doctests included). Needs only python3 (>= 3.10) and a Rust toolchain.
+# mypy, pytest (doctests included) and the wheel check (the release wheel installed into a
+# fresh venv without Rust and tested there). Needs only python3 (>= 3.10) and a Rust
+# toolchain.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -45,4 +47,11 @@ if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests (exit code 5); treating it as a failure of the suite layout"
   exit 1
 fi
-exit "$status"
+if [ "$status" -ne 0 ]; then
+  exit "$status"
+fi
+
+# The release wheel, installed without Rust, against the suite minus the slow statistical
+# tests (they ran above on the same Rust code; the wheels workflow runs them per platform).
+echo "== wheel check (tests/wheel_check.sh)"
+bash tests/wheel_check.sh --python "$python" -- -m "not slow"
