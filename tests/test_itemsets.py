@@ -1,5 +1,7 @@
 import contextlib
 import itertools
+import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,8 +14,10 @@ from hypothesis.extra.numpy import arrays
 
 import privtab
 from privtab import _core
+from privtab.exceptions import LongSearchWarning
 from privtab.itemsets import Itemsets, maximal_itemsets, maximal_kac_sets
 from privtab.kac._binary import as_binary_matrix
+from privtab.kac._itemsets import observe_search
 
 fim = pytest.importorskip("fim")
 
@@ -255,7 +259,73 @@ def test_max_sets_truncates_deterministically():
     kac = maximal_kac_sets(B, 3, max_sets=2)
     assert not kac.complete
     assert len(kac) == 2
-    assert maximal_itemsets(B, 30, max_sets=len(full)).complete
+    # The search stops at the cap, so exactly max_sets sets cannot be known complete.
+    exact = maximal_itemsets(B, 30, max_sets=len(full))
+    assert as_dict(exact) == as_dict(full)
+    assert not exact.complete
+    assert maximal_itemsets(B, 30, max_sets=len(full) + 1).complete
+
+
+def dense_sets_matrix(n_rows, n_items, seed):
+    # Half-dense random rows: at support 3, hundreds of thousands of maximal itemsets.
+    return np.random.default_rng(seed).random((n_rows, n_items)) < 0.5
+
+
+def test_max_sets_caps_the_whole_search_and_stops_it():
+    # Each of the 60 top-level branches holds thousands of maximal sets. A cap per branch
+    # searched up to 60 x 4000 sets (31 s on one loaded core); one cap for the whole
+    # search stops after 4000 (0.06 s).
+    B = dense_sets_matrix(2000, 60, 3)
+    start = time.perf_counter()
+    capped = maximal_itemsets(B, 3, max_sets=4000, n_threads=1)
+    elapsed = time.perf_counter() - start
+    assert len(capped) == 4000
+    assert not capped.complete
+    assert elapsed < 1.0, elapsed
+    # The same sets on two threads: the first 4000 of the branches in their fixed order.
+    two = maximal_itemsets(B, 3, max_sets=4000, n_threads=2)
+    assert as_dict(two) == as_dict(capped)
+    kac = maximal_kac_sets(B[:300, :24], 2, max_sets=50, n_threads=1)
+    assert as_dict(maximal_kac_sets(B[:300, :24], 2, max_sets=50, n_threads=2)) == (
+        as_dict(kac)
+    )
+    assert len(kac) == 50
+    assert not kac.complete
+
+
+@pytest.mark.parametrize(
+    ("function", "threshold"), [(maximal_itemsets, 1), (maximal_kac_sets, 2)]
+)
+def test_a_long_search_without_time_limit_warns_while_it_runs(
+    monkeypatch, function, threshold
+):
+    monkeypatch.setattr("privtab.kac._itemsets.LONG_SEARCH_SECONDS", 0.3)
+    B = dense_sets_matrix(2000, 120, 5)
+    start = time.perf_counter()
+    # An error filter turns the warning into an exception that stops the search.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LongSearchWarning)
+        with pytest.raises(LongSearchWarning, match=r"time_limit=.*max_sets="):
+            function(B, threshold)
+    # Progress is reported every half second: the warning comes at the first report.
+    assert time.perf_counter() - start < 3.0
+    # With a time limit the search is bounded: no warning (an error here).
+    bounded = function(B, threshold, time_limit=0.8)
+    assert not bounded.complete
+
+
+def test_search_progress_reaches_an_observer(monkeypatch):
+    reports = []
+    B = dense_sets_matrix(2000, 120, 5)
+    with observe_search(lambda *report: reports.append(report)):
+        maximal_itemsets(B, 1, time_limit=1.6)
+    assert len(reports) >= 2
+    seconds, found, done, branches = zip(*reports, strict=True)
+    assert list(seconds) == sorted(seconds)
+    assert list(found) == sorted(found)
+    assert found[-1] > 0
+    assert branches[-1] == 120
+    assert all(0 <= d <= b for d, b in zip(done, branches, strict=True))
 
 
 def test_time_limit_zero_stops_the_search():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -197,3 +198,28 @@ def test_a_table_out_needs_write_projection(binary_csv, tmp_path, name):
     result = run([*args, "--write-projection"])
     assert result.exit_code == 2
     assert "--write-projection needs a .csv, .tsv or .parquet OUT" in result.output
+
+
+def test_the_maximal_set_search_shows_its_progress_on_a_terminal():
+    import io
+
+    from rich.console import Console
+
+    from privtab.cli._kac import _search_shown
+    from privtab.cli._progress import working
+    from privtab.kac import maximal_itemsets
+    from privtab.kac._itemsets import observe_search
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120)
+    B = np.random.default_rng(5).random((2000, 120)) < 0.5
+    doing = "selecting features (maximal, --anonymity 1)"
+    with (
+        working(doing, console) as describe,
+        observe_search(_search_shown(describe, doing)),
+    ):
+        maximal_itemsets(B, 1, time_limit=1.5)
+    assert re.search(
+        rf"{re.escape(doing)}: [\d,]+ maximal sets found, \d+/120 branches",
+        screen.getvalue(),
+    )

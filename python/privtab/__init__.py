@@ -50,6 +50,7 @@ from privtab.dpfsdr import (
 from privtab.exceptions import (
     BudgetExceededError,
     DomainError,
+    LongSearchWarning,
     PrivacyLeakWarning,
     PrivtabError,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "KAnonymityGreedy",
     "LaplaceDPRelease",
     "LedgerEntry",
+    "LongSearchWarning",
     "Microaggregation",
     "MicroaggregationMasker",
     "PrivacyLeakWarning",

@@ -1,7 +1,7 @@
 # Type stubs of the Rust extension module privtab._core (checked by mypy.stubtest).
 # Arrays are numpy arrays; see the Python wrappers for the documented public API.
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any, final
 
@@ -379,6 +379,7 @@ def maximal_sets(
     max_sets: int | None = None,
     time_limit: float | None = None,
     n_threads: int | None = None,
+    progress: Callable[[float, int, int, int], object] | None = None,
 ) -> tuple[
     npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.uint64], bool
 ]: ...

@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = [
     "BudgetExceededError",
     "DomainError",
+    "LongSearchWarning",
     "PrivacyLeakWarning",
     "PrivtabError",
 ]
@@ -42,4 +43,16 @@ class PrivacyLeakWarning(UserWarning):
     Differential privacy assumes that domains (categories, bounds) are public knowledge.
     When privtab infers them from the data, the released output can reveal them, so the
     stated guarantee holds only for the rest of the output.
+    """
+
+
+class LongSearchWarning(UserWarning):
+    """A search without a time limit has run long and may run much longer.
+
+    Emitted once per call, while the search runs, by the maximal-set searches
+    (:func:`privtab.maximal_itemsets`, :func:`privtab.maximal_kac_sets`, and the k-AC
+    selector's maximal methods) when they pass ``privtab.kac.LONG_SEARCH_SECONDS``
+    seconds without ``time_limit``. It concerns running time only, not privacy: bound
+    the search with ``time_limit`` or ``max_sets``. Turned into an error (e.g. by
+    ``warnings.simplefilter("error")``) it stops the search.
     """

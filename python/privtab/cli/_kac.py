@@ -7,6 +7,7 @@ Mohammed, Dave and Al Hasan 2017) and their reference: :mod:`privtab.kac`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -119,6 +120,7 @@ def kac(
     the released columns, not differential privacy: no ε is spent.
     """
     from privtab.kac import KACSelector
+    from privtab.kac._itemsets import observe_search
 
     check_projection(
         output_path,
@@ -132,7 +134,12 @@ def kac(
     frame = read_input(input_path, target)
     features = [c for c in frame.columns if c != target]
     _check_binary(frame, features, input_path)
-    with release(), working(f"selecting features ({method}, --anonymity {anonymity})"):
+    doing = f"selecting features ({method}, --anonymity {anonymity})"
+    with (
+        release(),
+        working(doing) as describe,
+        observe_search(_search_shown(describe, doing)),
+    ):
         selector = KACSelector(
             anonymity,
             method=method,
@@ -166,6 +173,18 @@ def kac(
             "the enumeration of maximal sets stopped at --max-sets or --time-limit: "
             "the selection is the best of the sets found"
         )
+
+
+def _search_shown(
+    describe: Callable[[str], None], doing: str
+) -> Callable[[float, int, int, int], None]:
+    """Return a search-progress report that shows the sets found next to ``doing``."""
+
+    def report(seconds: float, found: int, done: int, branches: int) -> None:
+        of = f", {done}/{branches} branches" if branches else ""
+        describe(f"{doing}: {found:,} maximal sets found{of}")
+
+    return report
 
 
 def _check_binary(frame: Any, features: list[Any], input_path: str) -> None:

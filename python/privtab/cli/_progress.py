@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
@@ -47,15 +47,19 @@ def stderr_console() -> Console:
 
 
 @contextlib.contextmanager
-def working(description: str, console: Console | None = None) -> Iterator[None]:
+def working(
+    description: str, console: Console | None = None
+) -> Iterator[Callable[[str], None]]:
     """Show a spinner, ``description`` and the time elapsed while the context runs.
 
     Drawn on stderr (:func:`stderr_console`) when it is a terminal and no other
-    progress is drawn; the display is removed when the context ends.
+    progress is drawn; the display is removed when the context ends. The context
+    gives a function that replaces the description (to show how far a method is);
+    it does nothing when nothing is drawn.
     """
     console = console if console is not None else stderr_console()
     if _DRAWING.get() or not console.is_terminal:
-        yield
+        yield lambda _: None
         return
     token = _DRAWING.set(True)
     try:
@@ -66,8 +70,8 @@ def working(description: str, console: Console | None = None) -> Iterator[None]:
             console=console,
             transient=True,
         ) as progress:
-            progress.add_task(description, total=None)
-            yield
+            task = progress.add_task(description, total=None)
+            yield lambda text: progress.update(task, description=text)
     finally:
         _DRAWING.reset(token)
 

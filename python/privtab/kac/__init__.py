@@ -39,6 +39,7 @@ from privtab.kac._dp_release import (
     randomization_flipping,
 )
 from privtab.kac._itemsets import (
+    LONG_SEARCH_SECONDS,
     Itemsets,
     maximal_itemsets,
     maximal_kac_sets,
@@ -53,6 +54,7 @@ from privtab.kac._selection import (
 )
 
 __all__ = [
+    "LONG_SEARCH_SECONDS",
     "CMGreedy",
     "ExponentialDPRelease",
     "FlippingResult",

@@ -21,21 +21,63 @@ Full references: :mod:`privtab.kac`.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 import math
 import numbers
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import scipy.sparse
 
 from privtab import _core
-from privtab._validation import as_int_array, check_bool, check_limits, check_threads
+from privtab._validation import (
+    as_int_array,
+    check_bool,
+    check_limits,
+    check_threads,
+    warn_user,
+)
+from privtab.exceptions import LongSearchWarning
 from privtab.kac._binary import BinaryMatrix, as_binary_matrix
 
-__all__ = ["Itemsets", "maximal_itemsets", "maximal_kac_sets", "read_transactions"]
+__all__ = [
+    "LONG_SEARCH_SECONDS",
+    "Itemsets",
+    "maximal_itemsets",
+    "maximal_kac_sets",
+    "read_transactions",
+]
+
+#: Seconds after which a search without ``time_limit`` emits a
+#: :class:`~privtab.exceptions.LongSearchWarning` (once per call).
+LONG_SEARCH_SECONDS = 10.0
+
+#: What a search in progress reports, about twice a second: seconds elapsed, maximal sets
+#: found, top-level branches done, top-level branches (0 until known).
+SearchProgress = Callable[[float, int, int, int], None]
+
+_OBSERVER: contextvars.ContextVar[SearchProgress | None] = contextvars.ContextVar(
+    "privtab_search_observer", default=None
+)
+
+
+@contextlib.contextmanager
+def observe_search(report: SearchProgress) -> Iterator[None]:
+    """Send the progress of every maximal-set search run in the context to ``report``.
+
+    ``report(seconds, found, branches_done, branches)`` is called about twice a second
+    from the thread that started the search (a command line shows it); an exception it
+    raises stops the search and propagates.
+    """
+    token = _OBSERVER.set(report)
+    try:
+        yield
+    finally:
+        _OBSERVER.reset(token)
 
 
 class Itemsets(list[np.ndarray]):
@@ -47,8 +89,10 @@ class Itemsets(list[np.ndarray]):
     Attributes
     ----------
     complete : bool
-        ``False`` when ``max_sets`` or ``time_limit`` stopped the search: the list then
-        holds only some of the maximal sets (no warning is emitted; check this flag).
+        ``False`` when ``time_limit`` stopped the search or ``max_sets`` sets were
+        found (the search stops there, so it does not know whether more exist): the
+        list may then hold only some of the maximal sets (no warning is emitted; check
+        this flag).
     supports : ndarray of int64
         Per set: its support (rows containing it) for :func:`maximal_itemsets`, the
         containment anonymity AC(D_S) of its projection for :func:`maximal_kac_sets`.
@@ -177,7 +221,28 @@ def mine_maximal_sets(
     """Run the core's maximal-set enumerator on a validated matrix (arguments checked).
 
     ``predicate`` is ``"frequency"`` (support >= ``threshold``) or the k-AC test.
+    Past :data:`LONG_SEARCH_SECONDS` without ``time_limit`` it warns with
+    :class:`~privtab.exceptions.LongSearchWarning`; its progress goes to the report of
+    an enclosing :func:`observe_search`.
     """
+    observer = _OBSERVER.get()
+    warned = time_limit is not None
+    searcher = "maximal_itemsets" if predicate == "frequency" else "maximal_kac_sets"
+
+    def progress(seconds: float, found: int, done: int, branches: int) -> None:
+        nonlocal warned
+        if not warned and seconds >= LONG_SEARCH_SECONDS:
+            warned = True
+            warn_user(
+                f"{searcher} has searched for {seconds:.0f} s without time_limit "
+                f"({found} maximal sets found, {done} of {branches} top-level "
+                "branches done) and may run much longer; bound it with time_limit= "
+                "(seconds) or max_sets= (the result then says complete=False)",
+                LongSearchWarning,
+            )
+        if observer is not None:
+            observer(seconds, found, done, branches)
+
     offsets, items, measures, complete = _core.maximal_sets(
         matrix.indptr,
         matrix.indices,
@@ -188,6 +253,7 @@ def mine_maximal_sets(
         max_sets=None if max_sets is None else min(int(max_sets), _MOST_SETS),
         time_limit=None if time_limit is None else float(time_limit),
         n_threads=n_threads,
+        progress=progress,
     )
     items = items.astype(np.int64)
     bounds = offsets.tolist()
@@ -220,9 +286,12 @@ def maximal_itemsets(
         is a fraction of the rows: ``ceil(min_support * n)``. Above n the result is
         empty.
     max_sets : int, optional
-        Stop after this many maximal sets (see Notes).
+        Return at most this many maximal sets in all, stopping the search as soon as
+        they are found (see Notes).
     time_limit : float, optional
-        Stop after this many seconds (see Notes).
+        Stop after this many seconds (see Notes). Without it, a search still running
+        after :data:`LONG_SEARCH_SECONDS` (10) seconds warns once with
+        :class:`~privtab.exceptions.LongSearchWarning`.
     n_threads : int, optional
         Threads to use (default: all cores). A complete result, and one truncated by
         ``max_sets``, does not depend on it.
@@ -246,12 +315,23 @@ def maximal_itemsets(
 
     Notes
     -----
-    Each top-level branch of the search (sets whose first item in the search order is a
-    given item) keeps at most ``max_sets`` sets; the branches are concatenated in their
-    fixed order and the first ``max_sets`` kept, so a truncated result is the same for
-    any number of threads. ``time_limit`` makes the result depend on timing. Either
-    limit sets ``complete=False`` when it stopped the search. When no item is frequent
-    but n ≥ ``min_support`` the only maximal itemset is the empty set.
+    The search has one top-level branch per item (the sets whose first item in the
+    search order is that item), in an order fixed by the data, and each branch finds
+    its sets in a fixed order. ``max_sets`` keeps the first ``max_sets`` sets of the
+    branches taken in that order: the threads share one count, and a branch stops as
+    soon as it and the branches before it have found ``max_sets`` sets, so the search
+    does about ``max_sets`` sets' worth of work on one thread (more on several, which
+    may run later branches that the cap then drops). The sets returned are therefore
+    the same for any number of threads, the ones one thread returns. With exactly
+    ``max_sets`` sets the result says ``complete=False`` even if no more exist.
+    ``time_limit`` makes the result depend on timing, and sets ``complete=False``
+    when it stopped the search. When no item is frequent but n ≥ ``min_support`` the
+    only maximal itemset is the empty set.
+
+    Neither limit has a default: a dense matrix with a low support can have millions
+    of maximal sets. Past :data:`LONG_SEARCH_SECONDS` seconds without ``time_limit``
+    the search warns once (a :class:`~privtab.exceptions.LongSearchWarning`, about
+    running time only) and goes on; Ctrl-C stops it within a fraction of a second.
 
     Examples
     --------
@@ -316,7 +396,8 @@ def maximal_kac_sets(
     of the k-AC selector. Adding feature a to a k-AC set S keeps it k-AC iff, for every
     pattern P of the rows with a = 1, at least k rows contain P ∪ {a}; the search tests
     this with row bitsets. Memory: one bit per row and feature. Truncation by
-    ``max_sets`` and ``time_limit`` as in :func:`maximal_itemsets`.
+    ``max_sets`` and ``time_limit``, and the warning past
+    :data:`LONG_SEARCH_SECONDS`, as in :func:`maximal_itemsets`.
 
     Examples
     --------

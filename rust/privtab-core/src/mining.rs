@@ -18,7 +18,11 @@
 //! - the top-level branches run on rayon; each branch is sequential and the results are
 //!   sorted at the end, so the output does not depend on the thread count. On one thread
 //!   with no cap, an oracle that asks for it ([`Oracle::sequential`]) is searched as one
-//!   sequence from the root instead.
+//!   sequence from the root instead;
+//! - a cap on the number of sets is global ([`SharedCap`]): the branches, taken in their
+//!   fixed order, keep the first `max_sets` sets between them, and a branch stops as soon
+//!   as the sets found by it and by the branches before it reach the cap, whichever thread
+//!   runs it; a search reports its [`Progress`] while it runs.
 //!
 //! [`Frequency`] works on weighted transactions (duplicates merged) reduced to the
 //! candidate items at every node, with occurrence lists built in one pass for all
@@ -30,6 +34,8 @@ pub mod fimi;
 mod frequency;
 mod vertical;
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -123,9 +129,10 @@ pub trait Oracle: Sync {
 /// Limits of a search; both make the result incomplete when they stop it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Limits {
-    /// Stop after this many maximal sets. Each top-level branch keeps at most this many,
-    /// the branches are concatenated in branch order and the first `max_sets` are kept,
-    /// so the truncated result is the same for any thread count.
+    /// Stop after this many maximal sets in all. The result is the first `max_sets` sets of
+    /// the top-level branches concatenated in their fixed order (each branch's sets in the
+    /// order its sequential search finds them), so a truncated result is the same for any
+    /// thread count; the search stops as soon as these are found (see [`SharedCap`]).
     pub max_sets: Option<usize>,
     /// Stop after this much wall-clock time; what is found by then depends on timing.
     pub time_limit: Option<Duration>,
@@ -176,7 +183,8 @@ impl std::str::FromStr for Predicate {
     }
 }
 
-/// [`maximal_itemsets`] or [`maximal_kac_sets`], as `predicate` says.
+/// [`maximal_itemsets`] or [`maximal_kac_sets`], as `predicate` says, reporting its
+/// progress in `progress` while it runs.
 ///
 /// # Errors
 /// Those of the function called.
@@ -185,10 +193,116 @@ pub fn maximal_sets_of(
     rows: Rows<'_>,
     threshold: u64,
     limits: Limits,
+    progress: &Progress,
 ) -> Result<MaximalSets> {
     match predicate {
-        Predicate::Frequency => maximal_itemsets(rows, threshold, limits),
-        Predicate::Containment => maximal_kac_sets(rows, threshold, limits),
+        Predicate::Frequency => {
+            let oracle = Frequency::new(rows, threshold)?;
+            maximal_sets(&oracle, oracle.original(), limits, progress)
+        }
+        Predicate::Containment => {
+            let oracle = ContainmentAnonymity::new(rows, threshold)?;
+            let identity: Vec<u32> = (0..rows.n_features() as u32).collect();
+            maximal_sets(&oracle, &identity, limits, progress)
+        }
+    }
+}
+
+/// How far a running search is, for a caller watching it from another thread.
+#[derive(Debug, Default)]
+pub struct Progress {
+    found: AtomicUsize,
+    branches: AtomicUsize,
+    branches_done: AtomicUsize,
+}
+
+impl Progress {
+    /// A search that has not started.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Maximal sets found so far (with a cap, a few may be found beyond it and dropped).
+    pub fn found(&self) -> usize {
+        self.found.load(Ordering::Relaxed)
+    }
+
+    /// Top-level branches finished or stopped, and all of them (0 until the root's
+    /// children are known).
+    pub fn branches(&self) -> (usize, usize) {
+        (
+            self.branches_done.load(Ordering::Relaxed),
+            self.branches.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// The cap on the number of sets, shared by the branches of one search.
+///
+/// Slot 0 holds the sets found at the root, slot `b + 1` those of top-level branch `b`;
+/// the result is the first `cap` sets of the slots in order. A slot's sets past the cap
+/// are therefore never kept once the slots before it and its own count reach `cap`: the
+/// first slot where that holds is the *cutoff*, and every branch from the cutoff on stops.
+/// Counts only grow, so the cutoff only moves down, and a branch stopped by it has found
+/// every set of its own that the result keeps. The result is that of the uncapped search
+/// truncated to `cap`, for any thread count; on one thread the branches run in order and
+/// the search ends after the cap's last set.
+struct SharedCap {
+    cap: usize,
+    /// The cutoff slot; `usize::MAX` while the sets found so far are fewer than `cap`.
+    cutoff: AtomicUsize,
+    counts: Mutex<SlotCounts>,
+}
+
+struct SlotCounts {
+    per_slot: Vec<usize>,
+    /// Sets in the slots up to the cutoff (all slots while there is none).
+    kept: usize,
+    cutoff: usize,
+}
+
+impl SharedCap {
+    fn new(cap: usize, n_slots: usize) -> Self {
+        SharedCap {
+            cap,
+            cutoff: AtomicUsize::new(usize::MAX),
+            counts: Mutex::new(SlotCounts {
+                per_slot: vec![0; n_slots],
+                kept: 0,
+                cutoff: usize::MAX,
+            }),
+        }
+    }
+
+    /// Counts a set found in `slot`, moving the cutoff down when it can.
+    fn record(&self, slot: usize) {
+        if self.cap == usize::MAX {
+            return;
+        }
+        // The counts stay consistent whatever a panicking holder left undone.
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let counts = &mut *counts;
+        if slot > counts.cutoff {
+            return;
+        }
+        counts.per_slot[slot] += 1;
+        counts.kept += 1;
+        if counts.cutoff == usize::MAX {
+            if counts.kept < self.cap {
+                return;
+            }
+            counts.cutoff = counts.per_slot.len() - 1;
+        }
+        while counts.cutoff > 0 && counts.kept - counts.per_slot[counts.cutoff] >= self.cap {
+            counts.kept -= counts.per_slot[counts.cutoff];
+            counts.cutoff -= 1;
+        }
+        self.cutoff.store(counts.cutoff, Ordering::Relaxed);
+    }
+
+    /// Whether the sets of `slot` past those found are cut off.
+    fn reached(&self, slot: usize) -> bool {
+        slot >= self.cutoff.load(Ordering::Relaxed)
     }
 }
 
@@ -206,10 +320,13 @@ pub struct MaximalSets {
     pub complete: bool,
 }
 
-struct Found {
+struct Found<'s> {
     sets: Vec<(Vec<u32>, u64)>,
-    cap: usize,
+    slot: usize,
+    shared: &'s SharedCap,
+    progress: &'s Progress,
     deadline: Option<Instant>,
+    /// The time limit or an interrupt stopped the search.
     stopped: bool,
     cover: Cover,
 }
@@ -355,20 +472,19 @@ impl Cover {
     }
 }
 
-impl Found {
+impl Found<'_> {
     fn push(&mut self, set: Vec<u32>, measure: u64) {
         self.cover.insert(&set);
         self.sets.push((set, measure));
+        self.shared.record(self.slot);
+        self.progress.found.fetch_add(1, Ordering::Relaxed);
     }
 
     fn full(&mut self) -> bool {
-        if self.stopped {
+        if self.stopped || self.shared.reached(self.slot) {
             return true;
         }
-        if self.sets.len() >= self.cap
-            || self.deadline.is_some_and(|d| Instant::now() >= d)
-            || interrupted()
-        {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) || interrupted() {
             self.stopped = true;
         }
         self.stopped
@@ -498,10 +614,14 @@ fn explore<O: Oracle>(
     set.truncate(depth);
 }
 
-/// Enumerates the maximal sets of a downward-closed predicate.
+/// Enumerates the maximal sets of a downward-closed predicate, reporting its progress in
+/// `progress` while it runs.
 ///
 /// Item ids in the result are the oracle's; `original[i]` maps id `i` back to the caller's
-/// item index before sorting (pass the identity when there is no renumbering).
+/// item index before sorting (pass the identity when there is no renumbering). With
+/// `max_sets`, the result is complete only when fewer sets exist: when it holds exactly
+/// `max_sets` sets it is marked incomplete, whether or not more exist, so that the flag
+/// does not depend on the thread count either.
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] when `max_sets` is `Some(0)`; [`Error::OutputTooLarge`] when
@@ -510,6 +630,7 @@ pub fn maximal_sets<O: Oracle>(
     oracle: &O,
     original: &[u32],
     limits: Limits,
+    progress: &Progress,
 ) -> Result<MaximalSets> {
     if limits.max_sets == Some(0) {
         return Err(Error::parameter("max_sets", 0, "must be >= 1"));
@@ -520,14 +641,17 @@ pub fn maximal_sets<O: Oracle>(
     // the earlier top-level branches' items; the sets are the same and sorted at the end.
     let split =
         limits.max_sets.is_some() || rayon::current_num_threads() > 1 || !oracle.sequential();
-    let new_found = |from_root| Found {
+    let shared = SharedCap::new(cap, oracle.n_items() + 1);
+    let new_found = |slot, from_root| Found {
         sets: Vec::new(),
-        cap,
+        slot,
+        shared: &shared,
+        progress,
         deadline,
         stopped: false,
         cover: Cover::new(oracle.n_items(), from_root),
     };
-    let mut found = new_found(true);
+    let mut found = new_found(0, true);
     let mut branches: Vec<Found> = Vec::new();
     if let Some(root) = oracle.root(split) {
         let mut scratch = oracle.scratch();
@@ -543,12 +667,13 @@ pub fn maximal_sets<O: Oracle>(
         {
             let node = &node;
             let (tail, excluded, set) = (&tail, &excluded, &set);
+            progress.branches.store(tail.len(), Ordering::Relaxed);
             branches = (0..tail.len())
                 .into_par_iter()
                 .map_init(
                     || oracle.scratch(),
                     |scratch, index| {
-                        let mut found = new_found(false);
+                        let mut found = new_found(index + 1, false);
                         let item = tail[index];
                         let mut child_excluded = excluded.clone();
                         child_excluded.extend_from_slice(&tail[..index]);
@@ -564,6 +689,7 @@ pub fn maximal_sets<O: Oracle>(
                             scratch,
                             &mut found,
                         );
+                        progress.branches_done.fetch_add(1, Ordering::Relaxed);
                         found
                     },
                 )
@@ -577,7 +703,7 @@ pub fn maximal_sets<O: Oracle>(
         complete &= !branch.stopped;
         sets.extend(branch.sets);
     }
-    if sets.len() > cap {
+    if sets.len() >= cap {
         sets.truncate(cap);
         complete = false;
     }
@@ -617,8 +743,13 @@ pub fn maximal_sets<O: Oracle>(
 /// [`Error::InvalidParameter`] when `min_support` is 0 or `max_sets` is `Some(0)`, and
 /// [`Error::OutputTooLarge`] when memory runs out.
 pub fn maximal_itemsets(rows: Rows<'_>, min_support: u64, limits: Limits) -> Result<MaximalSets> {
-    let oracle = Frequency::new(rows, min_support)?;
-    maximal_sets(&oracle, oracle.original(), limits)
+    maximal_sets_of(
+        Predicate::Frequency,
+        rows,
+        min_support,
+        limits,
+        &Progress::new(),
+    )
 }
 
 /// Maximal feature sets `S` whose projection is k-anonymous by containment (AC(D_S) ≥ k).
@@ -627,9 +758,7 @@ pub fn maximal_itemsets(rows: Rows<'_>, min_support: u64, limits: Limits) -> Res
 /// [`Error::InvalidParameter`] when `k` is 0 or `max_sets` is `Some(0)`, and
 /// [`Error::OutputTooLarge`] when the row bitsets cannot be allocated.
 pub fn maximal_kac_sets(rows: Rows<'_>, k: u64, limits: Limits) -> Result<MaximalSets> {
-    let oracle = ContainmentAnonymity::new(rows, k)?;
-    let identity: Vec<u32> = (0..rows.n_features() as u32).collect();
-    maximal_sets(&oracle, &identity, limits)
+    maximal_sets_of(Predicate::Containment, rows, k, limits, &Progress::new())
 }
 
 #[cfg(test)]

@@ -59,7 +59,28 @@ where
     T: Send,
     F: FnOnce() -> privtab_core::Result<T> + Send,
 {
-    let watch = || Python::attach(|py| py.check_signals());
+    run_reporting(py, n_threads, kernel, |_| Ok(()))
+}
+
+/// [`run`], calling `report` after the signal handlers every [`SIGNAL_POLL`] while the
+/// kernel runs (attached, so it may call Python); an error of `report` stops the kernel
+/// as a signal handler's does.
+pub fn run_reporting<T, F>(
+    py: Python<'_>,
+    n_threads: Option<usize>,
+    kernel: F,
+    mut report: impl FnMut(Python<'_>) -> PyResult<()> + Send,
+) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> privtab_core::Result<T> + Send,
+{
+    let watch = || {
+        Python::attach(|py| {
+            py.check_signals()?;
+            report(py)
+        })
+    };
     mapped(py.detach(|| run_watched(n_threads, SIGNAL_POLL, kernel, watch))?)
 }
 

@@ -108,7 +108,13 @@ fn layouts() -> [Layout; 5] {
 
 fn mine_with(view: Rows<'_>, threshold: u64, layout: Layout) -> MaximalSets {
     let oracle = Frequency::with_layout(view, threshold, layout).unwrap();
-    maximal_sets(&oracle, oracle.original(), Limits::default()).unwrap()
+    maximal_sets(
+        &oracle,
+        oracle.original(),
+        Limits::default(),
+        &Progress::new(),
+    )
+    .unwrap()
 }
 
 /// Every layout, on all threads (top-level branches apart) and on one (one sequence from
@@ -306,6 +312,87 @@ fn predicates_and_limits_from_python_values() {
     let rows = [vec![0u32, 1], vec![0]];
     let (indptr, indices) = csr(&rows);
     let rows = Rows::new(&indptr, &indices, 2).unwrap();
-    let found = maximal_sets_of(Predicate::Frequency, rows, 2, Limits::default()).unwrap();
+    let found = maximal_sets_of(
+        Predicate::Frequency,
+        rows,
+        2,
+        Limits::default(),
+        &Progress::new(),
+    )
+    .unwrap();
     assert_eq!(found.items, vec![0]);
+}
+
+fn capped(view: Rows<'_>, threshold: u64, kac: bool, cap: usize, threads: usize) -> MaximalSets {
+    let limits = Limits {
+        max_sets: Some(cap),
+        time_limit: None,
+    };
+    let predicate = if kac {
+        Predicate::Containment
+    } else {
+        Predicate::Frequency
+    };
+    with_pool(threads, || {
+        maximal_sets_of(predicate, view, threshold, limits, &Progress::new()).unwrap()
+    })
+}
+
+#[test]
+fn max_sets_truncates_one_sequence_of_sets_for_any_thread_count() {
+    let rows = random_rows(11, 120, 12, 50);
+    let (indptr, indices) = csr(&rows);
+    let view = Rows::new(&indptr, &indices, 12).unwrap();
+    for (kac, threshold) in [(false, 6), (true, 3)] {
+        let all = sets(&if kac {
+            maximal_kac_sets(view, threshold, Limits::default()).unwrap()
+        } else {
+            maximal_itemsets(view, threshold, Limits::default()).unwrap()
+        });
+        assert!(all.len() > 20, "{}", all.len());
+        let mut previous: Vec<(Vec<u32>, u64)> = Vec::new();
+        for cap in 1..=all.len() + 1 {
+            let one = capped(view, threshold, kac, cap, 1);
+            for threads in [2, 3] {
+                assert_eq!(capped(view, threshold, kac, cap, threads), one, "cap {cap}");
+            }
+            let got = sets(&one);
+            // Truncations of one sequence: each cap adds one set to the previous result.
+            assert_eq!(got.len(), cap.min(all.len()));
+            assert!(previous.iter().all(|s| got.contains(s)), "cap {cap}");
+            assert!(got.iter().all(|s| all.contains(s)));
+            assert_eq!(one.complete, cap > all.len(), "cap {cap}");
+            previous = got;
+        }
+        assert_eq!(previous, all);
+    }
+}
+
+#[test]
+fn a_capped_search_on_one_thread_stops_at_the_cap() {
+    let rows = random_rows(5, 400, 20, 55);
+    let (indptr, indices) = csr(&rows);
+    let view = Rows::new(&indptr, &indices, 20).unwrap();
+    let all = maximal_itemsets(view, 4, Limits::default()).unwrap();
+    let limits = Limits {
+        max_sets: Some(10),
+        time_limit: None,
+    };
+    for predicate in [Predicate::Frequency, Predicate::Containment] {
+        let progress = Progress::new();
+        let threshold = if predicate == Predicate::Frequency {
+            4
+        } else {
+            2
+        };
+        let found = with_pool(1, || {
+            maximal_sets_of(predicate, view, threshold, limits, &progress).unwrap()
+        });
+        assert_eq!(found.measures.len(), 10);
+        // Every branch searched past the cap would find more sets than the result holds.
+        assert_eq!(progress.found(), 10, "{predicate:?}");
+        let (done, branches) = progress.branches();
+        assert!(done == branches && branches > 1, "{done} of {branches}");
+    }
+    assert!(all.measures.len() > 100, "{}", all.measures.len());
 }
