@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use crate::columns::check_codes;
-use crate::resources::alloc_output;
+use crate::resources::{alloc_output, check_interrupt, interrupted};
 use crate::{Error, Result};
 
 /// Rows per block of the column statistics (Pearson matrix, F-scores).
@@ -193,7 +193,8 @@ fn tree_reduce<T>(mut items: Vec<T>, merge: &impl Fn(T, T) -> T) -> Option<T> {
 /// Summarises rows `0..n_rows` in blocks of `chunk_rows` rows (in parallel) and merges the
 /// summaries in a fixed order: groups of consecutive blocks by [`tree_reduce`], groups left
 /// to right. `summary_len` (values per summary) sets the group size, so at most about
-/// [`GROUP_VALUES`] values of summaries are alive at once.
+/// [`GROUP_VALUES`] values of summaries are alive at once. An interrupt request stops it
+/// between blocks, leaving a partial summary: callers return [`check_interrupt`]'s error.
 fn reduce_row_blocks<T: Send>(
     n_rows: usize,
     chunk_rows: usize,
@@ -205,10 +206,16 @@ fn reduce_row_blocks<T: Send>(
     let group = (GROUP_VALUES / summary_len.max(1)).clamp(GROUP_BLOCKS.0, GROUP_BLOCKS.1);
     let mut total: Option<T> = None;
     for g0 in (0..n_blocks).step_by(group) {
-        let parts: Vec<T> = (g0..(g0 + group).min(n_blocks))
+        let parts: Option<Vec<T>> = (g0..(g0 + group).min(n_blocks))
             .into_par_iter()
-            .map(|b| summarise(b * chunk_rows..((b + 1) * chunk_rows).min(n_rows)))
+            .map(|b| {
+                (!interrupted())
+                    .then(|| summarise(b * chunk_rows..((b + 1) * chunk_rows).min(n_rows)))
+            })
             .collect();
+        let Some(parts) = parts else {
+            break;
+        };
         if let Some(part) = tree_reduce(parts, &merge) {
             total = Some(match total {
                 None => part,
@@ -364,6 +371,10 @@ macro_rules! drivers {
             let mut row_cnt = vec![[0.0; NC]; BLOCK];
             let mut screening = SCREEN;
             for bj in bi..tiles.n_blocks {
+                // The caller reports the interrupt; the totals are then discarded.
+                if crate::resources::interrupted() {
+                    return;
+                }
                 let (pb, pb32) = (tiles.panel(bj), tiles.panel32(bj));
                 let diagonal = bi == bj;
                 let mut with_hits = 0;
@@ -971,6 +982,7 @@ impl FeatureCorrelation {
             |rows| CoMoments::of_rows(x, rows, &scale, isa),
             CoMoments::merge,
         );
+        check_interrupt()?;
         let cross = moments.map(|m| m.cross).unwrap_or_default();
         let sd: Vec<f64> = (0..d).map(|i| cross[i * d + i].sqrt()).collect();
         let varies = |i: usize| !zero_variance[i] && sd[i] > 0.0;
@@ -1252,6 +1264,7 @@ pub fn f_scores(x: &RowMatrix<'_>, labels: &[u32], n_labels: u32) -> Result<Vec<
         |rows| ClassMoments::of_rows(x, labels, q, rows, &scale),
         ClassMoments::merge,
     );
+    check_interrupt()?;
     let Some(m) = moments else {
         return Ok(vec![0.0; d]);
     };
@@ -1480,7 +1493,9 @@ impl RecordCorrelation {
     /// [`Error::InvalidParameter`] when `record_delta` is not in (0, 1].
     pub fn degrees(&self, record_delta: f64) -> Result<RecordDegrees> {
         check_threshold("record_delta", record_delta)?;
-        Ok(self.degrees_with(isa(), record_delta))
+        let degrees = self.degrees_with(isa(), record_delta);
+        check_interrupt()?;
+        Ok(degrees)
     }
 
     /// The correlated-sensitivity factor `max_r degree_r` at `record_delta` (≥ 1).

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::columns::{Code, Columns, check_codes, first_invalid, invalid_code};
 use crate::encode::mixed_radix_encode_subset;
-use crate::resources::zeroed;
+use crate::resources::{check_interrupt, zeroed};
 use crate::rng::CHUNK;
 use crate::{Error, Result};
 
@@ -61,7 +61,7 @@ where
     let block = CHUNK.max(cells.saturating_mul(2));
     if n_rows <= block {
         let mut table = zeroed(cells, what)?;
-        let valid = count_rows(&mut table, 0..n_rows);
+        let valid = count_polled(&count_rows, &mut table, 0..n_rows)?;
         return Ok((table, valid));
     }
     let block = block.next_multiple_of(CHUNK);
@@ -70,19 +70,36 @@ where
     let n_blocks = n_rows.div_ceil(block);
     let table = (0..n_blocks)
         .into_par_iter()
-        .fold(
+        .try_fold(
             || (vec![0u64; cells], true),
             |(mut local, valid), b| {
                 let rows = b * block..((b + 1) * block).min(n_rows);
-                let block_valid = count_rows(&mut local, rows);
-                (local, valid && block_valid)
+                let block_valid = count_polled(&count_rows, &mut local, rows)?;
+                Ok((local, valid && block_valid))
             },
         )
-        .reduce_with(|(mut a, a_valid), (b, b_valid)| {
+        .try_reduce_with(|(mut a, a_valid), (b, b_valid)| {
             add_into(&mut a, &b);
-            (a, a_valid && b_valid)
+            Ok((a, a_valid && b_valid))
         });
-    Ok(table.unwrap_or((Vec::new(), true)))
+    table.unwrap_or(Ok((Vec::new(), true)))
+}
+
+/// Rows counted between two looks at the interrupt flag: a few milliseconds of counting,
+/// so that a block of a large table (up to twice as many rows as cells) stops quickly.
+const POLL_ROWS: usize = 1 << 20;
+
+/// `count_rows` over `rows` in pieces of [`POLL_ROWS`], stopping when interrupted.
+fn count_polled<F>(count_rows: &F, table: &mut [u64], rows: std::ops::Range<usize>) -> Result<bool>
+where
+    F: Fn(&mut [u64], std::ops::Range<usize>) -> bool,
+{
+    let mut valid = true;
+    for start in rows.clone().step_by(POLL_ROWS) {
+        check_interrupt()?;
+        valid &= count_rows(table, start..(start + POLL_ROWS).min(rows.end));
+    }
+    Ok(valid)
 }
 
 fn add_into(acc: &mut [u64], other: &[u64]) {
@@ -225,6 +242,7 @@ pub fn contingency_dense<X: Code, Y: Code>(x: &[X], kx: u32, y: &[Y], ky: u32) -
         });
     match counted {
         Ok((table, true)) => Ok(table),
+        Err(Error::Interrupted) => Err(Error::Interrupted),
         // Invalid codes are reported before a table that is too large.
         Ok((_, false)) | Err(_) => match pair_error(x, kx, y, ky) {
             Some(err) => Err(err),

@@ -522,7 +522,9 @@ fn mask_into(
     let parked = workspace.rank_into(values, Some(bounds), parts, Some(WINDOW_BITS), |deal| {
         shape.parkers(deal, cells)
     })?;
+    check_interrupt()?;
     let (mut centroids, sensitivities) = shape.statistics(parked);
+    check_interrupt()?;
     release_centroids(
         &mut centroids,
         &sensitivities,
@@ -530,6 +532,7 @@ fn mask_into(
         mask,
         rng,
     )?;
+    check_interrupt()?;
     release_parked(out, &centroids, parts);
     Ok(ClusterRelease {
         centroids,

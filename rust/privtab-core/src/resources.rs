@@ -6,9 +6,13 @@
 //!
 //! Long kernels stop early when asked: the bindings run every call inside
 //! [`interruptible`] and call [`request_interrupt`] on Ctrl-C; kernels poll
-//! [`check_interrupt`] at chunk or round boundaries (the enumerator of `mining`, the rounds
-//! and candidate scans of `partition`, the subset walk, pairwise tables, chunked sampling)
-//! and return [`Error::Interrupted`]. As in polars, the flag is process-wide: a request
+//! [`check_interrupt`] at chunk or round boundaries and return [`Error::Interrupted`]: every
+//! node of the enumerator of `mining`; the rounds, candidate scans, column copies and their
+//! moves of `partition`; the subset walk; pairwise tables; every million rows of a dense
+//! contingency table; every row block of the correlation kernels (moments and record
+//! tiles); the passes of microaggregation's ranking and its phases; chunked sampling. A
+//! poll is one relaxed load, made every few milliseconds of work, so that a request stops a
+//! call within a fraction of a second. As in polars, the flag is process-wide: a request
 //! stops every interruptible call running at that moment, and is cleared when the last of
 //! them returns. [`run_watched`] runs a kernel this way while its caller keeps watching
 //! for a reason to stop (the bindings: Python's signal handlers).

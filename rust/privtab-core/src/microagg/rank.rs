@@ -50,7 +50,7 @@
 use rayon::prelude::*;
 
 use super::staged::StagedSlots;
-use crate::resources::{ZeroBits, zeroed_vec};
+use crate::resources::{ZeroBits, check_interrupt, zeroed_vec};
 use crate::{Error, Result};
 
 /// A value's order-preserving key and its record index, packed in 12 bytes so the sort
@@ -301,6 +301,7 @@ impl Workspace {
             Some(Splitter::Bits(split)) => first_pass(values, chunk, bounds, Some(split)),
             None => first_pass::<Bits>(values, chunk, bounds, None),
         }?;
+        check_interrupt()?;
         let (min, max) = (key_of_value(first.min), key_of_value(first.max));
         grow(&mut self.records, n)?;
         let whole_blocks = || {
@@ -342,6 +343,7 @@ impl Workspace {
                 (split, counts)
             }
         };
+        check_interrupt()?;
         // Task `t` finishes the buckets `t·per_task ..`.
         let per_task = TOP_BUCKETS.div_ceil(parts.max(1));
         let tasks = TOP_BUCKETS.div_ceil(per_task);
@@ -357,6 +359,7 @@ impl Workspace {
             Splitter::Scaled(split) => scatter(values, chunk, split, &counts, scattered, tally),
             Splitter::Bits(split) => scatter(values, chunk, split, &counts, scattered, tally),
         };
+        check_interrupt()?;
         let mut pairs = Vec::with_capacity(TOP_BUCKETS);
         let mut starts = Vec::with_capacity(tasks + 1);
         let (mut rest, mut spare) = (&mut self.records[..n], &mut self.scratch[..n]);
@@ -384,9 +387,14 @@ impl Workspace {
             .for_each(|(group, sink)| {
                 let mut buffers = LeafBuffers::default();
                 for (from, to) in group {
+                    // The sinks are dropped unread when interrupted.
+                    if crate::resources::interrupted() {
+                        return;
+                    }
                     finish_bucket(from, to, &mut buffers, sink);
                 }
             });
+        check_interrupt()?;
         Ok(sinks)
     }
 }

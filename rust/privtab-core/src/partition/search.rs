@@ -289,14 +289,16 @@ impl Codes<'_> {
         moved
             .par_chunks_mut(columns)
             .zip(copies.par_chunks(columns))
-            .for_each(|(outs, group)| {
+            .try_for_each(|(outs, group)| {
+                check_interrupt()?;
                 for start in (0..n_positions).step_by(MOVE_ROWS) {
                     let block = start..(start + MOVE_ROWS).min(n_positions);
                     for (copy, out) in group.iter().zip(outs.iter_mut()) {
                         copy.move_block(out, how, block.clone());
                     }
                 }
-            });
+                Ok(())
+            })?;
         if let Move::Scatter(_, len) = how {
             for out in &mut moved {
                 out.truncate(len);
@@ -1139,7 +1141,7 @@ impl<'a> DiscernibilitySearch<'a> {
     {
         (0..self.remaining.len())
             .into_par_iter()
-            .map(copy)
+            .map(|p| check_interrupt().and_then(|()| copy(p)))
             .collect()
     }
 }
