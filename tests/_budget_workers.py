@@ -62,3 +62,20 @@ def spend_until_killed(path: str, ack_fd: int) -> None:
         accountant.spend(0.001, label=f"spend {index}")
         os.write(ack_fd, f"{index}\n".encode())
         index += 1
+
+
+def fit_dpdilca(accountant, seed):
+    """Fit DP-DILCA (ε = 1) charging ``accountant``; ``True`` if it was charged."""
+    import numpy as np
+
+    import privtab as pt
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(60, 4))
+    try:
+        pt.DPDILCA(1.0, accountant=accountant, random_state=seed).fit(
+            X, cardinalities=[3, 3, 3, 3]
+        )
+    except pt.BudgetExceededError:
+        return False
+    return True

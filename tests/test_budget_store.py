@@ -19,6 +19,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from _budget_workers import (
+    fit_dpdilca,
     spend_from_threads,
     spend_times,
     spend_until_killed,
@@ -296,3 +297,30 @@ def test_cross_val_score_with_a_store_runs_only_the_fits_the_budget_affords(path
         ):
             cross_val_score(model, X, y, cv=5, n_jobs=2, params=declared)
     assert in_memory.spent == 0.0
+
+
+def test_joblib_threads_fit_against_the_same_file(path):
+    from joblib import Parallel, delayed
+
+    acc = pt.BudgetAccountant.open(path, 2.5)
+    charged = Parallel(n_jobs=2, backend="threading")(
+        delayed(fit_dpdilca)(acc, seed) for seed in range(4)
+    )
+    assert sorted(charged) == [False, False, True, True]
+    assert acc.spent == 2.0
+
+
+def test_dask_workers_fit_against_the_same_file(path):
+    pytest.importorskip("distributed")
+    from _dask import local_client
+
+    acc = pt.BudgetAccountant.open(path, 2.5)
+    with local_client() as client:
+        futures = [
+            client.submit(fit_dpdilca, acc, seed, pure=False) for seed in range(4)
+        ]
+        charged = client.gather(futures)
+    assert sorted(charged) == [False, False, True, True]
+    reopened = pt.BudgetAccountant.open(path)
+    assert reopened.spent == 2.0
+    assert len(reopened.ledger) == 2
