@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = [
     "KINDS",
@@ -81,6 +81,19 @@ class NewRow:
     epsilon: float
     delta: float
     guarantee: str
+
+    def stored(self, parent: int | None, now: float, pid: int) -> tuple[Any, ...]:
+        """Return the stored fields after the id, in :class:`Row`'s (and the table's) order."""
+        return (
+            parent,
+            self.kind,
+            self.label,
+            self.epsilon,
+            self.delta,
+            self.guarantee,
+            now,
+            pid,
+        )
 
 
 @dataclass(frozen=True)
@@ -202,17 +215,7 @@ class MemoryStore:
             ids = []
             for new in chain:
                 row_id, self._next_id = self._next_id, self._next_id + 1
-                self._rows[row_id] = Row(
-                    row_id,
-                    parent,
-                    new.kind,
-                    new.label,
-                    new.epsilon,
-                    new.delta,
-                    new.guarantee,
-                    now,
-                    pid,
-                )
+                self._rows[row_id] = Row(row_id, *new.stored(parent, now, pid))
                 ids.append(row_id)
                 parent = row_id
             for update in updates:
@@ -444,16 +447,7 @@ class SQLiteStore:
             cursor = connection.execute(
                 "INSERT INTO ledger (parent, kind, label, epsilon, delta, guarantee, "
                 "time, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    parent,
-                    new.kind,
-                    new.label,
-                    new.epsilon,
-                    new.delta,
-                    new.guarantee,
-                    now,
-                    pid,
-                ),
+                new.stored(parent, now, pid),
             )
             parent = cursor.lastrowid
             assert parent is not None
