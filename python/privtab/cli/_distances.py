@@ -11,22 +11,19 @@ from __future__ import annotations
 import click
 
 from privtab.cli._options import (
+    Encoding,
     allow_inferred_option,
-    bounds_option,
-    categorical_option,
     check_columns,
     choice_option,
-    clip_option,
     cluster_options,
     command,
     count_option,
-    domain_option,
     encode_table,
+    encoding_options,
     epsilon_option,
     input_argument,
     json_value,
     ledger_pairs,
-    missing_option,
     open_input,
     output_option,
     refuse_inferred_domains,
@@ -72,21 +69,10 @@ __all__ = ["distances"]
     default=3,
     help="k, the context size of max_relevance and max_dependency.",
 )
-@count_option(
-    "--bins",
-    default=5,
-    help="Equal-width bins of every numeric column (the paper used 5).",
+@encoding_options(
+    bins_help="Equal-width bins of every numeric column (the paper used 5).",
+    bins_default=5,
 )
-@domain_option()
-@bounds_option(
-    "Public bounds of a numeric column (repeatable), e.g. --bounds age=17:90."
-)
-@clip_option(
-    "Put a number outside its --bounds into the nearest end bin instead of "
-    "stopping with an error."
-)
-@missing_option()
-@categorical_option()
 @allow_inferred_option("the categories and bin midpoints of every column")
 @epsilon_option(help="Privacy budget ε of the whole metric, ε/m per column.")
 @seed_option()
@@ -96,12 +82,7 @@ def distances(
     output_path: str,
     method: str,
     context_size: int,
-    bins: int,
-    domains: dict[str, list[str]],
-    bounds: dict[str, tuple[float, float]],
-    clip: bool,
-    missing: list[str],
-    categorical: list[str],
+    encoding: Encoding,
     allow_inferred: bool,
     epsilon: float,
     seed: int | None,
@@ -123,23 +104,13 @@ def distances(
     """
     from privtab.dilca import DILCA, DPDILCA
 
-    check_columns(
-        input_path,
-        named={
-            "--domain": domains,
-            "--bounds": bounds,
-            "--missing": missing,
-            "--categorical": categorical,
-        },
-    )
+    check_columns(input_path, named=encoding.named)
     with (
         open_input(input_path, None, scheduler, workers) as frame,
         release(),
         working(f"distances ({method})"),
     ):
-        encoder, table = encode_table(
-            frame, domains, bounds, missing, bins, clip, categorical=categorical
-        )
+        encoder, table = encode_table(frame, encoding)
         refuse_inferred_domains(encoder.inferred_, allow_inferred)
         if method in ("dilca_m", "dilca_rr"):
             context = "mean_su" if method == "dilca_m" else "relevance_redundancy"

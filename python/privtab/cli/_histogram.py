@@ -8,28 +8,23 @@ histogram kernels. The method (Vinterbo 2012) and its reference:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import click
 import pandas as pd
 
 from privtab.cli._options import (
+    Encoding,
     allow_inferred_option,
-    bounds_option,
-    categorical_option,
     check_columns,
     choice_option,
     classes_option,
-    clip_option,
     cluster_options,
     command,
     count_option,
-    domain_option,
     encode_table,
+    encoding_options,
     epsilon_option,
     input_argument,
     labels_of,
-    missing_option,
     open_input,
     option,
     output_option,
@@ -82,21 +77,10 @@ __all__ = ["histogram"]
     "Histogram noise: the paper's Laplace (exact on a fine power-of-two grid, "
     "no floating-point side channel) or the discrete Laplace (integer values).",
 )
-@count_option(
-    "--bins",
-    help="Equal-width bins of every numeric column. Default: Lei's lei_bins(n, d - 1) "
-    "with d - 1 the number of predictors.",
+@encoding_options(
+    bins_help="Equal-width bins of every numeric column. Default: Lei's "
+    "lei_bins(n, d - 1) with d - 1 the number of predictors.",
 )
-@domain_option()
-@bounds_option(
-    "Public bounds of a numeric column (repeatable), e.g. --bounds age=17:90."
-)
-@clip_option(
-    "Put a number outside its --bounds into the nearest end bin instead of "
-    "stopping with an error."
-)
-@missing_option()
-@categorical_option()
 @classes_option()
 @allow_inferred_option("categories, bin midpoints and labels of the synthetic records")
 @seed_option()
@@ -109,12 +93,7 @@ def histogram(
     n_features: int | None,
     gamma: float | None,
     noise: str,
-    bins: int | None,
-    domains: dict[str, list[str]],
-    bounds: dict[str, tuple[float, float]],
-    clip: bool,
-    missing: list[str],
-    categorical: list[str],
+    encoding: Encoding,
     classes: list[str] | None,
     allow_inferred: bool,
     seed: int | None,
@@ -139,13 +118,7 @@ def histogram(
     """
     from privtab.projected import ProjectedHistogram
 
-    named: dict[str, Iterable[str]] = {
-        "--domain": domains,
-        "--bounds": bounds,
-        "--missing": missing,
-        "--categorical": categorical,
-    }
-    columns = check_columns(input_path, target, named, "predictor")
+    columns = check_columns(input_path, target, encoding.named, "predictor")
     _check_n_features(n_features, len(columns))
     with open_input(input_path, target, scheduler, workers) as frame:
         predictors = [c for c in frame.columns if c != target]
@@ -153,16 +126,7 @@ def histogram(
         if n_rows < 2:
             raise click.ClickException(f"{input_path} needs at least 2 rows")
         with release(), working("projected histogram"):
-            encoder, table = encode_table(
-                frame[predictors],
-                domains,
-                bounds,
-                missing,
-                bins,
-                clip,
-                "predictor",
-                categorical,
-            )
+            encoder, table = encode_table(frame[predictors], encoding, "predictor")
             refuse_inferred_domains(
                 encoder.inferred_,
                 allow_inferred,

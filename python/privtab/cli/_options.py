@@ -37,6 +37,7 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INTEGER_CODES_MAX",
     "SHELL_TERMS",
+    "Encoding",
     "ShellCommand",
     "allow_inferred_option",
     "bounds_option",
@@ -71,6 +73,7 @@ __all__ = [
     "declared_domains",
     "domain_option",
     "encode_table",
+    "encoding_options",
     "epsilon_option",
     "force_option",
     "input_argument",
@@ -639,6 +642,88 @@ def domain_option() -> Callable[[F], F]:
     )
 
 
+@dataclass(frozen=True)
+class Encoding:
+    """How a command encodes its columns: the options of :func:`encoding_options`.
+
+    Parameters
+    ----------
+    domains : dict
+        ``--domain``: the declared categories of a column.
+    bounds : dict
+        ``--bounds``: the declared bounds of a numeric column, binned.
+    bins : int or None
+        ``--bins``: equal-width bins of every numeric column (None: the command's
+        default, ``lei_bins(n, d)`` in :func:`encode_table`).
+    clip : bool
+        ``--clip``: a number outside its bounds goes into the nearest end bin.
+    missing : list of str
+        ``--missing``: the columns that may hold missing values.
+    categorical : list of str
+        ``--categorical``: numeric columns whose values are categories.
+    """
+
+    domains: dict[str, list[str]]
+    bounds: dict[str, tuple[float, float]]
+    bins: int | None
+    clip: bool
+    missing: list[str]
+    categorical: list[str]
+
+    @property
+    def named(self) -> dict[str, Iterable[str]]:
+        """The columns each option names, for :func:`check_columns`."""
+        return {
+            "--domain": self.domains,
+            "--bounds": self.bounds,
+            "--missing": self.missing,
+            "--categorical": self.categorical,
+        }
+
+
+_ENCODING_PARAMETERS = ("domains", "bounds", "bins", "clip", "missing", "categorical")
+
+
+def encoding_options(
+    *,
+    bins_help: str,
+    bins_default: int | None = None,
+    bounds_help: str = "Public bounds of a numeric column (repeatable), e.g. "
+    "--bounds age=17:90.",
+    clip_help: str = "Put a number outside its --bounds into the nearest end bin "
+    "instead of stopping with an error.",
+) -> Callable[[F], F]:
+    """Add the encoding options, passed to the command as one ``encoding`` argument.
+
+    ``--domain``, ``--bounds``, ``--bins``, ``--clip``, ``--missing`` and
+    ``--categorical`` say how every column becomes codes; the command receives them
+    as an :class:`Encoding` for :func:`check_columns` (``encoding.named``) and
+    :func:`encode_table`, so that every command spells, checks and applies them
+    the same way.
+    """
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def collected(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in _ENCODING_PARAMETERS}
+            return command(*args, encoding=Encoding(**values), **kwargs)
+
+        options = [
+            domain_option(),
+            bounds_option(bounds_help),
+            count_option("--bins", default=bins_default, help=bins_help),
+            clip_option(clip_help),
+            missing_option(),
+            categorical_option(),
+        ]
+        decorated: Any = collected
+        for add in reversed(options):
+            decorated = add(decorated)
+        return cast(F, decorated)
+
+    return decorate
+
+
 def allow_inferred_option(shows: str) -> Callable[[F], F]:
     """Add ``--allow-inferred-domains``; ``shows`` says where OUT shows the domains."""
     return click.option(
@@ -906,21 +991,13 @@ def open_input(
 
 
 def encode_table(
-    frame: Any,
-    domains: Mapping[str, Sequence[str]],
-    bounds: Mapping[str, tuple[float, float]],
-    missing: Sequence[str] = (),
-    bins: int | None = None,
-    clip: bool = False,
-    what: str = "column",
-    categorical: Sequence[str] = (),
+    frame: Any, encoding: Encoding, what: str = "column"
 ) -> tuple[Any, Any]:
     """Encode ``frame`` with the declared domains; return the encoder and the table.
 
-    ``domains``, ``bounds``, ``missing`` and ``categorical`` are the options
-    ``--domain``, ``--bounds``, ``--missing`` and ``--categorical`` (``what`` says
-    what their columns should be); ``bins`` defaults to ``lei_bins(n, d)``; with
-    ``clip`` a number outside its bounds goes into the nearest end bin. A column
+    ``encoding`` holds the options of :func:`encoding_options` (``what`` says what
+    the columns they name should be); its ``bins`` defaults to ``lei_bins(n, d)``;
+    with ``clip`` a number outside its bounds goes into the nearest end bin. A column
     gets a category for missing values only if ``--missing`` names it, or its
     domain comes from the data and it holds a missing value: no other column shows
     a missing value in a release.
@@ -974,10 +1051,14 @@ def encode_table(
     from privtab.engine import is_distributed
     from privtab.table import EncodedTable, TableEncoder, lei_bins
 
-    domain_of = declared_domains(frame, domains, what)
-    bounds_of = declared_bounds(frame, bounds, what)
-    may_be_missing = _by_column(frame, dict.fromkeys(missing), "--missing", what)
-    as_categories = _by_column(frame, dict.fromkeys(categorical), "--categorical", what)
+    domain_of = declared_domains(frame, encoding.domains, what)
+    bounds_of = declared_bounds(frame, encoding.bounds, what)
+    may_be_missing = _by_column(
+        frame, dict.fromkeys(encoding.missing), "--missing", what
+    )
+    as_categories = _by_column(
+        frame, dict.fromkeys(encoding.categorical), "--categorical", what
+    )
     for column in as_categories.keys() & bounds_of.keys():
         raise click.BadParameter(
             f"the column {str(column)!r} is declared numeric by --bounds and "
@@ -1001,6 +1082,7 @@ def encode_table(
     codes = _integer_codes(sample, [*domain_of, *bounds_of, *as_categories])
     if codes:
         frame, sample = frame.astype(codes), sample.astype(codes)
+    bins = encoding.bins
     if bins is None and n_rows >= 2:
         bins = lei_bins(n_rows, frame.shape[1])
     is_missing = sample.isna()
@@ -1030,7 +1112,7 @@ def encode_table(
         bounds=bounds_of,
         bins=bins,
         missing="category" if with_missing else "raise",
-        out_of_bounds="clip" if clip else "raise",
+        out_of_bounds="clip" if encoding.clip else "raise",
     )
     table = (
         encoder.fit(sample).transform(frame)

@@ -14,7 +14,6 @@ The full references: :mod:`privtab.discernibility` and :mod:`privtab.dpfsdr`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -23,24 +22,21 @@ import pandas as pd
 from click.core import ParameterSource
 
 from privtab.cli._options import (
+    Encoding,
     allow_inferred_option,
-    bounds_option,
-    categorical_option,
     check_columns,
     check_projection,
     choice_option,
     classes_option,
-    clip_option,
     cluster_options,
     command,
     count_option,
-    domain_option,
     encode_table,
+    encoding_options,
     epsilon_option,
     input_argument,
     labels_of,
     ledger_pairs,
-    missing_option,
     open_input,
     option,
     output_option,
@@ -183,23 +179,15 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
 )
 @renamed_option("--k", "n_features", "--n-features")
 @classes_option()
-@domain_option()
-@bounds_option(
-    "Public bounds of a numeric predictor (repeatable), e.g. --bounds age=17:90 "
-    "(privatekd, greedy: the bins; dpfsdr, dpfs: mapped to [-1, 1]). Bounds not "
-    "given are taken from the data, with a warning."
-)
-@count_option(
-    "--bins",
-    help="Equal-width bins of every numeric predictor (privatekd, greedy). "
+@encoding_options(
+    bins_help="Equal-width bins of every numeric predictor (privatekd, greedy). "
     "Default: Lei's lei_bins(n, d) with d the number of predictors.",
+    bounds_help="Public bounds of a numeric predictor (repeatable), e.g. --bounds "
+    "age=17:90 (privatekd, greedy: the bins; dpfsdr, dpfs: mapped to [-1, 1]). "
+    "Bounds not given are taken from the data, with a warning.",
+    clip_help="Put a number outside its --bounds into the nearest end bin instead "
+    "of stopping with an error (privatekd, greedy).",
 )
-@clip_option(
-    "Put a number outside its --bounds into the nearest end bin instead of "
-    "stopping with an error (privatekd, greedy)."
-)
-@missing_option()
-@categorical_option()
 @allow_inferred_option("the labels of TARGET, as the classes of the SVM; dpfsdr, dpfs")
 @epsilon_option(
     1.0, "Privacy budget ε of the whole selection (privatekd; finite and > 0)."
@@ -280,12 +268,7 @@ def select(
     target: str,
     n_features: int | None,
     classes: list[str] | None,
-    domains: dict[str, list[str]],
-    bounds: dict[str, tuple[float, float]],
-    bins: int | None,
-    clip: bool,
-    missing: list[str],
-    categorical: list[str],
+    encoding: Encoding,
     allow_inferred: bool,
     epsilon: float,
     epsilon_selection: float | None,
@@ -340,13 +323,7 @@ def select(
         refuse_inferred_domains(
             [], allow_inferred, labels=target if classes is None else None
         )
-    named: dict[str, Iterable[str]] = {
-        "--domain": domains,
-        "--bounds": bounds,
-        "--missing": missing,
-        "--categorical": categorical,
-    }
-    predictors = check_columns(input_path, target, named, "predictor")
+    predictors = check_columns(input_path, target, encoding.named, "predictor")
     if method in _DISCERNIBILITY:
         assert n_features is not None
         if not 1 <= n_features <= len(predictors):
@@ -372,7 +349,7 @@ def select(
                 delta=delta,
                 record_delta=record_delta,
                 C=C,
-                bounds=dict(bounds) if bounds else None,
+                bounds=dict(encoding.bounds) if encoding.bounds else None,
                 data_norm=data_norm,
                 training=training,
                 correlation=_correlation(correlation),
@@ -385,16 +362,7 @@ def select(
             return
         assert n_features is not None
         with release(), working(f"selecting {n_features} attributes ({method})"):
-            _, table = encode_table(
-                frame[predictors],
-                domains,
-                bounds,
-                missing,
-                bins,
-                clip,
-                "predictor",
-                categorical,
-            )
+            _, table = encode_table(frame[predictors], encoding, "predictor")
             order, ledger = _discerning_order(
                 table, labels, method, n_features, epsilon, classes, seed
             )
