@@ -97,6 +97,9 @@ _PLAN_KEYS = ("budget", "release")
 _RELEASE_KEYS = ("label", "epsilon", "guarantee", "parallel")
 _LEGEND_LABELS = 8
 _LEGEND_WIDTH = 40
+#: Remainders within this fraction of the budget are the rounding of the float charges
+#: (ten charges of 0.1 leave -5.6e-17 of 1.0), not budget anyone could spend.
+_ROUNDING = 2.0**-40
 
 
 @dataclass(frozen=True)
@@ -374,7 +377,7 @@ def budget_sections(source: BudgetSource) -> list[Section]:
             _GUARANTEE_TITLES[entry.guarantee],
             _number(entry.epsilon),
             _number(float(total)) if top else "",
-            _remaining_text(remaining) if top else "",
+            _remaining_text(remaining, budget) if top else "",
         ]
         if copy.delta:
             cells.insert(4, f"{entry.delta:.3g}")
@@ -501,7 +504,7 @@ def _spent_summary(accountant: BudgetAccountant) -> str:
         return f"ε = {spent} spent, with no limit ({by_kind})."
     return (
         f"ε = {spent} spent of {_number(accountant.epsilon)} ({by_kind}); "
-        f"{_number(max(accountant.remaining, 0.0))} remains."
+        f"{_remaining_text(accountant.remaining, accountant.epsilon)} remains."
     )
 
 
@@ -607,7 +610,7 @@ def plan_section(
                 _number(entry.epsilon),
                 _number(entry.epsilon),
                 _number(float(total)),
-                _remaining_text(remaining),
+                _remaining_text(remaining, budget),
                 "spent",
             )
         )
@@ -623,7 +626,7 @@ def plan_section(
                 _number(release.epsilon),
                 _number(outcome.charged),
                 _number(outcome.running_total),
-                _remaining_text(outcome.remaining),
+                _remaining_text(outcome.remaining, budget),
                 outcome.status,
             )
         )
@@ -786,22 +789,27 @@ def _verdict(
             f"fits: no budget is set; spent and planned together: ε = {_number(total)}"
         )
     if refused is None:
-        return f"fits, leaves ε = {_number(max(bounded.remaining, 0.0))}"
+        return f"fits, leaves ε = {_remaining_text(bounded.remaining, budget)}"
     release = plan.releases[refused]
     name = repr(release.label)
     if sum(r.label == release.label for r in plan.releases) > 1:
         name += f" (release {refused + 1})"
-    left = max(bounded.remaining, 0.0)
-    needs = outcomes[refused].charged
+    left = _remaining_text(max(bounded.remaining, 0.0), budget)
+    needs = _number(outcomes[refused].charged)
+    if needs == left:
+        left, needs = repr(max(bounded.remaining, 0.0)), repr(outcomes[refused].charged)
     group = (
         f" (its parallel group {release.parallel!r} rises by that much)"
-        if release.parallel is not None and needs != release.epsilon
+        if release.parallel is not None and outcomes[refused].charged != release.epsilon
         else ""
     )
+    together = _number(total)
+    if together == _number(budget):
+        together = repr(total)
     return (
-        f"does not fit: release {name} needs ε = {_number(needs)}{group}, "
-        f"{_number(left)} remains; spent and planned together: ε = "
-        f"{_number(total)} of {_number(budget)}"
+        f"does not fit: release {name} needs ε = {needs}{group}, "
+        f"{left} remains; spent and planned together: ε = {together} of "
+        f"{_number(budget)}"
     )
 
 
@@ -814,8 +822,13 @@ def _budget_text(budget: float) -> str:
     return "unlimited" if budget == math.inf else _number(budget)
 
 
-def _remaining_text(remaining: float | None) -> str:
-    return "unlimited" if remaining is None else _number(remaining)
+def _remaining_text(remaining: float | None, budget: float) -> str:
+    """Return what remains as text: 0 when only the rounding of the charges is left."""
+    if remaining is None:
+        return "unlimited"
+    if abs(remaining) <= budget * _ROUNDING:
+        return "0"
+    return _number(remaining)
 
 
 def _as_datetime(seconds: float) -> datetime:
