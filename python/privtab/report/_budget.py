@@ -861,7 +861,7 @@ def _cumulative_figure(
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
-    figure = MatplotlibFigure(figsize=(7.0, 3.6), layout="constrained")
+    figure = MatplotlibFigure(figsize=(5.6, 4.2), layout="constrained")
     axes = figure.add_subplot()
     xs = [float(date2num(step.x)) if dates else step.x for step in steps]
     colours: dict[str, str] = {}
@@ -954,10 +954,11 @@ def _cumulative_figure(
     else:
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.grid(axis="y", color="0.9")
-    axes.legend(
+    # Below the axes, so the figure stays narrow enough to read on a phone.
+    figure.legend(
         handles=handles,
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
+        loc="outside lower center",
+        ncols=3,
         fontsize="small",
         frameon=False,
     )
