@@ -97,6 +97,8 @@ _PLAN_KEYS = ("budget", "release")
 _RELEASE_KEYS = ("label", "epsilon", "guarantee", "parallel")
 _LEGEND_LABELS = 8
 _LEGEND_WIDTH = 40
+#: Non-breaking, so that HTML keeps the indentation of a block's parts.
+_INDENT = "\u00a0" * 4
 #: Remainders within this fraction of the budget are the rounding of the float charges
 #: (ten charges of 0.1 leave -5.6e-17 of 1.0), not budget anyone could spend.
 _ROUNDING = 2.0**-40
@@ -364,45 +366,47 @@ def budget_sections(source: BudgetSource) -> list[Section]:
         columns.insert(4, "δ")
     rows: list[tuple[Any, ...]] = []
     records: list[dict[str, Any]] = []
-    number = 0
-    for entry, name, suffix in ledger_lines(ledger, indent="\u00a0" * 4):
-        top = not name.startswith("\u00a0")
-        if top:
-            number += 1
-            time, total = times[number - 1], totals[number - 1]
-            remaining = _remaining(budget, total)
-        cells: list[Any] = [
-            _time_text(time) if top else "",
-            name + suffix,
-            _GUARANTEE_TITLES[entry.guarantee],
-            _number(entry.epsilon),
-            _number(float(total)) if top else "",
-            _remaining_text(remaining, budget) if top else "",
-        ]
-        if copy.delta:
-            cells.insert(4, f"{entry.delta:.3g}")
-        rows.append(tuple(cells))
-        records.append(
-            {
-                "section": "budget",
-                "entry": number,
-                "depth": (len(name) - len(entry.label)) // 4,
-                "label": entry.label,
-                "composition": entry.composition
-                or ("parallel" if entry.parts else None),
-                "guarantee": entry.guarantee,
-                "epsilon": entry.epsilon,
-                "delta": entry.delta,
-                "time": time if top and math.isfinite(time) else None,
-                "running_total": float(total) if top else None,
-                "remaining": remaining if top else None,
-            }
-        )
+    for number, (charge, when, total) in enumerate(
+        zip(ledger, times, totals, strict=True), start=1
+    ):
+        remaining = _remaining(budget, total)
+        lines = ledger_lines([charge], indent=_INDENT)
+        for position, (entry, name, suffix) in enumerate(lines):
+            top = position == 0
+            cells: list[Any] = [
+                _time_text(when) if top else "",
+                name + suffix,
+                _GUARANTEE_TITLES[entry.guarantee],
+                _number(entry.epsilon),
+                _number(float(total)) if top else "",
+                _remaining_text(remaining, budget) if top else "",
+            ]
+            if copy.delta:
+                cells.insert(4, f"{entry.delta:.3g}")
+            rows.append(tuple(cells))
+            records.append(
+                {
+                    "section": "budget",
+                    "entry": number,
+                    "depth": (len(name) - len(entry.label)) // len(_INDENT),
+                    "label": entry.label,
+                    "composition": entry.composition
+                    or ("parallel" if entry.parts else None),
+                    "guarantee": entry.guarantee,
+                    "epsilon": entry.epsilon,
+                    "delta": entry.delta,
+                    "time": when if top and math.isfinite(when) else None,
+                    "running_total": float(total) if top else None,
+                    "remaining": remaining if top else None,
+                }
+            )
     figures: tuple[Figure, ...] = ()
-    notes = [
-        "A parallel block (max of parts) counts once, as its largest part: its "
-        "parts cover disjoint records. Within a part, spends add up (sum)."
-    ]
+    notes = []
+    if any(entry.parts for entry in ledger):
+        notes.append(
+            "A parallel block (max of parts) counts once, as its largest part: its "
+            "parts cover disjoint records. Within a part, spends add up (sum)."
+        )
     if ledger:
         before = [Fraction(0), *totals[:-1]]
         steps = [
