@@ -46,6 +46,7 @@ __all__ = [
     "Row",
     "RowUpdate",
     "SQLiteStore",
+    "read_snapshot",
 ]
 
 #: The kinds of ledger row: one charge, a parallel block, one part of a block.
@@ -525,11 +526,7 @@ def _initialise_in(
             "SELECT name FROM sqlite_master WHERE type = 'table'"
         )
     }
-    if tables - {"budget", "ledger"}:
-        raise ValueError(
-            f"{path!r} is a SQLite database but not a privtab budget store "
-            f"(tables {', '.join(sorted(tables))})"
-        )
+    _check_tables(tables, path)
     for statement in _SCHEMA:
         connection.execute(statement)
     row = connection.execute(
@@ -556,11 +553,7 @@ def _initialise_in(
         )
         return SQLiteStore(path, store_id, epsilon, new_delta)
     stored_format, version, store_id, stored_eps, stored_delta = row
-    if stored_format != _FORMAT or version != _VERSION:
-        raise ValueError(
-            f"{path!r} is not a privtab budget store of version {_VERSION} "
-            f"(format {stored_format!r}, version {version!r})"
-        )
+    _check_version(stored_format, version, path)
     stored_eps = math.inf if stored_eps is None else float(stored_eps)
     if epsilon is not None and epsilon != stored_eps:
         raise ValueError(
@@ -573,3 +566,87 @@ def _initialise_in(
             f"{stored_delta!r}, not delta={delta!r}"
         )
     return SQLiteStore(path, store_id, stored_eps, float(stored_delta))
+
+
+def _check_tables(tables: set[str], path: str) -> None:
+    if tables - {"budget", "ledger"}:
+        raise ValueError(
+            f"{path!r} is a SQLite database but not a privtab budget store "
+            f"(tables {', '.join(sorted(tables))})"
+        )
+
+
+def _check_version(stored_format: object, version: object, path: str) -> None:
+    if stored_format != _FORMAT or version != _VERSION:
+        raise ValueError(
+            f"{path!r} is not a privtab budget store of version {_VERSION} "
+            f"(format {stored_format!r}, version {version!r})"
+        )
+
+
+def read_snapshot(path: str | os.PathLike[str]) -> MemoryStore:
+    """Return the budget, totals and ledger of the store at ``path``, in memory.
+
+    The file is read in one read transaction on a read-only connection: nothing is
+    written to it, and a writer is never held off (in WAL mode readers do not block
+    writers). SQLite may leave the empty ``-wal`` and ``-shm`` companions next to
+    the file, as any reader of a WAL database does.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no file at ``path``.
+    ValueError
+        If the file is not a privtab budget store, or holds no budget yet.
+    """
+    absolute = os.path.abspath(os.fspath(path))
+    if not os.path.exists(absolute):
+        raise FileNotFoundError(
+            f"no budget store at {absolute!r}; create one with "
+            "BudgetAccountant.open(path, epsilon=...) or privtab budget init "
+            "PATH --epsilon E"
+        )
+    try:
+        connection = sqlite3.connect(
+            f"file:{_uri_path(absolute)}?mode=ro",
+            uri=True,
+            timeout=_BUSY_TIMEOUT,
+            isolation_level=None,
+        )
+        try:
+            connection.execute("BEGIN")
+            tables = {
+                name
+                for (name,) in connection.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                )
+            }
+            _check_tables(tables, absolute)
+            if "budget" not in tables:
+                raise ValueError(f"{absolute!r} holds no privtab budget")
+            budget = connection.execute(
+                "SELECT format, version, epsilon, delta, spent_epsilon, spent_delta "
+                "FROM budget"
+            ).fetchone()
+            if budget is None:
+                raise ValueError(f"the budget store at {absolute!r} holds no budget")
+            found = connection.execute(
+                "SELECT id, parent, kind, label, epsilon, delta, guarantee, time, pid "
+                "FROM ledger ORDER BY id"
+            )
+            rows = [Row(*values) for values in found]
+            connection.execute("COMMIT")
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as exc:
+        raise ValueError(
+            f"{absolute!r} is not a privtab budget store (SQLite: {exc})"
+        ) from exc
+    stored_format, version, epsilon, delta, spent_eps, spent_delta = budget
+    _check_version(stored_format, version, absolute)
+    return MemoryStore(
+        math.inf if epsilon is None else float(epsilon),
+        float(delta),
+        rows,
+        (Fraction(spent_eps), Fraction(spent_delta)),
+    )

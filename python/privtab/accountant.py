@@ -37,6 +37,7 @@ from privtab._budget_store import (
     RowUpdate,
     SQLiteStore,
     fits,
+    read_snapshot,
 )
 from privtab._validation import check_positive, check_positive_int, check_real
 from privtab.exceptions import BudgetExceededError
@@ -223,6 +224,38 @@ def _check_delta(delta: Any) -> float:
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"delta must be a number in [0, 1], got {delta!r}")
     return value
+
+
+_COMPOSITION_SUFFIXES = {"parallel": " (max of parts)", "sequential": " (sum)"}
+
+
+def ledger_lines(
+    entries: Iterable[LedgerEntry], indent: str = "  "
+) -> Iterator[tuple[LedgerEntry, str, str]]:
+    """Yield each entry of a ledger, parts after their block, as the ledger shows it.
+
+    Yields
+    ------
+    entry : LedgerEntry
+    name : str
+        The label, indented by ``indent`` once per level of nesting.
+    suffix : str
+        How its parts make up its epsilon: ``" (max of parts)"`` for a parallel
+        block, ``" (sum)"`` for one of its parts, ``""`` for a single charge.
+    """
+
+    def walk(entry: LedgerEntry, depth: int) -> Iterator[tuple[LedgerEntry, str, str]]:
+        composition = entry.composition or ("parallel" if entry.parts else None)
+        yield (
+            entry,
+            indent * depth + entry.label,
+            _COMPOSITION_SUFFIXES.get(composition or "", ""),
+        )
+        for part in entry.parts:
+            yield from walk(part, depth + 1)
+
+    for entry in entries:
+        yield from walk(entry, 0)
 
 
 def _round_up(value: Fraction) -> float:
@@ -907,21 +940,11 @@ class BudgetAccountant:
         ``(sum)``.
         """
         lines = [f"{'label':<48} {'epsilon':>12} {'guarantee':>9}"]
-        suffixes = {"parallel": " (max of parts)", "sequential": " (sum)"}
-
-        def add(entry: LedgerEntry, depth: int) -> None:
-            name = "  " * depth + entry.label
-            composition = entry.composition or ("parallel" if entry.parts else None)
-            suffix = suffixes.get(composition or "", "")
+        ledger = self.ledger
+        for entry, name, suffix in ledger_lines(ledger):
             lines.append(
                 f"{name:<48} {entry.epsilon:>12.6g} {entry.guarantee:>9}{suffix}"
             )
-            for part in entry.parts:
-                add(part, depth + 1)
-
-        ledger = self.ledger
-        for entry in ledger:
-            add(entry, 0)
         budget = "inf" if self.epsilon == math.inf else f"{self.epsilon:.6g}"
         lines.append(f"{'spent':<48} {self.spent:>12.6g} of {budget}")
         for kind, title in (("dp", "ε-DP"), ("idp", "ε-iDP")):
@@ -1066,6 +1089,80 @@ class BudgetAccountant:
             f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}, "
             f"spent={self.spent!r}{where})"
         )
+
+
+def rehearsal_copy(
+    source: BudgetAccountant | str | os.PathLike[str], epsilon: float | None = None
+) -> BudgetAccountant:
+    """Return an in-memory accountant that starts where ``source`` stands, and spends.
+
+    For trying spends out (a plan of releases) through the accountant's own
+    composition and float tolerance without touching ``source``: the copy holds the
+    budget, the exact totals and the ledger rows (with the time of each charge) of
+    ``source``, and what is spent on it stays in it.
+
+    Parameters
+    ----------
+    source : BudgetAccountant, str or path-like
+        An accountant, or the file of a budget store. A store (given by its path or
+        behind an accountant made by :meth:`BudgetAccountant.open`) is read in one
+        read-only transaction: never written, never locked against its writers.
+    epsilon : float, optional
+        The budget of the copy (finite and > 0, or ``inf``); that of ``source`` by
+        default.
+
+    Returns
+    -------
+    BudgetAccountant
+
+    Raises
+    ------
+    TypeError
+        If ``source`` is neither an accountant nor a path.
+    FileNotFoundError, ValueError
+        If the path holds no budget store; for an invalid ``epsilon``.
+
+    Examples
+    --------
+    >>> acc = BudgetAccountant(1.0)
+    >>> acc.spend(0.75, label="counts")
+    >>> trial = rehearsal_copy(acc)
+    >>> trial.spend(0.25, label="histogram")
+    >>> trial.remaining, acc.remaining
+    (0.0, 0.25)
+    """
+    path = source.path if isinstance(source, BudgetAccountant) else source
+    if isinstance(source, BudgetAccountant) and path is None:
+        with source._lock.get():
+            store = MemoryStore(
+                source.epsilon,
+                source.delta,
+                source._store.rows(),
+                source._store.totals(),
+            )
+    elif isinstance(path, str | os.PathLike):
+        store = read_snapshot(path)
+    else:
+        raise TypeError(
+            "source must be a privtab.BudgetAccountant or the path of a budget "
+            f"store, got {type(source).__name__}"
+        )
+    if epsilon is not None:
+        store.epsilon = (
+            math.inf if epsilon == math.inf else check_positive(epsilon, "epsilon")
+        )
+    copy = BudgetAccountant.__new__(BudgetAccountant)
+    copy._setup(store, owner=_this_process())
+    return copy
+
+
+def entry_times(accountant: BudgetAccountant) -> list[float]:
+    """Return the time (seconds since the epoch) of each entry of ``accountant.ledger``.
+
+    A parallel block's time is that of its first charge; ``nan`` where the time is
+    not known (a copy made by :meth:`BudgetAccountant.from_dict`).
+    """
+    return [row.time for row in accountant._store.rows() if row.parent is None]
 
 
 def _set_part(part: _Part, sums: tuple[Fraction, Fraction], guarantee: str) -> None:

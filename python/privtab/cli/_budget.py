@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from privtab.accountant import BudgetAccountant, LedgerEntry
+from privtab.accountant import BudgetAccountant, ledger_lines
 from privtab.cli._options import open_budget
 
 __all__ = ["budget"]
@@ -100,18 +100,11 @@ def show(path: str, as_json: bool) -> None:
         table.add_column("δ", justify="right")
     table.add_column("guarantee")
 
-    def add(entry: LedgerEntry, depth: int) -> None:
-        how = {"parallel": " (max of parts)", "sequential": " (sum)"}
-        label = "  " * depth + entry.label + how.get(entry.composition or "", "")
-        cells = [label, f"{entry.epsilon:.6g}"]
+    for entry, name, suffix in ledger_lines(accountant.ledger):
+        cells = [name + suffix, f"{entry.epsilon:.6g}"]
         if accountant.delta:
             cells.append(f"{entry.delta:.3g}")
         table.add_row(*cells, entry.guarantee)
-        for part in entry.parts:
-            add(part, depth + 1)
-
-    for entry in accountant.ledger:
-        add(entry, 0)
     console = Console()
     console.print(table)
     total = "unlimited" if accountant.epsilon == math.inf else f"{accountant.epsilon:g}"
