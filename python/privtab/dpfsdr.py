@@ -633,9 +633,9 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         )
         if data_norm is not None and self.bounds is not None:
             raise ValueError(
-                "give bounds (per column, mapped to [-1, 1]) or data_norm (one bound "
-                f"on the rows' L2 norms), not both; got bounds={self.bounds!r} and "
-                f"data_norm={self.data_norm!r}"
+                "give bounds=... (per column, mapped to [-1, 1]) or data_norm=... (one "
+                "bound on the rows' L2 norms), not both; got "
+                f"data_norm={self.data_norm!r} and the bounds {self.bounds!r}"
             )
         training = check_choice(self.training, "training", _TRAININGS)
         declared_factor = _check_correlation(self.correlation)
