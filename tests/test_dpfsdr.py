@@ -763,6 +763,43 @@ def test_objective_perturbation_privacy_loss_is_within_the_charge(correlation, h
     assert 0 < worst <= 2.0 + 1e-9
 
 
+def test_objective_refits_above_the_cap_do_not_depend_on_c():
+    # ε₂ = 0.9 over 3 refits: 0.3 each, with h = 2 the cap 2h·(e^{0.3/4} − 1) = 0.31
+    # on C; Δ makes λ + Δ = c/(n(e^{ε/4} − 1)) whatever C above it.
+    X, y = hand_made(15, n=300)
+    bounds = [(-1, 1), (-1, 1), (-1, 1), (-3, 3)]
+    fits = [
+        pt.DPFS(
+            0.1,
+            0.9,
+            C=C,
+            huber_h=2.0,
+            training="objective",
+            correlation="none",
+            max_refits=3,
+            bounds=bounds,
+            classes=["neg", "pos"],
+            random_state=4,
+            accountant=pt.BudgetAccountant(1.0),
+        ).fit(X, y)
+        for C in (1.0, 100.0, 0.31)
+    ]
+    n, eps = 300, 0.3
+    lam_plus_delta = 0.25 / (n * np.expm1(eps / 4))
+    for sel in fits[:2]:
+        model = sel.classifier_
+        np.testing.assert_allclose(model.epsilon_prime_, [eps / 2])
+        np.testing.assert_allclose(
+            model.lambda_ + model.extra_regularization_, [lam_plus_delta]
+        )
+    np.testing.assert_array_equal(fits[0].support_, fits[1].support_)
+    np.testing.assert_array_equal(fits[0].classifier_.coef_, fits[1].classifier_.coef_)
+    # Below the cap C is used as given: no Δ, and ε' = ε − 2 ln(1 + C/(2h)).
+    below = fits[2].classifier_
+    assert below.extra_regularization_[0] == 0.0
+    assert below.epsilon_prime_[0] == pytest.approx(eps - 2 * np.log1p(0.31 / 4))
+
+
 @NOISE_IS_EXPECTED
 @pytest.mark.parametrize(("correlation", "factor"), [("none", 1.0), (4, 4.0)])
 def test_declared_correlation_scales_the_output_noise(correlation, factor):

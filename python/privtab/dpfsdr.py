@@ -1175,7 +1175,11 @@ _DOC_NOTES = """
     hinge, the weights point along the class-mean difference of the uncentred
     columns and the intercept cannot place the threshold; a larger ``h`` (2)
     raises the cap fourfold and puts the margins on the quadratic part, where
-    the intercept is fitted. The mapped rows are divided by ``√k``, as the
+    the intercept is fitted. ``C`` above the cap changes nothing: the refit uses
+    ``λ + Δ = c/(n(e^{ε/4} − 1))`` and ``ε' = ε/2`` whatever ``C``. Below, every
+    refit of the configuration quoted next has ``ε ≤ 0.3``, a cap of at most 0.31
+    with ``h = 2``, so ``C = 1`` and ``C = 100`` release the same weights and no
+    choice of ``C`` from the data arises. The mapped rows are divided by ``√k``, as the
     theorem's ``‖z‖ ≤ 1`` needs, which shrinks each column's signal: keep the
     declared bounds tight. On WDBC (``n`` = 398 training rows) DPFS with declared
     bounds, ``training="objective"``, ``correlation="none"``, ``huber_h=2``,
