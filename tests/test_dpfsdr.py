@@ -638,10 +638,13 @@ def _huber_terms(margins, h=0.5):
 
 
 def _objective_constants(epsilon, n, C, h=0.5):
-    """ε' and Δ of Chaudhuri et al. (2011), Algorithm 2, for the Huber loss."""
+    """ε' and Δ of Chaudhuri et al. (2011), Algorithm 2, for the Huber loss.
+
+    Δ is added as soon as ε' < ε/2 (the paper: ε' ≤ 0), so that ε' ≥ ε/2.
+    """
     lam, c = 1.0 / (C * n), 1.0 / (2 * h)
     eps_prime = epsilon - 2.0 * np.log1p(c / (n * lam))
-    if eps_prime > 0:
+    if eps_prime >= epsilon / 2:
         return eps_prime, 0.0
     return epsilon / 2.0, c / (n * np.expm1(epsilon / 4.0)) - lam
 
@@ -666,21 +669,21 @@ def _rows_and_weights(sel, X):
     return Z, np.sqrt(2) * np.array([coef_r, intercept_r])
 
 
-def _noise_vector(Z, y, w, n, C, extra):
+def _noise_vector(Z, y, w, n, C, extra, h=0.5):
     """The b with ∇[(1/n)Σℓ(y wᵀz) + (λ+Δ)/2‖w‖² + bᵀw/n] = 0 at the released w."""
     signs = np.where(y == 1, 1.0, -1.0)
-    first, _ = _huber_terms(signs * (Z @ w))
+    first, _ = _huber_terms(signs * (Z @ w), h)
     gradient = (first * signs) @ Z / n + (1.0 / (C * n) + extra) * w
     return -n * gradient
 
 
-def _hessian(Z, y, w, n, C, extra):
+def _hessian(Z, y, w, n, C, extra, h=0.5):
     signs = np.where(y == 1, 1.0, -1.0)
-    _, second = _huber_terms(signs * (Z @ w))
+    _, second = _huber_terms(signs * (Z @ w), h)
     return (Z * second[:, None]).T @ Z / n + (1.0 / (C * n) + extra) * np.eye(2)
 
 
-def _objective_fits(X, y, correlation, runs, seed):
+def _objective_fits(X, y, correlation, runs, seed, C=1.0, huber_h=0.5):
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(runs):
@@ -688,6 +691,8 @@ def _objective_fits(X, y, correlation, runs, seed):
             pt.DPFS(
                 1.0,
                 2.0,
+                C=C,
+                huber_h=huber_h,
                 training="objective",
                 correlation=correlation,
                 bounds=ONE_COLUMN_BOUNDS,
@@ -699,23 +704,26 @@ def _objective_fits(X, y, correlation, runs, seed):
     return out
 
 
-@pytest.mark.parametrize("correlation", ["none", 3])
-def test_objective_perturbation_noise_has_the_stated_law(correlation):
+@pytest.mark.parametrize(
+    ("correlation", "C", "h"), [("none", 0.25, 0.5), (3, 1.0, 0.5), ("none", 1.0, 2.0)]
+)
+def test_objective_perturbation_noise_has_the_stated_law(correlation, C, h):
     # Seeded; each KS test fails a correct sampler with probability ALPHA = 1e-6.
     # ε₂ = 2 on one column (one refit); correlation=3 trains at 2/3 (ε' = ε/2, Δ > 0),
-    # "none" at 2 (ε' = 2 − 2 ln 2, Δ = 0).
+    # "none" at 2 with c·C = 1/4 (ε' = 2 − 2 ln 1.25 ≥ 1, Δ = 0): C = 1/4 and
+    # c = 1/(2h) = 1, or C = 1 and h = 2.
     X, y = _one_column(10)
-    n, C = len(y), 1.0
+    n = len(y)
     group = 1 if correlation == "none" else correlation
-    eps_prime, extra = _objective_constants(2.0 / group, n, C)
+    eps_prime, extra = _objective_constants(2.0 / group, n, C, h)
     assert (extra > 0) == (correlation == 3)
-    fits = _objective_fits(X, y, correlation, 1000, seed=11)
+    fits = _objective_fits(X, y, correlation, 1000, seed=11, C=C, huber_h=h)
     noise = []
     for sel in fits:
         assert sel.n_refits_ == 1
         assert sel.epsilon_spent_ == 3.0
         Z, w = _rows_and_weights(sel, X)
-        noise.append(_noise_vector(Z, y, w, n, C, extra))
+        noise.append(_noise_vector(Z, y, w, n, C, extra, h))
     noise = np.array(noise)
     norms = np.linalg.norm(noise, axis=1)
     # Density ∝ exp(−(ε'/2)‖b‖) in 2 dimensions: ‖b‖ ~ Gamma(2, 2/ε'), angle uniform.
@@ -729,8 +737,8 @@ def test_objective_perturbation_noise_has_the_stated_law(correlation):
     np.testing.assert_allclose(fits[0].classifier_.extra_regularization_, [extra])
 
 
-@pytest.mark.parametrize("correlation", ["none", 3])
-def test_objective_perturbation_privacy_loss_is_within_the_charge(correlation):
+@pytest.mark.parametrize(("correlation", "h"), [("none", 0.5), (3, 0.5), ("none", 2.0)])
+def test_objective_perturbation_privacy_loss_is_within_the_charge(correlation, h):
     # The released w has density ν(b_D(w))·|det ∇b_D(w)| on D. Replacing as many
     # records as the declared group (one for "none") by extreme ones outside the
     # bounds must change its logarithm by at most the ε₂ charged for the refit:
@@ -738,21 +746,58 @@ def test_objective_perturbation_privacy_loss_is_within_the_charge(correlation):
     X, y = _one_column(12)
     n, C = len(y), 1.0
     group = 1 if correlation == "none" else correlation
-    eps_prime, extra = _objective_constants(2.0 / group, n, C)
+    eps_prime, extra = _objective_constants(2.0 / group, n, C, h)
     X_other, y_other = X.copy(), y.copy()
     X_other[:group] = 1e6
     y_other[:group] = 1 - y[:group]
     worst = 0.0
-    for sel in _objective_fits(X, y, correlation, 200, seed=13):
+    for sel in _objective_fits(X, y, correlation, 200, seed=13, huber_h=h):
         Z, w = _rows_and_weights(sel, X)
         Z_other, _ = _rows_and_weights(sel, X_other)
-        b = _noise_vector(Z, y, w, n, C, extra)
-        b_other = _noise_vector(Z_other, y_other, w, n, C, extra)
+        b = _noise_vector(Z, y, w, n, C, extra, h)
+        b_other = _noise_vector(Z_other, y_other, w, n, C, extra, h)
         loss = -(eps_prime / 2) * (np.linalg.norm(b) - np.linalg.norm(b_other))
-        loss += np.linalg.slogdet(_hessian(Z, y, w, n, C, extra))[1]
-        loss -= np.linalg.slogdet(_hessian(Z_other, y_other, w, n, C, extra))[1]
+        loss += np.linalg.slogdet(_hessian(Z, y, w, n, C, extra, h))[1]
+        loss -= np.linalg.slogdet(_hessian(Z_other, y_other, w, n, C, extra, h))[1]
         worst = max(worst, abs(loss))
     assert 0 < worst <= 2.0 + 1e-9
+
+
+def test_objective_refits_above_the_cap_do_not_depend_on_c():
+    # ε₂ = 0.9 over 3 refits: 0.3 each, with h = 2 the cap 2h·(e^{0.3/4} − 1) = 0.31
+    # on C; Δ makes λ + Δ = c/(n(e^{ε/4} − 1)) whatever C above it.
+    X, y = hand_made(15, n=300)
+    bounds = [(-1, 1), (-1, 1), (-1, 1), (-3, 3)]
+    fits = [
+        pt.DPFS(
+            0.1,
+            0.9,
+            C=C,
+            huber_h=2.0,
+            training="objective",
+            correlation="none",
+            max_refits=3,
+            bounds=bounds,
+            classes=["neg", "pos"],
+            random_state=4,
+            accountant=pt.BudgetAccountant(1.0),
+        ).fit(X, y)
+        for C in (1.0, 100.0, 0.31)
+    ]
+    n, eps = 300, 0.3
+    lam_plus_delta = 0.25 / (n * np.expm1(eps / 4))
+    for sel in fits[:2]:
+        model = sel.classifier_
+        np.testing.assert_allclose(model.epsilon_prime_, [eps / 2])
+        np.testing.assert_allclose(
+            model.lambda_ + model.extra_regularization_, [lam_plus_delta]
+        )
+    np.testing.assert_array_equal(fits[0].support_, fits[1].support_)
+    np.testing.assert_array_equal(fits[0].classifier_.coef_, fits[1].classifier_.coef_)
+    # Below the cap C is used as given: no Δ, and ε' = ε − 2 ln(1 + C/(2h)).
+    below = fits[2].classifier_
+    assert below.extra_regularization_[0] == 0.0
+    assert below.epsilon_prime_[0] == pytest.approx(eps - 2 * np.log1p(0.31 / 4))
 
 
 @NOISE_IS_EXPECTED
@@ -865,6 +910,7 @@ def test_bounds_training_and_correlation_are_checked():
         ({"correlation": 0}, ValueError, "correlation"),
         ({"correlation": True}, TypeError, "correlation"),
         ({"correlation": 1.5}, TypeError, "correlation"),
+        ({"huber_h": 0.0}, ValueError, "huber_h must be finite and > 0, got 0.0"),
     ]:
         with pytest.raises(error, match=match):
             pt.DPFS(1.0, 1.0, **kwargs, **common).fit(X, y)

@@ -216,6 +216,7 @@ OBJECTIVE_CASES = [
     (10_000, 1e-5, 0.25, 5.0),
     (200, 0.5, 5.0, 0.05),
     (1, 1.0, 0.25, 3.0),
+    (100, 0.01, 1.0, 1.5),
 ]
 
 
@@ -223,7 +224,7 @@ OBJECTIVE_CASES = [
 def test_objective_perturbation_parameters_follow_the_paper(n, lam, c, eps):
     eps_prime, Delta = objective_perturbation_parameters(eps, n, lam, c)
     first = eps - math.log(1 + 2 * c / (n * lam) + c**2 / (n**2 * lam**2))
-    if first > 0:
+    if first >= eps / 2:
         assert eps_prime == pytest.approx(first, rel=1e-12)
         assert Delta == 0.0
     else:
@@ -240,10 +241,27 @@ def test_objective_perturbation_parameters_follow_the_paper(n, lam, c, eps):
 
 def test_both_branches_are_covered():
     firsts = [
-        eps - math.log(1 + 2 * c / (n * lam) + c**2 / (n**2 * lam**2))
+        (eps - math.log(1 + 2 * c / (n * lam) + c**2 / (n**2 * lam**2))) / eps
         for n, lam, c, eps in OBJECTIVE_CASES
     ]
-    assert min(firsts) <= 0 < max(firsts)
+    assert min(firsts) <= 0
+    assert any(0 < f < 0.5 for f in firsts)
+    assert max(firsts) >= 0.5
+
+
+def test_objective_noise_never_exceeds_that_of_half_the_budget():
+    # Algorithm 2 as printed keeps ε' = ε − 2 ln(1 + c/(nΛ)) while it is > 0, so its
+    # noise 2/ε' grows without bound as ε' falls to 0 (here C = 1/(nΛ) = 1, c = 1).
+    n, c = 398, 1.0
+    lam = 1.0 / n
+    for eps in np.linspace(1.0, 3.0, 41):
+        eps_prime, Delta = objective_perturbation_parameters(float(eps), n, lam, c)
+        assert eps_prime >= eps / 2
+        assert 2 * math.log(1 + c / (n * (lam + Delta))) + eps_prime <= eps * (
+            1 + 1e-12
+        )
+    eps_prime, Delta = objective_perturbation_parameters(1.4, n, lam, c)
+    assert (eps_prime, Delta) == (0.7, pytest.approx(c / (n * math.expm1(0.35)) - lam))
 
 
 @pytest.mark.parametrize(

@@ -338,3 +338,190 @@ def test_undeclared_labels_are_refused_before_anything_is_spent(wdbc, tmp_path):
     assert "--classes" in result.output
     assert "--allow-inferred-domains" in result.output
     assert not out.exists()
+
+
+def declared_bounds(frame):
+    """Whole-number bounds around every predictor: public knowledge in these tests."""
+    predictors = frame.drop(columns="diagnosis")
+    low, high = np.floor(predictors.min()), np.ceil(predictors.max())
+    return {c: (float(low[c]), float(max(high[c], low[c] + 1))) for c in low.index}
+
+
+def bounds_args(bounds):
+    return [a for c, (lo, hi) in bounds.items() for a in ("--bounds", f"{c}={lo}:{hi}")]
+
+
+def fit_directly(method, frame, epsilon_training=2.0, **kwargs):
+    predictors = [c for c in frame.columns if c != "diagnosis"]
+    return ESTIMATORS[method](
+        0.5,
+        epsilon_training,
+        classes=["B", "M"],
+        random_state=11,
+        accountant=BudgetAccountant(0.5 + epsilon_training),
+        **kwargs,
+    ).fit(frame[predictors], frame["diagnosis"].astype(str))
+
+
+def assert_same_release(report, direct, frame):
+    predictors = [c for c in frame.columns if c != "diagnosis"]
+    assert report["selected"] == [predictors[j] for j in direct.selection_order_]
+    model = report["classifier"]
+    np.testing.assert_array_equal(model["coef"], direct.classifier_.coef_)
+    np.testing.assert_array_equal(model["intercept"], direct.classifier_.intercept_)
+    assert report["privacy_ledger"] == [list(e) for e in direct.privacy_ledger_]
+    assert report["epsilon"] == direct.epsilon_spent_
+
+
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
+@pytest.mark.parametrize(
+    ("method", "training", "correlation", "factor"),
+    [
+        ("dpfsdr", "objective", "none", 1),
+        ("dpfs", "objective", 2, 2),
+        ("dpfs", "output", 3, 3),
+        ("dpfsdr", "output", "data", None),
+    ],
+)
+def test_training_correlation_and_bounds_reach_the_estimator(
+    wdbc, tmp_path, method, training, correlation, factor
+):
+    path, frame = wdbc
+    bounds = declared_bounds(frame)
+    out = tmp_path / "out.json"
+    options = ["--training", training, "--correlation", correlation]
+    args = [*private_args(method), "--classes", "B,M", "--seed", 11, *options]
+    result = run([path, "-o", out, *args, *bounds_args(bounds)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+
+    direct = fit_directly(
+        method, frame, training=training, correlation=correlation, bounds=bounds
+    )
+    assert_same_release(report, direct, frame)
+    assert report["training"] == training
+    assert report["correlation"] == correlation
+    assert report["classifier"]["bounds"] == {c: list(b) for c, b in bounds.items()}
+    assert report["classifier"]["data_norm"] is None
+    (refits_label, _) = report["privacy_ledger"][-1]
+    assert f"({training} perturbation;" in refits_label
+    if factor is not None:
+        assert f"correlation factor {factor:g}\n" in result.stderr
+    else:  # the paper's CS, at least 1, computed from the mapped columns
+        assert direct.correlated_sensitivity_ >= 1
+        assert f"correlation factor {direct.correlated_sensitivity_:.6g}\n" in (
+            result.stderr
+        )
+    assert "bounds were not declared" not in result.stderr
+    if (training, correlation) != ("output", "data"):
+        # The options change what is released: the defaults give another model.
+        default = fit_directly(method, frame, bounds=bounds)
+        assert not np.array_equal(default.classifier_.coef_, direct.classifier_.coef_)
+
+
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
+def test_bounds_of_some_columns_warn_for_the_others(wdbc, tmp_path):
+    path, frame = wdbc
+    declared = {"radius_mean": (6.0, 29.0), "texture_mean": (9.0, 40.0)}
+    out = tmp_path / "out.json"
+    args = [*private_args("dpfs"), "--classes", "B,M", "--seed", 11]
+    result = run([path, "-o", out, *args, *bounds_args(declared)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    with pytest.warns(PrivacyLeakWarning, match="bounds were not declared") as caught:
+        direct = fit_directly("dpfs", frame, bounds=declared)
+    assert_same_release(report, direct, frame)
+    assert report["classifier"]["bounds"] == {c: list(b) for c, b in declared.items()}
+    (message,) = [
+        str(w.message) for w in caught if "bounds were not declared" in str(w.message)
+    ]
+    named = message.split("for the columns ")[1].split(" and are taken")[0]
+    assert "'radius_mean'" not in named
+    assert "'texture_mean'" not in named
+    assert named.startswith("'perimeter_mean', 'area_mean'")
+    assert f"bounds were not declared for the columns {named}" in result.stderr
+
+
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
+def test_delta_and_record_delta_reach_the_estimator(wdbc, tmp_path):
+    path, frame = wdbc
+    bounds = declared_bounds(frame)
+    out = tmp_path / "out.json"
+    # ε₂ = 1000 with objective perturbation selects several columns, so the records'
+    # correlations (and with them the factor CS) depend on --record-delta.
+    options = ["--delta", 0.6, "--record-delta", 0.5, "--max-refits", 8]
+    args = [
+        *private_args("dpfsdr", 0.5, 1000.0),
+        *["--training", "objective", "--classes", "B,M", "--seed", 11, *options],
+    ]
+    result = run([path, "-o", out, *args, *bounds_args(bounds)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    common = {"epsilon_training": 1000.0, "training": "objective", "bounds": bounds}
+    direct = fit_directly(
+        "dpfsdr", frame, delta=0.6, record_delta=0.5, max_refits=8, **common
+    )
+    assert_same_release(report, direct, frame)
+    assert report["n_refits"] == direct.n_refits_ <= 8
+    factor = direct.correlated_sensitivity_
+    assert f"correlation factor {factor:.6g}\n" in result.stderr
+    # Each option is observable on its own: another filter, another factor.
+    other_delta = fit_directly("dpfsdr", frame, record_delta=0.5, **common)
+    assert len(other_delta.kept_features_) > len(direct.kept_features_)
+    other_record = fit_directly("dpfsdr", frame, delta=0.6, max_refits=8, **common)
+    assert direct.support_.sum() >= 3
+    assert other_record.correlated_sensitivity_ != factor
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "message"),
+    [
+        (
+            ["--training", "exact"],
+            2,
+            "Invalid value for '--training': 'exact' is not one of 'output', "
+            "'objective'",
+        ),
+        (
+            ["--correlation", "0"],
+            2,
+            "Invalid value for --correlation: must be data, none or a group size "
+            "(an integer >= 1), got '0'",
+        ),
+        (["--correlation", "1.5"], 2, "a group size (an integer >= 1), got '1.5'"),
+        (["--correlation", "all"], 2, "a group size (an integer >= 1), got 'all'"),
+        (
+            ["--bounds", "radius_mean=5:1"],
+            2,
+            "Invalid value for '--bounds': LOW must be < HIGH, got 'radius_mean=5:1'",
+        ),
+        (
+            ["--bounds", "radius_mean=a:1"],
+            2,
+            "expected COLUMN=LOW:HIGH with finite numbers, got 'radius_mean=a:1'",
+        ),
+        (
+            ["--bounds", "radius=0:30"],
+            2,
+            "Invalid value for --bounds: 'radius' is not a predictor of IN; "
+            "predictors: radius_mean, texture_mean,",
+        ),
+        (
+            ["--bounds", "radius_mean=0:30", "--data-norm", 5],
+            1,
+            "give --bounds COL=LO:HI (per column, mapped to [-1, 1]) or --data-norm "
+            "NORM (one bound on the rows' L2 norms), not both; got --data-norm 5.0 "
+            "and the bounds {'radius_mean': (0.0, 30.0)}",
+        ),
+    ],
+)
+def test_bad_training_correlation_and_bounds_are_refused(
+    wdbc, tmp_path, extra, code, message
+):
+    path, _ = wdbc
+    out = tmp_path / "out.json"
+    args = [*private_args("dpfs"), "--classes", "B,M", *extra]
+    result = run([path, "-o", out, *args])
+    assert result.exit_code == code, result.output
+    assert message in result.output
+    assert not out.exists()

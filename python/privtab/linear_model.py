@@ -218,9 +218,11 @@ def objective_perturbation_parameters(
     Returns
     -------
     epsilon_prime : float
-        ``ε' = ε − log(1 + 2c/(nΛ) + c²/(n²Λ²))`` when that is > 0, else ``ε/2``.
+        ``ε' = ε − log(1 + 2c/(nΛ) + c²/(n²Λ²))`` when that is at least ``ε/2``,
+        else ``ε/2``.
     Delta : float
-        ``0`` when the first ``ε'`` is > 0, else ``c / (n·(exp(ε/4) − 1)) − Λ`` (> 0).
+        ``0`` when the first ``ε'`` is at least ``ε/2``, else
+        ``c / (n·(exp(ε/4) − 1)) − Λ`` (> 0).
 
     Raises
     ------
@@ -234,6 +236,16 @@ def objective_perturbation_parameters(
     The noise vector ``b`` then has density ∝ ``exp(−(ε'/2)·‖b‖₂)`` and the private
     weights minimise ``(1/n) Σ ℓ + (Λ/2)‖w‖² + (1/n)·bᵀw + (Δ/2)‖w‖²``.
 
+    Chaudhuri et al.'s proof (Theorem 9) holds for any regularisation ``Λ + Δ`` with
+    ``ε' = ε − 2·log(1 + c/(n(Λ + Δ))) > 0``: the data's part of the privacy loss is
+    at most ``2·log(1 + c/(n(Λ + Δ)))`` and the noise's ``ε'``. Algorithm 2 adds
+    ``Δ`` only when ``ε' ≤ 0``, so as ``ε'`` falls to 0 the noise ``2/ε'`` grows
+    without bound (``c = 1``, ``C = 1/(nΛ) = 1``: ``ε = 1.4`` gives
+    ``ε' = 0.014``, noise 50 times that at ``ε' = ε/2``). Here ``Δ`` is added as
+    soon as ``ε' < ε/2``, so that ``ε'`` never falls below ``ε/2`` (the split of
+    Kifer, Smith & Thakurta 2012): the guarantee is the same, the noise scale is
+    continuous in ``ε`` and ``C``.
+
     Examples
     --------
     >>> eps_prime, Delta = objective_perturbation_parameters(1.0, 100, 0.01, 0.25)
@@ -241,6 +253,9 @@ def objective_perturbation_parameters(
     (0.553713, 0.0)
     >>> objective_perturbation_parameters(0.1, 100, 0.01, 0.25)[0]  # halved
     0.05
+    >>> eps_prime, Delta = objective_perturbation_parameters(1.5, 100, 0.01, 1.0)
+    >>> eps_prime, round(Delta, 6)  # 1.5 − 2 ln 2 = 0.11 < 0.75: Δ keeps ε' = ε/2
+    (0.75, 0.011978)
     """
     epsilon = check_epsilon(epsilon)
     lam = check_positive(lambda_, "lambda_")
@@ -251,7 +266,7 @@ def objective_perturbation_parameters(
         raise ValueError(f"n_samples must be >= 1, got {n_samples}")
     ratio = c / (int(n_samples) * lam)
     epsilon_prime = epsilon - 2.0 * math.log1p(ratio)
-    if epsilon_prime > 0:
+    if epsilon_prime >= epsilon / 2.0:
         return epsilon_prime, 0.0
     Delta = c / (int(n_samples) * math.expm1(epsilon / 4.0)) - lam
     return epsilon / 2.0, Delta
@@ -648,7 +663,9 @@ _ERM_NOTES = """\
       sampler; the per-coordinate noise is ε-DP by the L1 bound, with an expected norm
       about √2 times larger.
     - ``method="objective"`` (Algorithm 2): ``ε' = ε − log(1 + 2c/(nλ) + c²/(n²λ²))``;
-      if ``ε' ≤ 0``, ``Δ = c/(n(e^{ε/4} − 1)) − λ`` and ``ε' = ε/2``, else ``Δ = 0``;
+      if ``ε' < ε/2``, ``Δ = c/(n(e^{ε/4} − 1)) − λ`` and ``ε' = ε/2``, else ``Δ = 0``
+      (Algorithm 2 adds ``Δ`` only for ``ε' ≤ 0``; see
+      :func:`objective_perturbation_parameters`);
       ``b`` has density ∝ ``exp(−(ε'/2)‖b‖₂)``, and ``w`` minimises the objective plus
       ``bᵀw/n + (Δ/2)‖w‖²`` (needs ``|ℓ'| ≤ 1`` and ``|ℓ''| ≤ c``).
 """
