@@ -420,6 +420,45 @@ def test_training_correlation_and_bounds_reach_the_estimator(
 
 
 @pytest.mark.filterwarnings("ignore:.*the released model is noise")
+def test_huber_h_reaches_the_estimator(wdbc, tmp_path):
+    path, frame = wdbc
+    bounds = declared_bounds(frame)
+    out = tmp_path / "out.json"
+    options = ["--training", "objective", "--correlation", "none", "--huber-h", 2]
+    args = [*private_args("dpfs"), "--classes", "B,M", "--seed", 11, *options]
+    result = run([path, "-o", out, *args, *bounds_args(bounds)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    direct = fit_directly(
+        "dpfs",
+        frame,
+        training="objective",
+        correlation="none",
+        bounds=bounds,
+        huber_h=2.0,
+    )
+    assert_same_release(report, direct, frame)
+    assert report["classifier"]["huber_h"] == 2.0
+    default = fit_directly(
+        "dpfs", frame, training="objective", correlation="none", bounds=bounds
+    )
+    assert not np.array_equal(default.classifier_.coef_, direct.classifier_.coef_)
+
+
+def test_huber_h_belongs_to_dpfsdr_and_dpfs(wdbc, tmp_path):
+    path, _ = wdbc
+    out = tmp_path / "out.json"
+    result = run(
+        [path, "-o", out, "--target", "diagnosis", "--n-features", 2, "--huber-h", 2]
+    )
+    assert result.exit_code == 2
+    assert "--huber-h cannot be used with --method privatekd" in result.output
+    result = run([path, "-o", out, *private_args("dpfs"), "--huber-h", 0])
+    assert result.exit_code == 2
+    assert "--huber-h" in result.output
+
+
+@pytest.mark.filterwarnings("ignore:.*the released model is noise")
 def test_bounds_of_some_columns_warn_for_the_others(wdbc, tmp_path):
     path, frame = wdbc
     declared = {"radius_mean": (6.0, 29.0), "texture_mean": (9.0, 40.0)}

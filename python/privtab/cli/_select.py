@@ -75,6 +75,7 @@ _FAMILY_OPTIONS = {
     "record_delta": _CORRELATED,
     "C": _CORRELATED,
     "data_norm": _CORRELATED,
+    "huber_h": _CORRELATED,
     "training_budget": _CORRELATED,
     "training": _CORRELATED,
     "correlation": _CORRELATED,
@@ -256,6 +257,15 @@ def _check_family_options(ctx: click.Context, method: str) -> None:
     help="Instead of --bounds: a public bound on the L2 norm of a row of predictors "
     "(rows are scaled by it and clipped to norm 1; the paper's preprocessing).",
 )
+@option(
+    "--huber-h",
+    "huber_h",
+    type=_POSITIVE,
+    default=0.5,
+    help="Width h of the Huber hinge of the SVM (dpfsdr, dpfs): its curvature bound "
+    "1/(2h) sets the objective perturbation's extra regulariser; a larger h (e.g. 2) "
+    "keeps more signal at small ε.",
+)
 @seed_option()
 @cluster_options
 @click.pass_context
@@ -281,6 +291,7 @@ def select(
     record_delta: float,
     C: float,
     data_norm: float | None,
+    huber_h: float,
     seed: int | None,
     scheduler: str | None,
     workers: int | None,
@@ -351,6 +362,7 @@ def select(
                 C=C,
                 bounds=dict(encoding.bounds) if encoding.bounds else None,
                 data_norm=data_norm,
+                huber_h=huber_h,
                 training=training,
                 correlation=_correlation(correlation),
                 budget=training_budget,
@@ -468,6 +480,7 @@ def _select_correlated(
             "intercept": model.intercept_.tolist(),
             "bounds": {str(k): list(v) for k, v in (estimator.bounds or {}).items()},
             "data_norm": estimator.data_norm,
+            "huber_h": estimator.huber_h,
             "lambda": selector.lambda_,
             "delta_w": selector.delta_w_,
         },
