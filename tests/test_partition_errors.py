@@ -1,0 +1,208 @@
+"""An error in one partition of a Dask table says where: partition, file, column, row.
+
+Every table here is a directory of 4 small Parquet files written in the test, one of
+them bad; the error must name the partition and the file the bad row was written to,
+the column by its name, the value and its row within the file, in one line, and be
+raised without the traceback of the worker that found it. Each test runs on Dask's
+threaded scheduler and on an in-process ``distributed.Client``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import traceback
+
+import numpy as np
+import pandas as pd
+import pytest
+from _dask import dask_modules, quietly
+
+import privtab as pt
+
+dask, distributed, da, dd = dask_modules()
+pytest.importorskip("pyarrow", reason="Parquet needs pyarrow")
+
+pytestmark = [
+    # Dask's Parquet reader calls a pandas method that pandas 3.1 deprecates.
+    pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame"),
+]
+
+N_FILES = 4
+ROWS_PER_FILE = 12
+BAD_FILE = 2
+BAD_ROW = 5
+
+
+@pytest.fixture(scope="module", params=["threads", "distributed"])
+def scheduler(request):
+    """Dask's threaded scheduler, or an in-process ``distributed.Client``."""
+    if request.param == "threads":
+        with dask.config.set(scheduler="threads"):
+            yield request.param
+        return
+    with quietly():
+        client = distributed.Client(
+            processes=False,
+            n_workers=1,
+            threads_per_worker=2,
+            dashboard_address="127.0.0.1:0",
+        )
+    try:
+        yield request.param
+    finally:
+        with quietly():
+            client.close()
+
+
+def codes_frame(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "sex": rng.integers(0, 2, ROWS_PER_FILE),
+            "city": rng.integers(0, 4, ROWS_PER_FILE),
+            "label": rng.choice(["no", "yes"], ROWS_PER_FILE),
+        }
+    )
+
+
+def mixed_frame(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "blue"], ROWS_PER_FILE),
+            "age": rng.uniform(0, 90, ROWS_PER_FILE).round(1),
+            "label": rng.choice(["no", "yes"], ROWS_PER_FILE),
+        }
+    )
+
+
+def parquet_directory(path, make, spoil=None):
+    """Write ``N_FILES`` Parquet files of ``make(i)``; ``spoil`` changes the bad one.
+
+    Returns the directory and the path of every file, as the files were written.
+    """
+    path.mkdir()
+    files = []
+    for i in range(N_FILES):
+        frame = make(i)
+        if spoil is not None and i == BAD_FILE:
+            frame = spoil(frame)
+        file = path / f"part.{i}.parquet"
+        frame.to_parquet(file, index=False)
+        files.append(str(file))
+    return path, files
+
+
+def where(files, name):
+    """How an error about the bad file's partition must begin."""
+    return f"partition {BAD_FILE} (file {files[BAD_FILE]}) of {name}: "
+
+
+def raised(call, expected=(ValueError, TypeError)):
+    """The error ``call()`` raises, after checking it is one line, raised alone."""
+    with pytest.raises(expected) as caught:
+        call()
+    error = caught.value
+    message = str(error)
+    assert "\n" not in message, message
+    assert error.__cause__ is None
+    assert error.__suppress_context__
+    # Not the worker's traceback: no frame of Dask, of distributed, or of the task.
+    frames = traceback.extract_tb(error.__traceback__)
+    for frame in frames:
+        parts = frame.filename.split(os.sep)
+        assert "dask" not in parts, frame
+        assert "distributed" not in parts, frame
+        assert frame.name != "__call__", frame
+    return error
+
+
+def set_city(value):
+    def spoil(frame):
+        frame = frame.astype({"city": type(value)})
+        frame.loc[BAD_ROW, "city"] = value
+        return frame
+
+    return spoil
+
+
+# Integer codes -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        (7, f"codes[{BAD_ROW}, 1] = 7 is >= cardinality 4 of column 'city'"),
+        (-1, f"codes >= 0, got -1 at row {BAD_ROW}, column 'city'"),
+        (np.nan, f"found NaN at row {BAD_ROW}, column 'city'"),
+    ],
+    ids=["above", "negative", "nan"],
+)
+def test_a_bad_code_names_its_file(scheduler, tmp_path, value, says):
+    path, files = parquet_directory(tmp_path / "codes", codes_frame, set_city(value))
+    X = dd.read_parquet(path)[["sex", "city"]]
+    error = raised(lambda: pt.count_columns(X, [2, 4]))
+    message = str(error)
+    assert message.startswith(where(files, "codes")), message
+    assert says in message, message
+
+
+def test_a_projection_of_many_files_names_the_files_of_its_partition(
+    scheduler, tmp_path
+):
+    """Dask reads a cast of one of many columns several files at a time: the
+    partition is named with every file it reads, the bad one among them."""
+
+    def wide(i):
+        frame = codes_frame(i)
+        for j in range(12):
+            frame[f"extra{j}"] = np.arange(ROWS_PER_FILE) * j
+        return frame
+
+    path = tmp_path / "wide"
+    path.mkdir()
+    files = []
+    for i in range(8):
+        frame = wide(i)
+        if i == 5:
+            frame.loc[BAD_ROW, "city"] = 9
+        frame.to_parquet(path / f"part.{i}.parquet", index=False)
+        files.append(str(path / f"part.{i}.parquet"))
+    city = dd.read_parquet(path)[["city"]].astype(np.int64)
+    message = str(raised(lambda: pt.count_columns(city, [4])))
+    named = re.match(r"partition (\d+) \(files ([^)]*)\) of codes: ", message)
+    assert named is not None, message
+    listed = named.group(2).split(", ")
+    assert files[5] in listed, message
+    assert set(listed) <= set(files)
+    assert len(listed) > 1
+    assert "= 9 is >= cardinality 4 of column 'city'" in message
+
+
+def test_a_bad_label_names_its_file(scheduler, tmp_path):
+    def spoil(frame):
+        frame.loc[BAD_ROW, "label"] = "maybe"
+        return frame
+
+    path, files = parquet_directory(tmp_path / "labels", codes_frame, spoil)
+    frame = dd.read_parquet(path)
+    selector = pt.PrivateKD(
+        1, 1.0, classes=["no", "yes"], accountant=pt.BudgetAccountant()
+    )
+    error = raised(
+        lambda: selector.fit(
+            frame[["sex", "city"]], frame["label"], cardinalities=[2, 4]
+        )
+    )
+    message = str(error)
+    assert message.startswith(where(files, "y")), message
+    assert "'maybe'" in message, message
+    assert f"row {BAD_ROW}" in message, message
+
+
+def test_a_frame_of_one_source_without_files_names_the_partition_only(scheduler):
+    frame = pd.DataFrame({"sex": [0, 1] * 10, "city": [0, 1, 2, 3] * 5})
+    frame.loc[17, "city"] = 5
+    message = str(
+        raised(lambda: pt.count_columns(dd.from_pandas(frame, npartitions=2), [2, 4]))
+    )
+    assert message.startswith("partition 1 of codes: codes[7, 1] = 5"), message
