@@ -19,6 +19,7 @@ import pytest
 from _dask import dask_modules, quietly
 
 import privtab as pt
+from privtab.exceptions import DomainError
 
 dask, distributed, da, dd = dask_modules()
 pytest.importorskip("pyarrow", reason="Parquet needs pyarrow")
@@ -206,3 +207,132 @@ def test_a_frame_of_one_source_without_files_names_the_partition_only(scheduler)
         raised(lambda: pt.count_columns(dd.from_pandas(frame, npartitions=2), [2, 4]))
     )
     assert message.startswith("partition 1 of codes: codes[7, 1] = 5"), message
+
+
+# TableEncoder's lazy encoding ------------------------------------------------------------
+def encoder(**options):
+    return pt.TableEncoder(
+        domains={"colour": ["red", "blue"]},
+        bounds={"age": (0, 90)},
+        bins=3,
+        **options,
+    )
+
+
+def set_cell(column, value):
+    def spoil(frame):
+        if isinstance(value, str) and frame[column].dtype != object:
+            frame = frame.astype({column: object})
+        frame.loc[BAD_ROW, column] = value
+        return frame
+
+    return spoil
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "error", "says"),
+    [
+        (
+            "age",
+            120.0,
+            DomainError,
+            "column 'age' has the value 120.0 at row 5, outside",
+        ),
+        (
+            "colour",
+            "green",
+            DomainError,
+            "column 'colour' has the value 'green' at row 5, which is not among",
+        ),
+        ("age", np.nan, ValueError, "column 'age' has a missing value at row 5"),
+    ],
+    ids=["out-of-bounds", "unknown-category", "missing"],
+)
+@pytest.mark.parametrize("with_labels", [False, True], ids=["codes", "with-labels"])
+def test_an_encoding_error_names_its_file(
+    scheduler, tmp_path, column, value, error, says, with_labels
+):
+    path, files = parquet_directory(
+        tmp_path / "mixed", mixed_frame, set_cell(column, value)
+    )
+    frame = dd.read_parquet(path)
+    table = encoder().fit_transform(frame[["colour", "age"]])
+    if with_labels:
+
+        def call():
+            pt.PrivateKD(
+                1, 1.0, classes=["no", "yes"], accountant=pt.BudgetAccountant()
+            ).fit(table, frame["label"])
+    else:
+
+        def call():
+            pt.thresholded_histogram(table, None, 1.0, accountant=pt.BudgetAccountant())
+
+    caught = raised(call, error)
+    message = str(caught)
+    assert message.startswith(where(files, "X")), message
+    assert says in message, message
+
+
+def test_a_column_of_another_type_in_one_file_is_named_as_such(scheduler, tmp_path):
+    """Strings in one file where the others hold numbers: the error says so, not
+    that a value is outside the bounds or the categories."""
+
+    def spoil(frame):
+        return frame.astype({"age": str})
+
+    path, files = parquet_directory(tmp_path / "typed", mixed_frame, spoil)
+    table = encoder().fit_transform(dd.read_parquet(path)[["colour", "age"]])
+    error = raised(
+        lambda: pt.thresholded_histogram(
+            table, None, 1.0, accountant=pt.BudgetAccountant()
+        ),
+        TypeError,
+    )
+    message = str(error)
+    assert message.startswith(where(files, "X")), message
+    assert re.search(
+        r"column 'age' is string( \(\w+\))? in this partition but numeric \(float64\) "
+        r"in the schema",
+        message,
+    ), message
+
+
+def test_integers_and_floats_with_missing_values_are_one_type(scheduler, tmp_path):
+    """A file whose integer codes hold a missing value is read as floats: not a
+    change of type. With ``missing="category"`` it encodes as the same rows in
+    memory; with ``missing="raise"`` the error is the missing value's."""
+
+    def make(i):
+        frame = mixed_frame(i)
+        frame["size"] = np.arange(ROWS_PER_FILE) % 3
+        return frame
+
+    def spoil(frame):
+        frame = frame.astype({"size": float})
+        frame.loc[BAD_ROW, "size"] = np.nan
+        return frame
+
+    path, files = parquet_directory(tmp_path / "sizes", make, spoil)
+    columns = ["colour", "age", "size"]
+    frame = dd.read_parquet(path)[columns]
+    assert frame.dtypes["size"] == np.int64
+    options = {"domains": {"colour": ["red", "blue"], "size": [0, 1, 2]}}
+    lazy = pt.TableEncoder(
+        bounds={"age": (0, 90)}, bins=3, missing="category", **options
+    ).fit_transform(frame)
+    memory = pt.TableEncoder(
+        bounds={"age": (0, 90)}, bins=3, missing="category", **options
+    ).fit_transform(pd.concat([pd.read_parquet(f)[columns] for f in files]))
+    np.testing.assert_array_equal(np.asarray(lazy.codes.compute()), memory.codes)
+    strict = pt.TableEncoder(bounds={"age": (0, 90)}, bins=3, **options)
+    table = strict.fit_transform(frame)
+    message = str(
+        raised(
+            lambda: pt.thresholded_histogram(
+                table, None, 1.0, accountant=pt.BudgetAccountant()
+            )
+        )
+    )
+    assert message.startswith(where(files, "X")), message
+    assert f"column 'size' has a missing value at row {BAD_ROW}" in message, message
