@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import traceback
 
 import numpy as np
 import pandas as pd
 import pytest
 from _dask import dask_modules, quietly
+from click.testing import CliRunner
 
 import privtab as pt
+from privtab.cli import main
 from privtab.exceptions import DomainError
 
 dask, distributed, da, dd = dask_modules()
@@ -336,3 +340,64 @@ def test_integers_and_floats_with_missing_values_are_one_type(scheduler, tmp_pat
     )
     assert message.startswith(where(files, "X")), message
     assert f"column 'size' has a missing value at row {BAD_ROW}" in message, message
+
+
+# The command line ------------------------------------------------------------------------
+SELECT = (
+    "select", "--target", "label", "--n-features", "1", "--seed", "1",
+    "--domain", "colour=red,blue", "--bounds", "age=0:90", "--classes", "no,yes",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("spoil", "says"),
+    [
+        (set_cell("age", 120.0), "column 'age' has the value 120.0 at row 5, outside"),
+        (lambda frame: frame.astype({"age": str}), "column 'age' is string"),
+    ],
+    ids=["out-of-bounds", "string-column"],
+)
+def test_the_command_line_names_the_file(tmp_path, spoil, says):
+    path, files = parquet_directory(tmp_path / "in", mixed_frame, spoil)
+    result = CliRunner().invoke(
+        main, [*SELECT, str(path), "-o", str(tmp_path / "out.json")]
+    )
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.output.splitlines() if "rror" in line]
+    assert len(errors) == 1, result.output
+    assert errors[0].startswith(f"Error: {where(files, 'X')}"), result.output
+    assert says in errors[0], result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.slow  # starts a cluster of worker processes
+def test_the_command_line_on_workers_prints_one_line(tmp_path):
+    pytest.importorskip("cryptography", reason="--workers needs cryptography")
+    path, files = parquet_directory(
+        tmp_path / "in", mixed_frame, set_cell("age", 120.0)
+    )
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from privtab.cli import main; main()",
+            *SELECT,
+            str(path),
+            "-o",
+            str(tmp_path / "out.json"),
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 1, run.stderr
+    lines = run.stderr.splitlines()
+    # The lines that say how each column is encoded, then the error alone.
+    assert [line for line in lines if not line.startswith("column ")] == [lines[-1]], (
+        run.stderr
+    )
+    assert lines[-1].startswith(f"Error: {where(files, 'X')}"), run.stderr
+    assert "column 'age' has the value 120.0 at row 5" in lines[-1]
