@@ -309,9 +309,16 @@ def _partition_domain(
 
 
 def _joined_domains(*parts: tuple[pd.DataFrame, int]) -> tuple[pd.DataFrame, int]:
-    """Join the domain rows of consecutive partitions, in order, and add their rows."""
+    """Join the domain rows of consecutive partitions, in order, and add their rows.
+
+    Joined as Dask joins the partitions of a computed DataFrame (the categories of
+    ``category`` columns united), empty ones left out.
+    """
+    from dask.dataframe.methods import concat
+
     frames = [rows for rows, n in parts if n > 0] or [parts[0][0]]
-    return pd.concat(frames, ignore_index=True), sum(n for _, n in parts)
+    joined = concat(frames, uniform=True).reset_index(drop=True)
+    return joined, sum(n for _, n in parts)
 
 
 def domain_sample(frame: Any) -> tuple[pd.DataFrame, int]:
