@@ -213,6 +213,22 @@ def test_a_frame_of_one_source_without_files_names_the_partition_only(scheduler)
     assert message.startswith("partition 1 of codes: codes[7, 1] = 5"), message
 
 
+def failing_outside_privtab(block):
+    raise ValueError(f"not privtab's: {len(block)} rows")
+
+
+def test_an_error_raised_outside_privtab_keeps_its_traceback(scheduler):
+    """Only privtab's own errors are located and raised alone: another library's
+    error in a task keeps the frames that say where it came from."""
+    from privtab.engine import map_blocks_1d
+
+    frame = dd.from_pandas(pd.DataFrame({"v": range(8)}), npartitions=2)
+    with pytest.raises(ValueError, match=r"^not privtab's: 4 rows$") as caught:
+        map_blocks_1d(failing_outside_privtab, sum, [frame], ["v"], ndim=2)
+    frames = traceback.extract_tb(caught.value.__traceback__)
+    assert frames[-1].name == "failing_outside_privtab"
+
+
 # TableEncoder's lazy encoding ------------------------------------------------------------
 def encoder(**options):
     return pt.TableEncoder(

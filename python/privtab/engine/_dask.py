@@ -250,20 +250,33 @@ def _located_error(exc: Exception, where: str) -> Exception:
     """Return ``exc`` with ``where`` (:func:`_place`) before its message.
 
     Only privtab's own errors about the data (a ``ValueError``, ``TypeError`` or
-    ``DomainError`` with a message) are located, once; others are returned as they
-    are. The new error keeps ``where`` in an attribute, by which :func:`_compute`
-    knows it.
+    ``DomainError`` with a message, raised by privtab's code) are located, once;
+    others (a failure inside pandas, say, whose traceback is wanted) are returned
+    as they are. The new error keeps ``where`` in an attribute, by which
+    :func:`_compute` knows it.
     """
     if (
         type(exc) not in (ValueError, TypeError, DomainError)
         or len(exc.args) != 1
         or not isinstance(exc.args[0], str)
         or getattr(exc, _WHERE, None) is not None
+        or not _raised_by_privtab(exc)
     ):
         return exc
     located = type(exc)(f"{where}: {exc}")
     setattr(located, _WHERE, where)
     return located
+
+
+def _raised_by_privtab(exc: Exception) -> bool:
+    """Whether the innermost Python frame of ``exc``'s traceback is privtab's."""
+    trace = exc.__traceback__
+    if trace is None:
+        return False
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    module = trace.tb_frame.f_globals.get("__name__", "")
+    return module.split(".")[0] == "privtab"
 
 
 def _compute(*values: Any) -> Any:
