@@ -267,17 +267,24 @@ def _whole_partition(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _partition_domain(frame: pd.DataFrame) -> pd.DataFrame:
+def _partition_domain(
+    frame: pd.DataFrame, schema: pd.Series
+) -> tuple[pd.DataFrame, int]:
     """Rows of ``frame`` that hold every column's domain as the encoder infers it.
 
     A categorical column keeps its distinct values in order of first appearance; a
     numeric one its smallest and largest value and, if it has one, a missing value.
-    Columns are padded to the same length by repeating their own rows.
+    Columns are padded to the same length by repeating their own rows. Returned
+    with the number of rows of ``frame``, after its columns are checked against
+    the DataFrame's ``schema``
+    (:func:`~privtab.table._readers.check_partition_schema`).
     """
-    from privtab.table._readers import _read_columns
+    from privtab.table._readers import _read_columns, check_partition_schema
 
     if len(frame) == 0:
-        return frame.iloc[:0]
+        return frame.iloc[:0], 0
+    check_partition_schema(frame, schema)
+    n_rows = len(frame)
     frame = frame.reset_index(drop=True)
     _, columns = _read_columns(frame)
     kept: list[pd.Series] = []
@@ -292,12 +299,26 @@ def _partition_domain(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             kept.append(series.drop_duplicates())
     length = max(len(s) for s in kept)
-    return pd.DataFrame(
+    sample = pd.DataFrame(
         {
             name: s.iloc[np.arange(length) % len(s)].to_numpy()
             for name, s in zip(frame.columns, kept, strict=True)
         }
     ).astype(frame.dtypes.to_dict())
+    return sample, n_rows
+
+
+def _joined_domains(*parts: tuple[pd.DataFrame, int]) -> tuple[pd.DataFrame, int]:
+    """Join the domain rows of consecutive partitions, in order, and add their rows.
+
+    Joined as Dask joins the partitions of a computed DataFrame (the categories of
+    ``category`` columns united), empty ones left out.
+    """
+    from dask.dataframe.methods import concat
+
+    frames = [rows for rows, n in parts if n > 0] or [parts[0][0]]
+    joined = concat(frames, uniform=True).reset_index(drop=True)
+    return joined, sum(n for _, n in parts)
 
 
 def domain_sample(frame: Any) -> tuple[pd.DataFrame, int]:
@@ -308,11 +329,18 @@ def domain_sample(frame: Any) -> tuple[pd.DataFrame, int]:
     comparable) and the bounds it infers from the whole table, with the same
     warning; only the default number of bins, which depends on the row count, must
     be given from the returned count.
-    """
-    import dask
 
-    parts, lengths = dask.compute(
-        frame.map_partitions(_partition_domain, meta=frame._meta),
-        frame.map_partitions(len),
+    Raises
+    ------
+    TypeError
+        If a partition's column holds another kind of value than the DataFrame's
+        dtype says (strings in one file, numbers in the others), naming the
+        partition and the file it is read from (as every error about one partition
+        does, through :func:`privtab.engine.map_blocks_1d`).
+    """
+    from privtab.engine import map_blocks_1d
+
+    sample, n_rows = map_blocks_1d(
+        _partition_domain, _joined_domains, [frame], ["X"], frame._meta.dtypes, ndim=2
     )
-    return parts.reset_index(drop=True), int(np.sum(lengths))
+    return sample, int(n_rows)

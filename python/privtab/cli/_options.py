@@ -900,6 +900,8 @@ def _dask_scheduler(scheduler: str | None, workers: int | None) -> Iterator[None
         yield
         return
     option_name = "--scheduler" if scheduler is not None else "--workers"
+    import logging
+
     try:
         import dask
         from distributed import Client, LocalCluster, Security
@@ -941,6 +943,9 @@ def _dask_scheduler(scheduler: str | None, workers: int | None) -> Iterator[None
             # The scheduler's HTTP server starts without a dashboard too: on a port of
             # the system's choosing rather than 8787, which another cluster may hold.
             scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            # A task's error reaches the command as its one-line message; the
+            # workers' logs of it would repeat it with a traceback on stderr.
+            silence_logs=logging.CRITICAL,
         )
     with cluster, Client(cluster):
         yield

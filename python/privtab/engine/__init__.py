@@ -31,7 +31,12 @@ Where it does not hold, and why:
 - An inferred domain (cardinalities or labels read off the data) is the same, but
   costs one more pass over the data, and warns as in memory.
 - Error messages about a bad value name the row within its partition, not within
-  the whole table, and come from the worker when the partition is computed.
+  the whole table, and come from the worker when the partition is computed. They
+  begin with where that is, ``partition 3 (file /data/part.3.parquet) of X: ``:
+  the partition's number and, when Dask reads it with
+  ``dask.dataframe.read_parquet`` (directly or through column selections,
+  ``assign`` or ``map_partitions``), the files it is read from; the error is
+  raised in the calling process as one line, without the worker's traceback.
 - ``random_state=None`` draws fresh operating-system entropy on both paths, so two
   runs never agree (by design).
 - The limits differ: mixed-radix keys of the counted columns must fit in 64 bits on

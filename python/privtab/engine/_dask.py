@@ -74,6 +74,17 @@ def is_distributed(*values: Any) -> bool:
 # Blocks of a collection ------------------------------------------------------------
 def _blocks(collection: Any, name: str, ndim: int) -> list[Any]:
     """Return the partitions of a Dask array, DataFrame or Series as delayed objects."""
+    return _partitions(collection, name, ndim)[0]
+
+
+def _partitions(
+    collection: Any, name: str, ndim: int
+) -> tuple[list[Any], list[tuple[str, ...]]]:
+    """Return the partitions as delayed objects, and the files each one is read from.
+
+    The files are those Dask reads the partition from (:func:`_partition_files`),
+    empty where Dask does not say.
+    """
     import dask.array as da
 
     if isinstance(collection, da.Array):
@@ -84,20 +95,205 @@ def _blocks(collection: Any, name: str, ndim: int) -> list[Any]:
             )
         if ndim == 2:
             collection = collection.rechunk({1: -1})
-        return list(collection.to_delayed().ravel())
+        blocks = list(collection.to_delayed().ravel())
+        return blocks, [()] * len(blocks)
     if not hasattr(collection, "to_delayed"):
         raise TypeError(
             f"{name} must be a Dask array or DataFrame, got {type(collection).__name__}"
         )
     if ndim == 2 and collection.ndim != 2:
         raise ValueError(f"{name} must be a Dask DataFrame (2-D), got a Dask Series")
-    return list(collection.to_delayed())
+    # Optimized once, so that the files are those of the partitions computed.
+    optimized = collection.optimize()
+    blocks = list(optimized.to_delayed(optimize_graph=False))
+    return blocks, _partition_files(optimized, len(blocks))
+
+
+def _partition_files(collection: Any, n_partitions: int) -> list[tuple[str, ...]]:
+    """Return the files every partition of an optimized Dask DataFrame is read from.
+
+    Known for partitions read by ``dask.dataframe.read_parquet`` (one file, or the
+    files Dask reads into one partition) and for anything computed from them
+    partition by partition (column selections, ``assign``, ``map_partitions``); a
+    partition that also holds rows of another source, or rows moved between
+    partitions, gets no file (empty), as does any collection when Dask's
+    expressions do not say.
+    """
+    unknown: list[tuple[str, ...]] = [()] * n_partitions
+    expr = getattr(collection, "expr", None)
+    if expr is None:
+        return unknown
+    try:
+        files = _expression_files(expr, {})
+    except (AttributeError, KeyError, IndexError, TypeError, ImportError):
+        # Dask's expressions are not a stable interface: a file is named only
+        # where they are read as this Dask version writes them.
+        return unknown
+    if files is None or len(files) != n_partitions:
+        return unknown
+    return files
+
+
+def _expression_files(
+    expr: Any, seen: dict[str, list[tuple[str, ...]] | None]
+) -> list[tuple[str, ...]] | None:
+    """Return the files of every partition of a Dask expression (None: unknown)."""
+    from dask.dataframe.dask_expr._expr import (
+        Blockwise,
+        Fused,
+        MapOverlap,
+        Partitions,
+    )
+    from dask.dataframe.dask_expr.io.io import FusedIO
+    from dask.dataframe.dask_expr.io.parquet import ReadParquet
+
+    if expr._name in seen:
+        return seen[expr._name]
+    files: list[tuple[str, ...]] | None = None
+    if isinstance(expr, Fused):
+        # Expressions run as one task; the first is the one whose output it is.
+        files = _expression_files(expr.exprs[0], seen)
+    elif isinstance(expr, FusedIO):
+        read = _reader_files(expr.operand("_expr"))
+        if read is not None:
+            files = [
+                _joined(read[i] for i in bucket) for bucket in expr._fusion_buckets
+            ]
+    elif isinstance(expr, ReadParquet):
+        read = _reader_files(expr)
+        if read is not None:
+            files = [read[i] for i in expr._partitions]
+    elif isinstance(expr, Partitions):
+        inner = _expression_files(expr.frame, seen)
+        if inner is not None:
+            files = [inner[i] for i in expr.partitions]
+    elif isinstance(expr, Blockwise) and not isinstance(expr, MapOverlap):
+        files = _blockwise_files(expr, seen)
+    seen[expr._name] = files
+    return files
+
+
+def _blockwise_files(
+    expr: Any, seen: dict[str, list[tuple[str, ...]] | None]
+) -> list[tuple[str, ...]] | None:
+    """Return the files of a blockwise expression's partitions (None: unknown).
+
+    Partition ``i`` holds the rows of partition ``i`` of every input, aside from an
+    input of one partition given to every partition.
+    """
+    n = expr.npartitions
+    per_input = []
+    for dependency in expr.dependencies():
+        if dependency.npartitions != n:
+            if dependency.npartitions == 1 and expr._broadcast_dep(dependency):
+                continue
+            return None
+        files = _expression_files(dependency, seen)
+        if files is None:
+            return None
+        per_input.append(files)
+    if not per_input:
+        return None
+    return [_joined(files[i] for files in per_input) for i in range(n)]
+
+
+def _reader_files(reader: Any) -> list[tuple[str, ...]] | None:
+    """Return the files of a Parquet reader's partitions, by Dask's partition number."""
+    plan = getattr(reader, "_plan", None)
+    if plan is not None:
+        return [
+            _joined(
+                (piece["piece"][0],)
+                for piece in (part if isinstance(part, list) else [part])
+            )
+            for part in plan["parts"]
+        ]
+    fragments = getattr(reader, "fragments", None)
+    if fragments is not None:
+        return [(str(fragment.path),) for fragment in fragments]
+    return None
+
+
+def _joined(groups: Any) -> tuple[str, ...]:
+    """Return the files of ``groups``, each once, in order."""
+    return tuple(dict.fromkeys(f for files in groups for f in files))
+
+
+def _place(partition: int, files: Sequence[str], name: str | None = None) -> str:
+    """Where a partition is: its number, the files it is read from, the argument.
+
+    >>> _place(3, ["/data/part.3.parquet"], "X")
+    'partition 3 (file /data/part.3.parquet) of X'
+    >>> _place(0, [])
+    'partition 0'
+    """
+    where = f"partition {partition}"
+    if len(files) == 1:
+        where += f" (file {files[0]})"
+    elif len(files) > 1:
+        shown = ", ".join(files[:_FILES_SHOWN])
+        more = len(files) - _FILES_SHOWN
+        where += f" (files {shown}{f' and {more} more' if more > 0 else ''})"
+    return where if name is None else f"{where} of {name}"
+
+
+#: Most files a message names for one partition (Dask fuses the files of a projection
+#: into partitions of at most the square root of their number).
+_FILES_SHOWN = 10
+
+
+#: The attribute of an error raised for the rows of one partition: where they are.
+_WHERE = "privtab_partition"
+
+
+def _located_error(exc: Exception, where: str) -> Exception:
+    """Return ``exc`` with ``where`` (:func:`_place`) before its message.
+
+    Only privtab's own errors about the data (a ``ValueError``, ``TypeError`` or
+    ``DomainError`` with a message, raised by privtab's code) are located, once;
+    others (a failure inside pandas, say, whose traceback is wanted) are returned
+    as they are. The new error keeps ``where`` in an attribute, by which
+    :func:`_compute` knows it.
+    """
+    if (
+        type(exc) not in (ValueError, TypeError, DomainError)
+        or len(exc.args) != 1
+        or not isinstance(exc.args[0], str)
+        or getattr(exc, _WHERE, None) is not None
+        or not _raised_by_privtab(exc)
+    ):
+        return exc
+    located = type(exc)(f"{where}: {exc}")
+    setattr(located, _WHERE, where)
+    return located
+
+
+def _raised_by_privtab(exc: Exception) -> bool:
+    """Whether the innermost Python frame of ``exc``'s traceback is privtab's."""
+    trace = exc.__traceback__
+    if trace is None:
+        return False
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    module = trace.tb_frame.f_globals.get("__name__", "")
+    return module.split(".")[0] == "privtab"
 
 
 def _compute(*values: Any) -> Any:
+    """``dask.compute(*values)``; an error located in a partition is raised alone.
+
+    The scheduler raises a task's error with the traceback of the worker that ran
+    it; an error about the data of a partition (:func:`_located_error`) already
+    says where it happened, and is raised from here without that traceback.
+    """
     import dask
 
-    return dask.compute(*values)
+    try:
+        return dask.compute(*values)
+    except (ValueError, TypeError) as exc:
+        if getattr(exc, _WHERE, None) is None:
+            raise
+        raise exc.with_traceback(None) from None
 
 
 def _delayed(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -105,6 +301,17 @@ def _delayed(function: Callable[..., Any]) -> Callable[..., Any]:
     import dask
 
     return dask.delayed(_Aligned(function), pure=True)
+
+
+def _located(function: Callable[..., Any]) -> Callable[..., Any]:
+    """As :func:`_delayed`, for a function reading the rows of one partition.
+
+    The task takes where the rows are (:func:`_place`) as its first argument, and
+    an error the function raises about them says so (:func:`_located_error`).
+    """
+    import dask
+
+    return dask.delayed(_Located(function), pure=True)
 
 
 class _Aligned:
@@ -127,8 +334,24 @@ class _Aligned:
             )
         )
 
-    def __dask_tokenize__(self) -> tuple[str, str]:
+    def __dask_tokenize__(self) -> tuple[str, ...]:
         return (self.function.__module__, self.function.__qualname__)
+
+
+class _Located(_Aligned):
+    """:class:`_Aligned`, whose first argument says where the rows are."""
+
+    def __call__(self, where: str, *args: Any) -> Any:
+        try:
+            return super().__call__(*args)
+        except (ValueError, TypeError) as exc:
+            located = _located_error(exc, where)
+            if located is exc:
+                raise
+            raise located from None
+
+    def __dask_tokenize__(self) -> tuple[str, ...]:
+        return ("located", *super().__dask_tokenize__())
 
 
 def _keep(*values: Any) -> list[Any]:
@@ -177,13 +400,27 @@ def map_blocks_1d(
 
     Each call gets the blocks of the same rows (as numpy or pandas objects): the
     partitions of the first collection, and those of the others cut to the same
-    rows when they are partitioned differently (:func:`_aligned_rows`).
+    rows when they are partitioned differently (:func:`_aligned_rows`). An error
+    ``function`` raises about them names the partition (:func:`_place`): the
+    argument too when there is one collection, the files when Dask reads them
+    and the others are not cut.
     """
-    per_collection = _aligned_rows(
-        [_blocks(c, n, ndim) for c, n in zip(collections, names, strict=True)], names
-    )
-    task = _delayed(function)
-    parts = [task(*blocks, *args) for blocks in zip(*per_collection, strict=True)]
+    partitioned = [
+        _partitions(c, n, ndim) for c, n in zip(collections, names, strict=True)
+    ]
+    read = [blocks for blocks, _ in partitioned]
+    per_collection = _aligned_rows(read, names)
+    n_parts = len(per_collection[0])
+    files = [
+        _joined(f[p] for _, f in partitioned) if per_collection is read else ()
+        for p in range(n_parts)
+    ]
+    name = names[0] if len(names) == 1 else None
+    task = _located(function)
+    parts = [
+        task(_place(p, files[p], name), *blocks, *args)
+        for p, blocks in enumerate(zip(*per_collection, strict=True))
+    ]
     return _reduce(parts, combine)
 
 
@@ -199,23 +436,25 @@ def map_rows(
 
     Returns a Dask array with one value (``width=None``) or ``width`` values per row,
     partitioned as ``collection`` (lengths unknown unless the collection knows them).
+    An error ``function`` raises about a partition's rows names the partition
+    (:func:`_place`) when the array is computed.
     """
     import dask.array as da
 
-    blocks = _blocks(collection, name, 2)
+    blocks, files = _partitions(collection, name, 2)
     chunks = getattr(collection, "chunks", None)
     lengths: list[float] = (
         [float(c) for c in chunks[0]] if chunks is not None else [np.nan] * len(blocks)
     )
-    task = _delayed(function)
+    task = _located(function)
     return da.concatenate(
         [
             da.from_delayed(
-                task(block, *args),
+                task(_place(p, files[p], name), block, *args),
                 shape=(length,) if width is None else (length, width),
                 dtype=dtype,
             )
-            for block, length in zip(blocks, lengths, strict=True)
+            for p, (block, length) in enumerate(zip(blocks, lengths, strict=True))
         ]
     )
 
@@ -328,17 +567,15 @@ def narrow_dtype(cardinalities: np.ndarray) -> np.dtype:
     return np.dtype(np.uint32)
 
 
-def _block_columns(
-    raw: Any, cards: np.ndarray, name: str, partition: int | None = None
-) -> np.ndarray:
+def _block_columns(raw: Any, cards: np.ndarray, name: str) -> np.ndarray:
     """Validate one partition; return its codes column-major, in the narrowest dtype.
 
     Codes stay in the dtype of :func:`narrow_dtype` (one byte a code for cardinalities
     up to 256), so a partition kept on a worker costs a quarter of ``uint32``; counting
     widens only the columns it reads. Integer columns are checked and copied one at a
     time; anything else (and any invalid code, for the error message) goes through
-    :func:`privtab._validation.as_code_columns`, whose error (one line) is prefixed
-    with where it happened: the ``partition`` (when given) and the column's name.
+    :func:`privtab._validation.as_code_columns`, whose error (one line) names the
+    column by its name too (the task adds the partition, :func:`_located_error`).
     """
     dtype = narrow_dtype(cards)
     if len(raw) == 0:
@@ -349,7 +586,7 @@ def _block_columns(
     try:
         columns, _ = as_code_columns(raw, name, cards)
     except (ValueError, TypeError) as exc:
-        raise type(exc)(_where(raw, name, partition, str(exc))) from None
+        raise type(exc)(_with_column_name(raw, name, str(exc))) from None
     if columns.shape[0] != cards.shape[0]:
         raise ValueError(
             f"{name} has a partition of {columns.shape[0]} columns, expected "
@@ -358,18 +595,17 @@ def _block_columns(
     return columns.astype(dtype)
 
 
-def _where(raw: Any, name: str, partition: int | None, message: str) -> str:
-    """Prefix ``message`` with the partition and the name of the column it is about."""
+def _with_column_name(raw: Any, name: str, message: str) -> str:
+    """Add to ``message`` the name of the column of the cell it is about, if unsaid."""
     import re
 
-    where = "" if partition is None else f"partition {partition} of {name}: "
     cell = re.match(rf"{re.escape(name)}\[\d+, (\d+)\]", message)
     names = getattr(raw, "columns", None)
     if cell is not None and names is not None:
         column = f"column {names[int(cell.group(1))]!r}"
         if column not in message:
             message += f" ({column})"
-    return where + message
+    return message
 
 
 def _integer_columns(raw: Any, cards: np.ndarray, dtype: np.dtype) -> np.ndarray | None:
@@ -879,7 +1115,8 @@ class DaskTable(CodeTable):
     """A :class:`CodeTable` over the partitions of a Dask collection.
 
     Build it with :func:`dask_table`. Blocks are validated where they are counted;
-    an error in one names the partition's own row numbers.
+    an error in one names the partition, the files Dask reads it from (``files``,
+    one tuple per block, when known) and the partition's own row numbers.
     """
 
     def __init__(
@@ -890,17 +1127,21 @@ class DaskTable(CodeTable):
         lengths: list[int] | None = None,
         *,
         validated: bool = False,
+        files: list[tuple[str, ...]] | None = None,
     ) -> None:
         self.cardinalities = np.require(cardinalities, np.uint32, ["C"])
         self.n_labels = None
         self.name = name
         self._raw = raw_blocks
+        self._files: list[tuple[str, ...]] = (
+            files if files is not None else [()] * len(raw_blocks)
+        )
         if validated:
             self._blocks = list(raw_blocks)
         else:
-            task = _delayed(_block_columns)
+            task = _located(_block_columns)
             self._blocks = [
-                task(raw, self.cardinalities, name, p)
+                task(self._place(p), raw, self.cardinalities, name)
                 for p, raw in enumerate(raw_blocks)
             ]
         self._labels: list[Any] | None = None
@@ -931,6 +1172,10 @@ class DaskTable(CodeTable):
         """Number of partitions (blocks of rows)."""
         return len(self._blocks)
 
+    def _place(self, partition: int) -> str:
+        """Where a partition's rows are (:func:`_place`)."""
+        return _place(partition, self._files[partition], self.name)
+
     def with_labels(
         self,
         y: Any,
@@ -956,10 +1201,17 @@ class DaskTable(CodeTable):
                 f"{name} must be a Dask array or Series partitioned as X, got "
                 f"{type(y).__name__}"
             )
-        table, y_blocks = self._aligned_with(y, name)
+        table, y_blocks, y_files = self._aligned_with(y, name)
+        places = [_place(p, files, name) for p, files in enumerate(y_files)]
         if declared is None:
-            unique = _delayed(_block_unique_labels)
-            label_set = _reduce([unique(b, name) for b in y_blocks], _union)
+            unique = _located(_block_unique_labels)
+            label_set = _reduce(
+                [
+                    unique(where, b, name)
+                    for where, b in zip(places, y_blocks, strict=True)
+                ],
+                _union,
+            )
             check_inferred_labels(
                 label_set,
                 name,
@@ -972,16 +1224,20 @@ class DaskTable(CodeTable):
             label_set = declared
         labelled = DaskTable.__new__(DaskTable)
         labelled.__dict__.update(table.__dict__)
-        task = _delayed(_block_labels)
+        task = _located(_block_labels)
         labelled._labels = [
-            task(yb, raw, label_set, name)
-            for yb, raw in zip(y_blocks, table._raw, strict=True)
+            task(where, yb, raw, label_set, name)
+            for where, yb, raw in zip(places, y_blocks, table._raw, strict=True)
         ]
         labelled.n_labels = int(label_set.shape[0])
         return labelled, label_set
 
-    def _aligned_with(self, y: Any, name: str) -> tuple[DaskTable, list[Any]]:
-        """Return a table of the same rows and the blocks of ``y``, partitioned alike.
+    def _aligned_with(
+        self, y: Any, name: str
+    ) -> tuple[DaskTable, list[Any], list[tuple[str, ...]]]:
+        """Return a table of the same rows, and the blocks of ``y`` partitioned alike.
+
+        The files each block of ``y`` is read from come third (empty where unknown).
 
         A Dask Series is joined to a Dask DataFrame of codes, or to the Dask
         DataFrame that ``TableEncoder`` encodes partition by partition (Dask aligns
@@ -1003,25 +1259,35 @@ class DaskTable(CodeTable):
                 y = y.rechunk({0: source.chunks[0]})
         elif hasattr(source, "columns") and getattr(y, "ndim", 0) == 1:
             joined = source.assign(**{_LABEL_COLUMN: y})
-            blocks = _blocks(joined, name, 2)
+            blocks, files = _partitions(joined, name, 2)
             table = DaskTable(
-                [_delayed(_without)(b) for b in blocks], self.cardinalities, self.name
+                [_delayed(_without)(b) for b in blocks],
+                self.cardinalities,
+                self.name,
+                files=files,
             )
             table._source = source
-            return table, [_delayed(_label_column)(b) for b in blocks]
+            return table, [_delayed(_label_column)(b) for b in blocks], files
         elif encoded is not None and hasattr(y, "to_frame") and y.ndim == 1:
             frame, encode, args = encoded
-            blocks = _blocks(frame.assign(**{_LABEL_COLUMN: y}), name, 2)
-            task = _delayed(_encoded_without_label)
+            blocks, files = _partitions(frame.assign(**{_LABEL_COLUMN: y}), name, 2)
+            task = _located(_encoded_without_label)
             table = DaskTable(
-                [task(b, encode, *args) for b in blocks], self.cardinalities, self.name
+                [
+                    task(_place(p, files[p], "X"), b, encode, *args)
+                    for p, b in enumerate(blocks)
+                ],
+                self.cardinalities,
+                self.name,
+                files=files,
             )
             table._source = frame
-            return table, [_delayed(_label_column)(b) for b in blocks]
-        raw, y_blocks = _aligned_rows([self._raw, _blocks(y, name, 1)], ["X", name])
-        if raw is self._raw:
-            return self, y_blocks
-        return DaskTable(raw, self.cardinalities, self.name), y_blocks
+            return table, [_delayed(_label_column)(b) for b in blocks], files
+        read, y_files = _partitions(y, name, 1)
+        _, y_blocks = _aligned_rows([self._raw, read], ["X", name])
+        if y_blocks is not read:
+            y_files = [()] * len(y_blocks)
+        return self, y_blocks, y_files
 
     def label_blocks(self) -> list[Any]:
         """Return the delayed label codes of the partitions."""
@@ -1043,7 +1309,9 @@ class DaskTable(CodeTable):
             ]
         else:
             blocks = [_delayed(_rows_of)(block, index) for block in self._blocks]
-        selected = DaskTable(blocks, cards, self.name, self._lengths, validated=True)
+        selected = DaskTable(
+            blocks, cards, self.name, self._lengths, validated=True, files=self._files
+        )
         selected._raw = self._raw
         selected._rows = self._rows
         return selected
@@ -1253,15 +1521,18 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
             cardinalities = X.cardinalities
         encoded_frame = getattr(X, "_encoded_frame", None)
         X = X.codes
-    raw = _blocks(X, name, 2)
+    raw, files = _partitions(X, name, 2)
     lengths = None
     chunks = getattr(X, "chunks", None)
     if chunks is not None and not any(np.isnan(c) for c in chunks[0]):
         lengths = [int(c) for c in chunks[0]]
     inferred = cardinalities is None
     if inferred:
-        task = _delayed(_block_cardinalities)
-        found = _reduce([task(b, name) for b in raw], _max_cardinalities)
+        task = _located(_block_cardinalities)
+        found = _reduce(
+            [task(_place(p, files[p], name), b, name) for p, b in enumerate(raw)],
+            _max_cardinalities,
+        )
         if found is None:
             raise ValueError(f"{name} must be non-empty, got 0 rows in every partition")
         cards = found
@@ -1270,7 +1541,9 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
     from privtab._validation import check_cardinalities
 
     n_columns = _n_columns(X, cards)
-    table = DaskTable(raw, check_cardinalities(cards, n_columns), name, lengths)
+    table = DaskTable(
+        raw, check_cardinalities(cards, n_columns), name, lengths, files=files
+    )
     table._source = X
     table._encoded_frame = encoded_frame
     return table, inferred

@@ -38,6 +38,7 @@ from privtab.table._readers import (
     _is_int,
     _pandas_column,
     _read_columns,
+    check_partition_schema,
 )
 
 _MAX_CODES = int(np.iinfo(np.uint32).max)
@@ -136,7 +137,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     dtypes (and its length, for the default bins), so every column must be declared
     in ``domains`` or ``bounds`` (or be boolean); ``transform`` returns an
     ``EncodedTable`` whose codes are a Dask array, each partition encoded where a
-    counting method reads it (:mod:`privtab.engine`).
+    counting method reads it (:mod:`privtab.engine`). An error in a partition names
+    it, the Parquet files Dask reads it from (when Dask says), and the column, value
+    and row within the partition, in one line; a column whose partition holds
+    another kind of value than the DataFrame's dtype says (strings where the
+    dtype is numeric; integers and floats are both numeric) is refused as such.
 
     Examples
     --------
@@ -502,18 +507,20 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         the engine can join labels from the same frame to the rows before encoding
         them, however Dask partitions a projection of the frame.
         """
+        schema = X._meta.dtypes
         codes = map_rows(
             _encode_partition,
             X,
             "X",
             self,
+            schema,
             dtype=np.uint32,
             width=len(self.columns_),
         )
         table = EncodedTable(
             codes, self.cardinalities_, list(self.columns_), list(self.categories_)
         )
-        table._encoded_frame = (X, _encode_partition, (self,))
+        table._encoded_frame = (X, _encode_partition, (self, schema))
         return table
 
     def _check_columns(self, kind: str, names: list[Hashable]) -> None:
@@ -715,10 +722,18 @@ def _check_declared(
         )
 
 
-def _encode_partition(frame: Any, encoder: TableEncoder) -> np.ndarray:
-    """Encode one partition of a Dask DataFrame, as ``transform`` does."""
+def _encode_partition(
+    frame: Any, encoder: TableEncoder, schema: pd.Series
+) -> np.ndarray:
+    """Encode one partition of a Dask DataFrame, as ``transform`` does.
+
+    A column whose kind differs from the DataFrame's ``schema`` (strings in one
+    file, numbers in the others) is refused as such
+    (:func:`~privtab.table._readers.check_partition_schema`) before its values are.
+    """
     if len(frame) == 0:
         return np.zeros((0, len(encoder.columns_)), dtype=np.uint32)
+    check_partition_schema(frame, schema)
     _, columns = _read_columns(frame)
     return np.asarray(encoder._transform(columns).codes)
 

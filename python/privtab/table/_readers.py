@@ -122,6 +122,88 @@ def _numpy_columns(X: Any) -> list[_Column]:
     return columns
 
 
+# The columns of a partition against its DataFrame's schema ----------------------------
+#: What a column holds, by pandas' reading of an object column's values.
+_VALUE_KINDS: dict[str, str | None] = {
+    "empty": None,
+    "string": "string",
+    "bytes": "string",
+    "boolean": "boolean",
+    "integer": "numeric",
+    "floating": "numeric",
+    "mixed-integer-float": "numeric",
+    "decimal": "numeric",
+}
+
+
+def _dtype_kind(dtype: Any) -> str:
+    """Say what a column of ``dtype`` holds: string, numeric, boolean, categorical...
+
+    Integers and floats are both numeric: a column of integer codes with a missing
+    value is read as floats, and the encoder codes either alike. An object dtype is
+    taken as strings, as Dask declares a column of strings.
+    """
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categorical"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "numeric"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "timedelta"
+    return "string"
+
+
+def _column_kind(column: pd.Series) -> str | None:
+    """Say what ``column`` holds, as :func:`_dtype_kind`, or None if nothing.
+
+    An object column is judged by its values; a column of missing values only holds
+    nothing, whatever its dtype.
+    """
+    if column.isna().all():
+        return None
+    if pd.api.types.is_object_dtype(column.dtype):
+        return _VALUE_KINDS.get(pd.api.types.infer_dtype(column, skipna=True), "mixed")
+    return _dtype_kind(column.dtype)
+
+
+def check_partition_schema(frame: pd.DataFrame, schema: pd.Series) -> None:
+    """Check that a partition's columns hold what its Dask DataFrame's schema says.
+
+    ``schema`` holds the dtypes of the DataFrame (its ``dtypes``, Dask's reading of
+    the first file or of the dataset's metadata). A column whose dtype differs must
+    still be of the same kind (:func:`_dtype_kind`): integers where the schema has
+    floats, or booleans with a missing value in an object column, are accepted;
+    strings where it has numbers are not.
+
+    Raises
+    ------
+    TypeError
+        If a column of ``frame`` holds another kind of value than ``schema`` says,
+        naming the column and both kinds.
+    """
+    for name, dtype in frame.dtypes.items():
+        declared = schema.get(name)
+        if declared is None or dtype == declared:
+            continue
+        kind = _column_kind(frame[name])
+        expected = _dtype_kind(declared)
+        if kind is not None and kind != expected:
+            raise TypeError(
+                f"column {name!r} is {_kind_and_dtype(kind, dtype)} in this partition "
+                f"but {_kind_and_dtype(expected, declared)} in the schema of the Dask "
+                "DataFrame; every partition must hold the column types of the "
+                "schema: write the files with the same types, or cast the column with "
+                "astype"
+            )
+
+
+def _kind_and_dtype(kind: str, dtype: Any) -> str:
+    return kind if str(dtype) == kind else f"{kind} ({dtype})"
+
+
 # The encoder -------------------------------------------------------------------------
 def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(
