@@ -105,8 +105,8 @@ plt.show()
 # than k-anonymity up to ``k`` ≈ 300, since containment only asks for ``k`` rows
 # that have *at least* a row's features. Which features matters more than how many:
 # greedy DistCnt, which adds the feature that separates the most pairs of records
-# with different labels given those already chosen, stays within about two points of the
-# accuracy of all 19 features up to ``k`` = 1000, while greedy Ham, which adds
+# with different labels given those already chosen, stays within about two points
+# of the accuracy of all 19 features up to ``k`` = 1000, while greedy Ham, which adds
 # features in the fixed order of their individual scores, falls close to the
 # majority class from ``k`` ≈ 30. Choose ``k`` from the attacker it must stop (how
 # many records an adversary must not be able to tell apart), then read the cost off
