@@ -41,8 +41,13 @@ print("sums:", data.sum(), "and", neighbour.sum())
 # accountant of unlimited budget, as a test harness would.
 def correct_laplace(x, seed, size):
     """privtab's Laplace mechanism: scale sensitivity / ε = 1."""
-    return pt.laplace_mechanism(np.full(size, x.sum()), 1.0, EPSILON,
-                                random_state=seed, accountant=pt.BudgetAccountant())
+    return pt.laplace_mechanism(
+        np.full(size, x.sum()),
+        1.0,
+        EPSILON,
+        random_state=seed,
+        accountant=pt.BudgetAccountant(),
+    )
 
 
 def half_scale_laplace(x, seed, size):
@@ -61,14 +66,18 @@ samples = 400_000
 edges = np.linspace(-3.0, 8.0, 23)
 centres = (edges[:-1] + edges[1:]) / 2
 loss = {}
-for name, mechanism in (("privtab Laplace, scale 1", correct_laplace),
-                        ("numpy Laplace, scale 0.5", half_scale_laplace)):
+for name, mechanism in (
+    ("privtab Laplace, scale 1", correct_laplace),
+    ("numpy Laplace, scale 0.5", half_scale_laplace),
+):
     on_data, _ = np.histogram(mechanism(data, rng.integers(2**63), samples), edges)
-    on_neighbour, _ = np.histogram(mechanism(neighbour, rng.integers(2**63), samples),
-                                   edges)
+    on_neighbour, _ = np.histogram(
+        mechanism(neighbour, rng.integers(2**63), samples), edges
+    )
     enough = (on_data >= 100) & (on_neighbour >= 100)
-    loss[name] = np.where(enough, np.log(np.maximum(on_data, 1) /
-                                         np.maximum(on_neighbour, 1)), np.nan)
+    loss[name] = np.where(
+        enough, np.log(np.maximum(on_data, 1) / np.maximum(on_neighbour, 1)), np.nan
+    )
 
 # %%
 # The audits
@@ -79,10 +88,19 @@ for name, mechanism in (("privtab Laplace, scale 1", correct_laplace),
 # produce and the other cannot (``floating-point side channel``, Mironov 2012).
 # The seed makes the page reproducible.
 results = {}
-for name, mechanism in (("privtab Laplace, scale 1", correct_laplace),
-                        ("numpy Laplace, scale 0.5", half_scale_laplace)):
-    results[name] = audit_mechanism(mechanism, data, neighbour, epsilon=EPSILON,
-                                    runs=100_000, vectorized=True, random_state=0)
+for name, mechanism in (
+    ("privtab Laplace, scale 1", correct_laplace),
+    ("numpy Laplace, scale 0.5", half_scale_laplace),
+):
+    results[name] = audit_mechanism(
+        mechanism,
+        data,
+        neighbour,
+        epsilon=EPSILON,
+        runs=100_000,
+        vectorized=True,
+        random_state=0,
+    )
     print(f"{name}: {results[name].verdict}")
 
 # %%
@@ -95,8 +113,12 @@ fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=Tr
 for name, values in loss.items():
     left.plot(centres, values, marker="o", markersize=3, label=name)
 for bound in (EPSILON, -EPSILON):
-    left.axhline(bound, color="black", linestyle="--",
-                 label="claimed ε = 1" if bound > 0 else None)
+    left.axhline(
+        bound,
+        color="black",
+        linestyle="--",
+        label="claimed ε = 1" if bound > 0 else None,
+    )
 left.set_xlabel("released sum")
 left.set_ylabel("log P[output | D] / P[output | D′]")
 left.legend(fontsize=8)
@@ -106,11 +128,13 @@ width = 0.38
 for i, (name, result) in enumerate(results.items()):
     found = {bound.name: bound.epsilon_lower for bound in result.by_family}
     heights = [found.get(family, 0.0) for family in families]
-    right.bar(np.arange(len(families)) + (i - 0.5) * width, heights, width=width,
-              label=name)
+    right.bar(
+        np.arange(len(families)) + (i - 0.5) * width, heights, width=width, label=name
+    )
 right.axhline(EPSILON, color="black", linestyle="--", label="claimed ε = 1")
-right.set_xticks(range(len(families)), ["noise scale\n(thresholds)",
-                                        "floating-point\nside channel"])
+right.set_xticks(
+    range(len(families)), ["noise scale\n(thresholds)", "floating-point\nside channel"]
+)
 right.set_ylabel("ε_lower at 95 % confidence")
 right.legend(fontsize=8)
 plt.show()
@@ -123,8 +147,9 @@ plt.show()
 # Laplace has a loss of ±2 across most outputs, and its audit proves the claim false
 # in two ways at once: thresholds on the output give a bound near 2 (the noise is
 # too small), and its floating-point outputs can be told apart by their low-order
-# bits whatever the scale (Mironov 2012), with a bound near 8. privtab's mechanisms add noise on a grid
-# with exact integer sampling, so that family finds nothing to exploit in them.
+# bits whatever the scale (Mironov 2012), with a bound near 8. privtab's mechanisms
+# add noise on a grid with exact integer sampling, so that family finds nothing to
+# exploit in them.
 #
 # An audit can only refute a claim: passing it for one pair of data sets does not
 # prove the mechanism private. Audit your own mechanisms, or privtab's with your

@@ -49,13 +49,15 @@ print("context of education:", [columns[j] for j in dilca.contexts_[education]])
 # ledger lists both steps of every attribute. The seed makes the page reproducible;
 # a real release leaves ``random_state=None``.
 accountant = pt.BudgetAccountant(1.0)
-private = pt.DPDILCA(1.0, method="max_relevance", accountant=accountant,
-                     random_state=0).fit(X)
+private = pt.DPDILCA(
+    1.0, method="max_relevance", accountant=accountant, random_state=0
+).fit(X)
 for entry in private.privacy_ledger_[2 * education : 2 * education + 2]:
     print(f"{entry.epsilon:.4f}  {entry.label}")
 print(f"... {len(private.privacy_ledger_)} entries, {accountant.spent:g} spent in all")
-print("private context of education:",
-      [columns[j] for j in private.contexts_[education]])
+print(
+    "private context of education:", [columns[j] for j in private.contexts_[education]]
+)
 
 # %%
 # Education as a heat map
@@ -75,9 +77,10 @@ maps = {
 }
 largest = max(distances.max() for distances in maps.values())
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), constrained_layout=True)
-for ax, (title, distances) in zip(axes, maps.items()):
-    image = ax.imshow(distances[np.ix_(order, order)], cmap="viridis", vmin=0,
-                      vmax=largest)
+for ax, (title, distances) in zip(axes, maps.items(), strict=True):
+    image = ax.imshow(
+        distances[np.ix_(order, order)], cmap="viridis", vmin=0, vmax=largest
+    )
     ax.set_xticks(range(len(order)), school_order, rotation=90, fontsize=7)
     ax.set_yticks(range(len(order)), school_order, fontsize=7)
     ax.set_xlabel("education")
@@ -98,6 +101,7 @@ plt.show()
 # rare levels, whose true distances are small, the noise lifts every distance to
 # about 0.1, as large as the signal.
 
+
 # %%
 # How close the private metric gets, against ε
 # --------------------------------------------
@@ -112,7 +116,9 @@ def correlation_with_dilca(model):
             continue
         upper = np.triu_indices(cardinality, k=1)
         reference = dilca.distance_matrix(j)[upper]
-        correlations.append(np.corrcoef(reference, model.distance_matrix(j)[upper])[0, 1])
+        correlations.append(
+            np.corrcoef(reference, model.distance_matrix(j)[upper])[0, 1]
+        )
     return np.mean(correlations)
 
 
@@ -124,8 +130,12 @@ correlations = {method: np.empty((len(epsilons), REPEATS)) for method in methods
 for method, runs in correlations.items():
     for i, epsilon in enumerate(epsilons):
         for r in range(REPEATS):
-            model = pt.DPDILCA(epsilon, method=method, random_state=next(seeds),
-                               accountant=pt.BudgetAccountant(epsilon)).fit(X)
+            model = pt.DPDILCA(
+                epsilon,
+                method=method,
+                random_state=next(seeds),
+                accountant=pt.BudgetAccountant(epsilon),
+            ).fit(X)
             runs[i, r] = correlation_with_dilca(model)
 
 fig, ax = plt.subplots(figsize=(6.5, 4.2), constrained_layout=True)
@@ -153,5 +163,7 @@ plt.show()
 # DP-MaxRelevance picks a context of fixed size by relevance and converges to a
 # slightly different metric. Fewer records, or attributes with many rare values,
 # need a larger ε for the same fidelity.
-final = {method: runs[epsilons.index(1.0)].mean() for method, runs in correlations.items()}
+final = {
+    method: runs[epsilons.index(1.0)].mean() for method, runs in correlations.items()
+}
 print("mean correlation at ε = 1:", {methods[m]: round(c, 3) for m, c in final.items()})

@@ -40,7 +40,10 @@ signal = factors[:, 0] + factors[:, 1] - 0.8 * factors[:, 2]
 y = np.where(signal + 0.5 * rng.normal(size=n) > 0, 1, 0)
 X_train, X_test, y_train, y_test = X[:2000], X[2000:], y[:2000], y[2000:]
 BOUNDS = (-4.0, 4.0)
-print("correlation of a1 and a2:", np.corrcoef(X_train[:, 0], X_train[:, 1])[0, 1].round(2))
+print(
+    "correlation of a1 and a2:",
+    np.corrcoef(X_train[:, 0], X_train[:, 1])[0, 1].round(2),
+)
 
 # %%
 # The budget and the settings
@@ -54,11 +57,17 @@ print("correlation of a1 and a2:", np.corrcoef(X_train[:, 0], X_train[:, 1])[0, 
 # ``correlation="data"``, multiplies the noise by a factor computed from the records
 # themselves without noise, which this guarantee does not cover.
 EPSILON_SELECTION = 2.0
-settings = dict(bounds=BOUNDS, training="objective", correlation="none",
-                max_refits=4, classes=[0, 1])
+settings = dict(
+    bounds=BOUNDS,
+    training="objective",
+    correlation="none",
+    max_refits=4,
+    classes=[0, 1],
+)
 accountant = pt.BudgetAccountant(5.0)
-selector = pt.DPFSDR(EPSILON_SELECTION, 3.0, accountant=accountant, random_state=0,
-                     **settings).fit(X_train, y_train)
+selector = pt.DPFSDR(
+    EPSILON_SELECTION, 3.0, accountant=accountant, random_state=0, **settings
+).fit(X_train, y_train)
 print("chosen:", [names[j] for j in selector.selection_order_])
 print(f"held-out accuracy: {selector.score(X_test, y_test):.3f}")
 print(accountant.report())
@@ -72,11 +81,16 @@ print(accountant.report())
 baselines = {}
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    for name, estimator in (("DFS", pt.DPFS), ("DFS with dynamic relevance", pt.DPFSDR)):
+    for name, estimator in (
+        ("DFS", pt.DPFS),
+        ("DFS with dynamic relevance", pt.DPFSDR),
+    ):
         model = estimator(None, None, **settings).fit(X_train, y_train)
         baselines[name] = model.score(X_test, y_test)
-        print(f"{name}: {[names[j] for j in model.selection_order_]}, "
-              f"held-out accuracy {baselines[name]:.3f}")
+        print(
+            f"{name}: {[names[j] for j in model.selection_order_]}, "
+            f"held-out accuracy {baselines[name]:.3f}"
+        )
 for warning in caught[:2]:
     print("warning:", warning.message)
 
@@ -94,8 +108,11 @@ for name, estimator in (("DPFS", pt.DPFS), ("DPFSDR", pt.DPFSDR)):
     for i, epsilon in enumerate(epsilons):
         for r in range(REPEATS):
             model = estimator(
-                EPSILON_SELECTION, epsilon, random_state=next(seeds),
-                accountant=pt.BudgetAccountant(EPSILON_SELECTION + epsilon), **settings,
+                EPSILON_SELECTION,
+                epsilon,
+                random_state=next(seeds),
+                accountant=pt.BudgetAccountant(EPSILON_SELECTION + epsilon),
+                **settings,
             ).fit(X_train, y_train)
             accuracy[name][i, r] = model.score(X_test, y_test)
             n_chosen[name][i, r] = len(model.selection_order_)
@@ -109,20 +126,26 @@ def plot_with_band(ax, x, runs, label, color):
 
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
-for (name, runs), color in zip(accuracy.items(), ("C0", "C1")):
+for (name, runs), color in zip(accuracy.items(), ("C0", "C1"), strict=True):
     plot_with_band(left, epsilons, runs, name, color)
     plot_with_band(right, epsilons, n_chosen[name], name, color)
-for (name, score), color in zip(baselines.items(), ("C0", "C1")):
+for (name, score), color in zip(baselines.items(), ("C0", "C1"), strict=True):
     left.axhline(score, color=color, linestyle="--", label=f"{name} (not private)")
-left.axhline(max(y_test.mean(), 1 - y_test.mean()), color="grey", linestyle=":",
-             label="majority class")
+left.axhline(
+    max(y_test.mean(), 1 - y_test.mean()),
+    color="grey",
+    linestyle=":",
+    label="majority class",
+)
 left.set_ylabel("held-out accuracy")
 left.legend(fontsize=8, loc="lower right")
 right.set_ylabel("features selected")
 right.legend(fontsize=8)
 for ax in (left, right):
     ax.set_xscale("log")
-    ax.set_xlabel(f"ε₂ (SVM training budget; ε₁ = {EPSILON_SELECTION:g} for the ranking)")
+    ax.set_xlabel(
+        f"ε₂ (SVM training budget; ε₁ = {EPSILON_SELECTION:g} for the ranking)"
+    )
 fig.suptitle(f"Synthetic correlated features, {len(y_train)} training records")
 plt.show()
 
@@ -146,13 +169,23 @@ plt.show()
 for epsilon_selection in (2.0, 10.0):
     for name, estimator in (("DPFS", pt.DPFS), ("DPFSDR", pt.DPFSDR)):
         scores = [
-            estimator(epsilon_selection, 3.0, random_state=next(seeds),
-                      accountant=pt.BudgetAccountant(epsilon_selection + 3.0),
-                      **settings).fit(X_train, y_train).score(X_test, y_test)
+            estimator(
+                epsilon_selection,
+                3.0,
+                random_state=next(seeds),
+                accountant=pt.BudgetAccountant(epsilon_selection + 3.0),
+                **settings,
+            )
+            .fit(X_train, y_train)
+            .score(X_test, y_test)
             for _ in range(REPEATS)
         ]
-        print(f"ε₁ = {epsilon_selection:g}, ε₂ = 3, {name}: mean held-out accuracy "
-              f"{np.mean(scores):.3f}")
+        print(
+            f"ε₁ = {epsilon_selection:g}, ε₂ = 3, {name}: mean held-out accuracy "
+            f"{np.mean(scores):.3f}"
+        )
 for name, runs in accuracy.items():
-    print(f"{name}: mean held-out accuracy {runs[0].mean():.3f} at ε₂ = {epsilons[0]:g}, "
-          f"{runs[-1].mean():.3f} at ε₂ = {epsilons[-1]:g}")
+    print(
+        f"{name}: mean held-out accuracy {runs[0].mean():.3f} at ε₂ = {epsilons[0]:g}, "
+        f"{runs[-1].mean():.3f} at ε₂ = {epsilons[-1]:g}"
+    )

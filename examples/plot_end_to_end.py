@@ -52,8 +52,14 @@ seeds = np.random.SeedSequence(7).spawn(3)
 # 2. Select
 # ---------
 # PrivateKD spends ε/k on each of its k rounds of the exponential mechanism.
-selector = pt.PrivateKD(4, 0.5, classes=classes, accountant=accountant,
-                        random_state=seeds[0], label="select 4 predictors")
+selector = pt.PrivateKD(
+    4,
+    0.5,
+    classes=classes,
+    accountant=accountant,
+    random_state=seeds[0],
+    label="select 4 predictors",
+)
 selector.fit(table.select(predictors), train["income"])
 chosen = [predictors[j] for j in selector.selection_order_]
 print("chosen:", chosen)
@@ -67,13 +73,19 @@ print(f"remaining budget: {accountant.remaining:g}")
 # Only cells whose noisy count clears the threshold are kept, and the domain is
 # never enumerated, so the cost does not grow with its size.
 histogram = pt.thresholded_histogram(
-    table.select([*chosen, "income"]), None, 1.0, accountant=accountant,
-    random_state=seeds[1], label="histogram of the chosen columns and income",
+    table.select([*chosen, "income"]),
+    None,
+    1.0,
+    accountant=accountant,
+    random_state=seeds[1],
+    label="histogram of the chosen columns and income",
 )
 records = histogram.to_records()
 X_synthetic, y_synthetic = records[:, :-1], records[:, -1]
-print(f"{len(histogram)} cells kept of {histogram.domain_size}; "
-      f"{len(records)} synthetic records (from {len(train)} real ones)")
+print(
+    f"{len(histogram)} cells kept of {histogram.domain_size}; "
+    f"{len(records)} synthetic records (from {len(train)} real ones)"
+)
 
 # %%
 # 4. Train
@@ -96,8 +108,13 @@ y_test = held_out.codes[:, income]
 on_synthetic = LogisticRegression(max_iter=1000)
 on_synthetic.fit(one_hot.transform(X_synthetic), y_synthetic)
 dp_model = pt.DPLogisticRegression(
-    0.5, C=0.1, data_norm=2.0, classes=[0, 1], accountant=accountant,
-    random_state=seeds[2], label="DP logistic regression on the chosen columns",
+    0.5,
+    C=0.1,
+    data_norm=2.0,
+    classes=[0, 1],
+    accountant=accountant,
+    random_state=seeds[2],
+    label="DP logistic regression on the chosen columns",
 ).fit(X_real, y_real)
 
 # %%
@@ -137,23 +154,40 @@ accuracy = {
 for name, value in accuracy.items():
     print(f"{name.replace(chr(10), ' ')}: {value:.3f}")
 
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True,
-                                  gridspec_kw={"width_ratios": [1.1, 1]})
+fig, (left, right) = plt.subplots(
+    1,
+    2,
+    figsize=(11, 4.2),
+    constrained_layout=True,
+    gridspec_kw={"width_ratios": [1.1, 1]},
+)
 labels = [entry.label for entry in accountant.ledger]
 spent = [entry.epsilon for entry in accountant.ledger]
 left.barh(range(len(labels)), spent, color="C0")
-left.set_yticks(range(len(labels)), [label.replace(" on ", "\non ").replace(
-    " of ", "\nof ") for label in labels], fontsize=8)
+left.set_yticks(
+    range(len(labels)),
+    [label.replace(" on ", "\non ").replace(" of ", "\nof ") for label in labels],
+    fontsize=8,
+)
 left.invert_yaxis()
 left.set_xlabel("ε spent")
 left.set_title(f"ledger: {accountant.spent:g} of {accountant.epsilon:g} spent")
-bars = right.bar(range(len(accuracy)), list(accuracy.values()),
-                 color=["C0", "C1", "grey"])
+bars = right.bar(
+    range(len(accuracy)), list(accuracy.values()), color=["C0", "C1", "grey"]
+)
 right.bar_label(bars, fmt="%.3f", label_type="center", color="white")
-right.axhline(reference_accuracy, color="black", linestyle="--",
-              label="not private, all 14 predictors")
-right.axhline(max(np.mean(y_test == c) for c in (0, 1)), color="grey", linestyle=":",
-              label="majority class")
+right.axhline(
+    reference_accuracy,
+    color="black",
+    linestyle="--",
+    label="not private, all 14 predictors",
+)
+right.axhline(
+    max(np.mean(y_test == c) for c in (0, 1)),
+    color="grey",
+    linestyle=":",
+    label="majority class",
+)
 right.set_xticks(range(len(accuracy)), list(accuracy), fontsize=8)
 right.set_ylim(0.5, 0.9)
 right.set_ylabel("held-out accuracy")

@@ -32,8 +32,10 @@ y = adult.target.to_numpy()
 order = np.random.default_rng(0).permutation(len(y))
 train, test = order[:20_000], order[20_000:]
 B_train, y_train, B_test, y_test = B[train], y[train], B[test], y[test]
-print(f"AC of all {B.shape[1]} features on the training records:",
-      pt.containment_anonymity(B_train).min())
+print(
+    f"AC of all {B.shape[1]} features on the training records:",
+    pt.containment_anonymity(B_train).min(),
+)
 
 # %%
 # The full table is only 1-AC: some combination of features is held by a single
@@ -45,7 +47,7 @@ def held_out_accuracy(features):
     features = np.asarray(features)
     if features.size == 0:
         return max(y_test.mean(), 1 - y_test.mean())
-    model = LogisticRegression(max_iter=1000)
+    model = LogisticRegression(solver="newton-cholesky", max_iter=1000)
     model.fit(B_train[:, features], y_train)
     return model.score(B_test[:, features], y_test)
 
@@ -85,10 +87,15 @@ for name in methods:
     left.plot(ks, n_kept[name], marker="o", label=name)
     right.plot(ks, accuracy[name], marker="o", label=name)
 left.axhline(B.shape[1], color="black", linestyle="--", label="all features (AC = 1)")
-right.axhline(all_features, color="black", linestyle="--",
-              label="all features (AC = 1)")
-right.axhline(max(y_test.mean(), 1 - y_test.mean()), color="grey", linestyle=":",
-              label="majority class")
+right.axhline(
+    all_features, color="black", linestyle="--", label="all features (AC = 1)"
+)
+right.axhline(
+    max(y_test.mean(), 1 - y_test.mean()),
+    color="grey",
+    linestyle=":",
+    label="majority class",
+)
 left.set_ylabel("features kept")
 right.set_ylabel("held-out accuracy (logistic regression)")
 for ax in (left, right):
@@ -113,5 +120,7 @@ plt.show()
 # a curve like this one. k-AC says nothing about what the released values reveal
 # about a sensitive attribute; for that, use one of the DP releases
 # (:class:`privtab.LaplaceDPRelease`, :class:`privtab.ExponentialDPRelease`).
-gain = np.array(n_kept["k-AC, greedy Ham"]) - np.array(n_kept["k-anonymity, greedy Ham"])
+gain = np.array(n_kept["k-AC, greedy Ham"]) - np.array(
+    n_kept["k-anonymity, greedy Ham"]
+)
 print("features kept by k-AC beyond k-anonymity (greedy Ham), per k:", gain)

@@ -33,7 +33,7 @@ adult = pt.datasets.load_adult()
 columns = ["age", "education-num", "hours-per-week", "capital-gain"]
 X = adult.frame[columns].to_numpy(dtype=float)
 bounds = [adult.bounds[c] for c in columns]
-print(f"{len(X)} records; bounds: {dict(zip(columns, bounds))}")
+print(f"{len(X)} records; bounds: {dict(zip(columns, bounds, strict=True))}")
 
 # %%
 # One release and its ledger
@@ -44,8 +44,9 @@ print(f"{len(X)} records; bounds: {dict(zip(columns, bounds))}")
 # accountant's report keeps ε-DP and ε-iDP apart. The seed is fixed for the page
 # only.
 accountant = pt.BudgetAccountant(1.0)
-masker = pt.MicroaggregationMasker(10, 1.0, mechanism="idp_cbls", bounds=bounds,
-                                   accountant=accountant, random_state=0)
+masker = pt.MicroaggregationMasker(
+    10, 1.0, mechanism="idp_cbls", bounds=bounds, accountant=accountant, random_state=0
+)
 X_masked = masker.fit_transform(X)
 print(accountant.report())
 print("first record:", X[0], "->", X_masked[0].round(1))
@@ -68,7 +69,11 @@ def centroids_only(X, k):
     return out
 
 
-mechanisms = {"dp": "DP (ε-DP)", "idp_ls": "iDP-LS (ε-iDP)", "idp_cbls": "iDP-CBLS (ε-iDP)"}
+mechanisms = {
+    "dp": "DP (ε-DP)",
+    "idp_ls": "iDP-LS (ε-iDP)",
+    "idp_cbls": "iDP-CBLS (ε-iDP)",
+}
 REPEATS = 3
 seeds = iter(np.random.SeedSequence(2016).spawn(1000))
 
@@ -77,8 +82,12 @@ def mean_sse_runs(mechanism, k, epsilon):
     runs = []
     for _ in range(REPEATS):
         release = pt.MicroaggregationMasker(
-            k, epsilon, mechanism=mechanism, bounds=bounds,
-            accountant=pt.BudgetAccountant(epsilon), random_state=next(seeds),
+            k,
+            epsilon,
+            mechanism=mechanism,
+            bounds=bounds,
+            accountant=pt.BudgetAccountant(epsilon),
+            random_state=next(seeds),
         ).fit_transform(X)
         runs.append(pt.mean_sse(X, release))
     return runs
@@ -91,7 +100,9 @@ floor_by_k = [pt.mean_sse(X, centroids_only(X, k)) for k in ks]
 
 epsilons = [0.1, 0.3, 1.0, 3.0, 10.0]
 K = 20
-by_epsilon = {m: np.array([mean_sse_runs(m, K, e) for e in epsilons]) for m in mechanisms}
+by_epsilon = {
+    m: np.array([mean_sse_runs(m, K, e) for e in epsilons]) for m in mechanisms
+}
 floor_at_K = pt.mean_sse(X, centroids_only(X, K))
 
 
@@ -106,10 +117,12 @@ fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=Tr
 for mechanism, name in mechanisms.items():
     plot_with_band(left, ks, by_k[mechanism], name)
     plot_with_band(right, epsilons, by_epsilon[mechanism], name)
-left.plot(ks, floor_by_k, color="black", linestyle="--",
-          label="microaggregation, no noise")
-right.axhline(floor_at_K, color="black", linestyle="--",
-              label="microaggregation, no noise")
+left.plot(
+    ks, floor_by_k, color="black", linestyle="--", label="microaggregation, no noise"
+)
+right.axhline(
+    floor_at_K, color="black", linestyle="--", label="microaggregation, no noise"
+)
 left.set_xlabel("k (minimum cluster size)")
 left.set_title(f"ε = {EPSILON:g}")
 right.set_xlabel("ε (total for the table)")
@@ -141,4 +154,6 @@ plt.show()
 # required (see the limitations in the user guide), and report it as ε-iDP, never
 # as ε-DP.
 ratio = by_k["dp"].mean(axis=1) / by_k["idp_cbls"].mean(axis=1)
-print(f"DP / iDP-CBLS mean SSE at ε = 1: {ratio.min():.0f}x to {ratio.max():.0f}x over k")
+print(
+    f"DP / iDP-CBLS mean SSE at ε = 1: {ratio.min():.0f}x to {ratio.max():.0f}x over k"
+)

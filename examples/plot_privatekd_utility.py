@@ -39,7 +39,8 @@ predictors = adult.feature_names
 encoder = pt.TableEncoder(domains=adult.domains, bounds=adult.bounds, bins=4)
 table = encoder.fit_transform(frame)
 X = table.select(predictors)
-y = frame["income"].to_numpy()
+# The label as its code in the declared list ["<=50K", ">50K"]: 1 is a high income.
+y = table.codes[:, table.column_index("income")]
 cardinalities = np.asarray(X.cardinalities)
 
 train, test = train_test_split(
@@ -47,7 +48,10 @@ train, test = train_test_split(
 )
 X_train, y_train = X.codes[train], y[train]
 X_test, y_test = X.codes[test], y[test]
-print(f"{len(train)} training and {len(test)} held-out records, {len(predictors)} predictors")
+print(
+    f"{len(train)} training and {len(test)} held-out records, "
+    f"{len(predictors)} predictors"
+)
 
 # %%
 # The non-private reference
@@ -56,18 +60,25 @@ print(f"{len(train)} training and {len(test)} held-out records, {len(predictors)
 # discernibility. Its first four attributes are the target of the private selection.
 K = 4
 greedy = pt.greedy_discernibility(X_train, y_train, K, cardinalities=cardinalities)
-F_all = pt.discernibility(X_train, y_train, np.arange(len(predictors)),
-                          cardinalities=cardinalities)
+F_all = pt.discernibility(
+    X_train, y_train, np.arange(len(predictors)), cardinalities=cardinalities
+)
+
+
+discernibility_of = {}
 
 
 def relative_discernibility(features):
-    """F(S) / F(A) on the training records."""
-    return pt.discernibility(X_train, y_train, features,
-                             cardinalities=cardinalities) / F_all
+    """F(S) / F(A) on the training records (computed once per set of features)."""
+    key = tuple(sorted(int(j) for j in features))
+    if key not in discernibility_of:
+        F = pt.discernibility(X_train, y_train, key, cardinalities=cardinalities)
+        discernibility_of[key] = F / F_all
+    return discernibility_of[key]
 
 
 accuracy_of = {}
-mostly_high = np.mean(y_train == ">50K") > 0.5
+mostly_high = np.mean(y_train == 1) > 0.5
 
 
 def held_out_accuracy(features):
@@ -82,13 +93,13 @@ def held_out_accuracy(features):
         train_cells = pt.mixed_radix_encode(X_train[:, key], radix)
         test_cells = pt.mixed_radix_encode(X_test[:, key], radix)
         cells, cell_of_record = np.unique(train_cells, return_inverse=True)
-        positives = np.bincount(cell_of_record, weights=y_train == ">50K")
+        positives = np.bincount(cell_of_record, weights=y_train == 1)
         totals = np.bincount(cell_of_record)
         cell_says_high = positives > totals / 2
         where = np.searchsorted(cells, test_cells).clip(max=len(cells) - 1)
         seen = cells[where] == test_cells
         predicted_high = np.where(seen, cell_says_high[where], mostly_high)
-        accuracy_of[key] = np.mean(predicted_high == (y_test == ">50K"))
+        accuracy_of[key] = np.mean(predicted_high == (y_test == 1))
     return accuracy_of[key]
 
 
@@ -110,15 +121,20 @@ print(f"F(S)/F(A) = {greedy_F:.3f}, held-out accuracy = {greedy_accuracy:.3f}")
 epsilons = np.geomspace(0.005, 5.0, 7)
 REPEATS = 8
 seeds = np.random.SeedSequence(2012).spawn(len(epsilons) * REPEATS)
-classes = adult.domains["income"]  # the public label set
+classes = [0, 1]  # the codes of the public label set
 F_runs = np.empty((len(epsilons), REPEATS))
 accuracy_runs = np.empty_like(F_runs)
 same_as_greedy = np.empty_like(F_runs, dtype=bool)
 for i, epsilon in enumerate(epsilons):
     for r in range(REPEATS):
         accountant = pt.BudgetAccountant(epsilon)
-        selector = pt.PrivateKD(K, epsilon, classes=classes, accountant=accountant,
-                                random_state=seeds[i * REPEATS + r])
+        selector = pt.PrivateKD(
+            K,
+            epsilon,
+            classes=classes,
+            accountant=accountant,
+            random_state=seeds[i * REPEATS + r],
+        )
         selector.fit(X_train, y_train, cardinalities=cardinalities)
         F_runs[i, r] = relative_discernibility(selector.selection_order_)
         accuracy_runs[i, r] = held_out_accuracy(selector.selection_order_)
@@ -150,8 +166,9 @@ plot_with_band(left, epsilons, F_runs, f"PrivateKD, k = {K}")
 left.axhline(greedy_F, color="black", linestyle="--", label="non-private greedy")
 left.set_ylabel("F(S) / F(A)")
 plot_with_band(right, epsilons, accuracy_runs, f"PrivateKD, k = {K}")
-right.axhline(greedy_accuracy, color="black", linestyle="--",
-              label="non-private greedy")
+right.axhline(
+    greedy_accuracy, color="black", linestyle="--", label="non-private greedy"
+)
 right.axhline(majority, color="grey", linestyle=":", label="majority class")
 right.set_ylabel("held-out accuracy (majority label per cell)")
 for ax in (left, right):
@@ -165,7 +182,7 @@ plt.show()
 # Reading the figure
 # ------------------
 # The share of selections that picked the greedy set of attributes grows with ε:
-for epsilon, same in zip(epsilons, same_as_greedy):
+for epsilon, same in zip(epsilons, same_as_greedy, strict=True):
     print(f"ε = {epsilon:6.3f}: {same.mean():4.0%} of the runs chose the greedy set")
 
 # %%

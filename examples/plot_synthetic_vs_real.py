@@ -33,8 +33,9 @@ import privtab as pt
 adult = pt.datasets.load_adult()
 frame = adult.frame.dropna()
 predictors = adult.feature_names
-train, test = train_test_split(frame, test_size=0.3, random_state=0,
-                               stratify=frame["income"])
+train, test = train_test_split(
+    frame, test_size=0.3, random_state=0, stratify=frame["income"]
+)
 encoder = pt.TableEncoder(
     domains={c: adult.domains[c] for c in predictors if c in adult.domains},
     bounds=adult.bounds,
@@ -80,14 +81,20 @@ print(f"logistic regression on the real training records: {real_accuracy:.3f}")
 # and γ·ε for the histogram. The seed is fixed for a
 # reproducible page; a real release leaves ``random_state=None``.
 accountant = pt.BudgetAccountant(1.0)
-model = pt.ProjectedHistogram(1.0, classes=classes, accountant=accountant,
-                              random_state=1)
+model = pt.ProjectedHistogram(
+    1.0, classes=classes, accountant=accountant, random_state=1
+)
 model.fit(X_train, y_train)
 X_syn, y_syn = model.synthetic(decode=False)
 chosen = model.selection_order_
-print(f"k = {model.n_features_}: {[predictors[j] for j in chosen]}, γ = {model.gamma_:.3f}")
-print(f"{len(X_syn)} synthetic records from {len(model.histogram_)} kept cells, "
-      f"threshold τ = {model.histogram_.threshold:.1f}")
+print(
+    f"k = {model.n_features_}: {[predictors[j] for j in chosen]}, "
+    f"γ = {model.gamma_:.3f}"
+)
+print(
+    f"{len(X_syn)} synthetic records from {len(model.histogram_)} kept cells, "
+    f"threshold τ = {model.histogram_.threshold:.1f}"
+)
 for entry in model.privacy_ledger_:
     print(f"{entry.epsilon:.4f}  {entry.label}")
 print(f"{accountant.spent:.4f}  spent of {accountant.epsilon:g}")
@@ -107,7 +114,9 @@ projected_runs = np.empty_like(synthetic_runs)
 for i, epsilon in enumerate(epsilons):
     for r in range(REPEATS):
         release = pt.ProjectedHistogram(
-            epsilon, classes=classes, accountant=pt.BudgetAccountant(epsilon),
+            epsilon,
+            classes=classes,
+            accountant=pt.BudgetAccountant(epsilon),
             random_state=seeds[i * REPEATS + r],
         ).fit(X_train, y_train)
         codes, labels = release.synthetic(decode=False)
@@ -132,8 +141,9 @@ def plot_with_band(ax, x, runs, label, **style):
 # repeated releases). Right: the share of incomes above 50K in each category of the
 # first chosen attribute, in the real training records and in the synthetic records
 # of the release above (ε = 1) and of one at ε = 10.
-strong = pt.ProjectedHistogram(10.0, classes=classes, accountant=pt.BudgetAccountant(10.0),
-                               random_state=2).fit(X_train, y_train)
+strong = pt.ProjectedHistogram(
+    10.0, classes=classes, accountant=pt.BudgetAccountant(10.0), random_state=2
+).fit(X_train, y_train)
 first = chosen[0]
 categories = X_train.categories[first]
 
@@ -157,14 +167,24 @@ if strong.selection_order_[0] == first:
     shares["synthetic, ε = 10"] = share_high(strong_codes, strong_labels, 0)
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
-plot_with_band(left, epsilons, synthetic_runs, "trained on synthetic records",
-               color="C0")
-plot_with_band(left, epsilons, projected_runs,
-               "trained on real records, same columns", color="C1")
-left.axhline(real_accuracy, color="black", linestyle="--",
-             label="trained on real records, all columns")
-left.axhline(max(np.mean(y_test == c) for c in classes), color="grey",
-             linestyle=":", label="majority class")
+plot_with_band(
+    left, epsilons, synthetic_runs, "trained on synthetic records", color="C0"
+)
+plot_with_band(
+    left, epsilons, projected_runs, "trained on real records, same columns", color="C1"
+)
+left.axhline(
+    real_accuracy,
+    color="black",
+    linestyle="--",
+    label="trained on real records, all columns",
+)
+left.axhline(
+    max(np.mean(y_test == c) for c in classes),
+    color="grey",
+    linestyle=":",
+    label="majority class",
+)
 left.set_xscale("log")
 left.set_xlabel("ε (total for the release)")
 left.set_ylabel("held-out accuracy")
@@ -172,10 +192,12 @@ left.legend(loc="lower right")
 positions = np.arange(len(categories))
 width = 0.8 / len(shares)
 for i, (name, share) in enumerate(shares.items()):
-    right.bar(positions + (i - (len(shares) - 1) / 2) * width, share, width=width,
-              label=name)
-right.set_xticks(positions, [str(c) for c in categories], rotation=60, ha="right",
-                 fontsize=8)
+    right.bar(
+        positions + (i - (len(shares) - 1) / 2) * width, share, width=width, label=name
+    )
+right.set_xticks(
+    positions, [str(c) for c in categories], rotation=60, ha="right", fontsize=8
+)
 right.set_xlabel(predictors[first])
 right.set_ylabel("share with income > 50K")
 right.set_ylim(0, 0.75)
@@ -200,5 +222,8 @@ plt.show()
 # the threshold is ten times lower and the shares come close to the real ones.
 # Relations between rare values need a larger ε, or fewer cells (fewer columns,
 # coarser bins), than the bulk of the distribution.
-gap = projected_runs[epsilons.index(1.0)].mean() - synthetic_runs[epsilons.index(1.0)].mean()
+gap = (
+    projected_runs[epsilons.index(1.0)].mean()
+    - synthetic_runs[epsilons.index(1.0)].mean()
+)
 print(f"ε = 1: real minus synthetic accuracy, same columns: {gap:.3f}")
