@@ -18,7 +18,7 @@ half the scale the sensitivity requires, a classic bug.
 # %%
 # A neighbouring pair that stresses a sum
 # ---------------------------------------
-# :mod:`privtab.audit.pairs` builds the pairs that push each mechanism to its
+# ``privtab.audit.pairs`` builds the pairs that push each mechanism to its
 # limit. For a sum it is a record moved from one end of the domain to the other,
 # which changes the sum by exactly its sensitivity, 1.
 import matplotlib.pyplot as plt
@@ -153,6 +153,6 @@ plt.show()
 #
 # An audit can only refute a claim: passing it for one pair of data sets does not
 # prove the mechanism private. Audit your own mechanisms, or privtab's with your
-# settings, on the pairs of :mod:`privtab.audit.pairs` that stress them.
+# settings, on the pairs of ``privtab.audit.pairs`` that stress them.
 for name, result in results.items():
     print(f"{name}: ε_lower = {result.epsilon_lower:.2f}, passed = {result.passed}")

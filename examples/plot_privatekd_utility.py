@@ -24,7 +24,7 @@ smallest ε at which the selection is as good as the non-private one.
 # ----------------------------------------
 # The loader returns the categories of every categorical column and bounds for every
 # numeric one, taken from the data set's documentation, so encoding with them is
-# free of data-derived domains (no :class:`~privtab.exceptions.PrivacyLeakWarning`).
+# free of data-derived domains (no :class:`~privtab.PrivacyLeakWarning`).
 # The records with missing values are left out, and numeric columns are cut into
 # four equal-width bins of their declared range.
 import matplotlib.pyplot as plt
