@@ -7,8 +7,8 @@ table record by record. Each column is ranked and cut into clusters of ``k``
 consecutive values, and each record's value is replaced by its cluster's centroid
 plus Laplace noise calibrated to how much that centroid can change:
 
-* ``mechanism="dp"`` calibrates to the *global* sensitivity, (hi − lo)/|cluster|
-  from the declared bounds, and is ε-differentially private;
+* ``mechanism="dp"`` calibrates to the *global* sensitivity, the width hi − lo of
+  the declared bounds over the cluster's size, and is ε-differentially private;
 * ``"idp_ls"`` and ``"idp_cbls"`` calibrate to *local* sensitivities at the actual
   data and are ε-individually differentially private (iDP), a weaker guarantee:
   every person in the data gets the ε-DP protection, but only between this data set
