@@ -146,8 +146,8 @@ plt.show()
 # column. iDP-CBLS's sensitivity depends only on the cluster's own values (after
 # trimming its extremes), so it stays within a small factor of the floor at every k
 # and meets it from k ≈ 20 at ε = 1, or from ε ≈ 3 at k = 20. Against ε, the loss
-# falls as 1/ε² once the noise is small against the bounds; at small ε clamping
-# into the bounds caps it.
+# falls roughly as 1/ε² once the noise is small against the bounds; at small ε,
+# clamping into the bounds caps it.
 #
 # The gap between the DP and iDP curves is the price of the stronger guarantee.
 # Choose iDP only when protection relative to the data actually held is what is
