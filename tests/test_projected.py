@@ -716,6 +716,7 @@ def test_clone_and_params():
         "label": None,
         "max_cells": 10_000_000,
         "n_features": 2,
+        "n_threads": None,
         "noise": "discrete",
         "random_state": 3,
         "sigma": 0.1,

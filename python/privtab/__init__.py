@@ -13,6 +13,7 @@ from __future__ import annotations
 from privtab import audit, datasets
 from privtab._core import __version__
 from privtab._random import check_random_state
+from privtab._threads import kernel_threads, threads
 from privtab.accountant import (
     BudgetAccountant,
     LedgerEntry,
@@ -149,6 +150,7 @@ __all__ = [
     "greedy_discernibility",
     "ham_utility",
     "individual_ranking_clusters",
+    "kernel_threads",
     "laplace_mechanism",
     "lei_bandwidth",
     "lei_bins",
@@ -169,6 +171,7 @@ __all__ = [
     "set_default_accountant",
     "sse",
     "symmetric_uncertainty",
+    "threads",
     "thresholded_histogram",
     "use_accountant",
 ]

@@ -109,6 +109,11 @@ def mixed_radix_decode(
     n_threads: int | None = None,
 ) -> npt.NDArray[np.uint32]: ...
 
+# --- threads (rust/privtab-py/src/errors.rs) ---
+
+def set_block_threads(n_threads: int | None = None) -> int | None: ...
+def kernel_threads() -> int: ...
+
 # --- counts (rust/privtab-py/src/counts.rs) ---
 
 _KeyCounts = tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]

@@ -73,6 +73,13 @@ label : str, optional
     name and settings); ``privacy_ledger_`` lists the steps of the fit.
 """
 
+#: The ``n_threads`` parameter of an estimator whose methods run kernels.
+THREADS_PARAMETER = """\
+n_threads : int, optional
+    Threads of the kernels its methods run (default: those of the enclosing
+    :func:`privtab.threads` block, else every core); the result does not depend on it.
+"""
+
 #: What repeated fits cost: a paragraph of the Notes of every DP estimator.
 REFITS_NOTE = """\
 Refits. Every call of ``fit`` is a new release of the data, charged again, and so

@@ -25,9 +25,15 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
+from privtab._docstrings import (
+    LABEL_PARAMETER,
+    REFITS_NOTE,
+    THREADS_PARAMETER,
+    fill_doc,
+)
 from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState, check_random_state
+from privtab._threads import runs_on_threads
 from privtab._validation import (
     as_code_columns,
     check_labels,
@@ -284,7 +290,7 @@ def _check_largest_histogram(
         ) from None
 
 
-@fill_doc(label=LABEL_PARAMETER, refits=REFITS_NOTE)
+@fill_doc(label=LABEL_PARAMETER, refits=REFITS_NOTE, threads=THREADS_PARAMETER)
 class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
     """A DP histogram of the target and ``k`` privately chosen predictors.
 
@@ -322,6 +328,7 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         raises a ``ValueError``. ``None`` takes the set from ``y`` with
         ``numpy.unique`` and emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
     %(label)s
+    %(threads)s
 
     Attributes
     ----------
@@ -451,6 +458,7 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
         label: str | None = None,
+        n_threads: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.n_features = n_features
@@ -464,7 +472,9 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         self.accountant = accountant
         self.classes = classes
         self.label = label
+        self.n_threads = n_threads
 
+    @runs_on_threads
     def fit(self, X: Any, y: Any, *, cardinalities: Any = None) -> ProjectedHistogram:
         """Choose the predictors and release the histogram.
 
@@ -608,6 +618,7 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         self._finish_private_fit(run, "ProjectedHistogram", ledger)
         return self
 
+    @runs_on_threads
     def synthetic(self, *, decode: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Synthetic records: each kept cell replicated ``ceil(value - 0.5)`` times.
 

@@ -23,9 +23,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
+from privtab._docstrings import (
+    LABEL_PARAMETER,
+    REFITS_NOTE,
+    THREADS_PARAMETER,
+    fill_doc,
+)
 from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState
+from privtab._threads import runs_on_threads
 from privtab._validation import (
     as_code_columns,
     check_choice,
@@ -266,6 +272,7 @@ class _DistanceMixin:
         return np.sqrt(squared)
 
 
+@fill_doc(threads=THREADS_PARAMETER)
 class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
     """Context-based distances between categorical values (non-private DILCA).
 
@@ -279,6 +286,7 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         ``c`` iff ``SU(c, Y) > max_{s ∈ context} SU(c, s)``.
     sigma : float, default=1.0
         Multiplier of the mean for ``"mean_su"``; finite and > 0.
+    %(threads)s
 
     Attributes
     ----------
@@ -319,10 +327,18 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
            [1.4907, 0.    ]])
     """
 
-    def __init__(self, context: str = "mean_su", *, sigma: float = 1.0) -> None:
+    def __init__(
+        self,
+        context: str = "mean_su",
+        *,
+        sigma: float = 1.0,
+        n_threads: int | None = None,
+    ) -> None:
         self.context = context
         self.sigma = sigma
+        self.n_threads = n_threads
 
+    @runs_on_threads
     def fit(self, X: Any, y: Any = None, cardinalities: Any = None) -> DILCA:
         """Choose the context of every attribute and compute its distance matrix.
 
@@ -379,7 +395,7 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-@fill_doc(label=LABEL_PARAMETER, refits=REFITS_NOTE)
+@fill_doc(label=LABEL_PARAMETER, refits=REFITS_NOTE, threads=THREADS_PARAMETER)
 class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator):
     """Differentially private DILCA distances (DP-DILCA) for every attribute.
 
@@ -402,6 +418,7 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
     accountant : BudgetAccountant, optional
         Charged ε once, after success (default: the process-wide accountant).
     %(label)s
+    %(threads)s
 
     Attributes
     ----------
@@ -502,6 +519,7 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         label: str | None = None,
+        n_threads: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.method = method
@@ -510,7 +528,9 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
         self.random_state = random_state
         self.accountant = accountant
         self.label = label
+        self.n_threads = n_threads
 
+    @runs_on_threads
     def fit(self, X: Any, y: Any = None, cardinalities: Any = None) -> DPDILCA:
         """Learn ε-differentially private distances for every attribute of X.
 

@@ -1,6 +1,7 @@
 //! The one way a binding runs a kernel ([`run`]), and the mapping of core errors to the
 //! exception classes Python users catch.
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use privtab_core::Error;
@@ -14,6 +15,36 @@ pyo3::import_exception!(privtab.exceptions, DomainError);
 
 /// How often a waiting call looks for Ctrl-C.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+thread_local! {
+    /// The thread count of the calling thread's current `privtab.threads(n)` block.
+    static BLOCK_THREADS: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Sets the thread count that calls from this thread use when they are given none, and
+/// returns the one it replaces (`privtab.threads`: `None` is every thread of the pool).
+///
+/// The setting belongs to the calling OS thread, as Python's `with privtab.threads(n):`
+/// block does: other threads (a thread pool's workers, Dask's) keep their own.
+///
+/// # Errors
+/// `ValueError` when `n_threads` is 0.
+#[pyfunction]
+#[pyo3(signature = (n_threads=None))]
+pub(crate) fn set_block_threads(n_threads: Option<usize>) -> PyResult<Option<usize>> {
+    if n_threads == Some(0) {
+        return Err(PyValueError::new_err("n_threads must be >= 1, got 0"));
+    }
+    Ok(BLOCK_THREADS.with(|block| block.replace(n_threads)))
+}
+
+/// The number of threads a kernel called from this thread with no `n_threads` runs on
+/// (the block's, else the process pool's): what `privtab.threads` promises, observed
+/// through [`run`] itself.
+#[pyfunction]
+pub(crate) fn kernel_threads(py: Python<'_>) -> PyResult<usize> {
+    run(py, None, || Ok(rayon::current_num_threads()))
+}
 
 /// A core error on its way to Python.
 pub struct CoreError(pub Error);
@@ -42,8 +73,8 @@ pub fn mapped<T>(result: privtab_core::Result<T>) -> PyResult<T> {
 }
 
 /// Runs a core kernel for Python: with the GIL released, on `n_threads` threads (`None`:
-/// every thread of the process's pool), with core errors mapped, and interruptible by
-/// Ctrl-C.
+/// those of the calling thread's `privtab.threads` block, else every thread of the
+/// process's pool), with core errors mapped, and interruptible by Ctrl-C.
 ///
 /// The kernel runs as a job of the process's pool ([`run_watched`], built anew in a forked
 /// child) while the calling thread waits, re-attaching every [`SIGNAL_POLL`] to let Python
@@ -75,6 +106,7 @@ where
     T: Send,
     F: FnOnce() -> privtab_core::Result<T> + Send,
 {
+    let n_threads = n_threads.or_else(|| BLOCK_THREADS.with(Cell::get));
     let watch = || {
         Python::attach(|py| {
             py.check_signals()?;

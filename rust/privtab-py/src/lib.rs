@@ -53,6 +53,7 @@ mod _core {
             entropy, merge_counts, mutual_information, symmetric_uncertainty,
         },
         encode::{mixed_radix_decode, mixed_radix_encode, mixed_radix_encode_rows},
+        errors::{kernel_threads, set_block_threads},
         histogram::{
             check_histogram, empty_cell_probability, thresholded_histogram,
             thresholded_histogram_of_counts,
