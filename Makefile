@@ -24,8 +24,8 @@ test: ## every check and the whole test suite (tests/run.sh)
 	bash tests/run.sh
 
 lint: ## ruff, rustfmt, clippy and mypy, without building or testing
-	$(BIN)/ruff check python tests benches
-	$(BIN)/ruff format --check python tests benches
+	$(BIN)/ruff check python tests benches examples
+	$(BIN)/ruff format --check python tests benches examples
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --locked -- -D warnings
 	$(BIN)/python -m mypy python/privtab

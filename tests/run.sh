@@ -31,8 +31,8 @@ echo "== cargo test (privtab-core; no Python involved)"
 cargo test -p privtab-core --locked
 
 echo "== ruff"
-ruff check python tests benches
-ruff format --check python tests benches
+ruff check python tests benches examples
+ruff format --check python tests benches examples
 echo "== stubtest privtab._core"
 python -m mypy.stubtest privtab._core --allowlist tests/stubtest_allowlist.txt
 echo "== mypy"
