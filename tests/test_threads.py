@@ -116,3 +116,26 @@ def test_estimators_give_the_same_fit_on_one_and_two_threads(make):
     assert make(1).get_params()["n_threads"] == 1
     for a, b in zip(one.distance_matrices_, two.distance_matrices_, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_dp_linear_models_and_dpfs_take_n_threads_and_fit_the_same():
+    rng = np.random.default_rng(8)
+    X = rng.uniform(-1, 1, size=(400, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    bounds = dict.fromkeys(range(4), (-1.0, 1.0))
+    for make in (
+        lambda n: privtab.DPLinearSVC(
+            2.0, data_norm=2.0, classes=[0, 1], random_state=1, n_threads=n
+        ),
+        lambda n: privtab.DPLogisticRegression(
+            2.0, data_norm=2.0, classes=[0, 1], random_state=1, n_threads=n
+        ),
+        lambda n: privtab.DPFS(
+            0.5, 2.0, bounds=bounds, classes=[0, 1], random_state=1, n_threads=n
+        ),
+    ):
+        with privtab.use_accountant(privtab.BudgetAccountant(100.0)):
+            one, two = make(1).fit(X, y), make(2).fit(X, y)
+        assert make(1).get_params()["n_threads"] == 1
+        coef = [getattr(m, "classifier_", m).coef_ for m in (one, two)]
+        np.testing.assert_array_equal(*coef)

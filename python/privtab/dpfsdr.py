@@ -35,9 +35,15 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import _num_features, check_is_fitted
 
 from privtab import _core
-from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_template
+from privtab._docstrings import (
+    LABEL_PARAMETER,
+    REFITS_NOTE,
+    THREADS_PARAMETER,
+    fill_template,
+)
 from privtab._estimator import DPEstimatorMixin, PrivateRun, SupportSelectorMixin
 from privtab._random import RandomState, check_random_state
+from privtab._threads import runs_on_threads
 from privtab._validation import (
     as_column_indices,
     as_float_array,
@@ -393,6 +399,7 @@ class _CorrelatedLinearSVC(DPLinearSVC):
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
         label: str | None = None,
+        n_threads: int | None = None,
     ) -> None:
         super().__init__(
             epsilon,
@@ -404,6 +411,7 @@ class _CorrelatedLinearSVC(DPLinearSVC):
             accountant=accountant,
             classes=classes,
             label=label,
+            n_threads=n_threads,
         )
         self.sensitivity_factor = sensitivity_factor
 
@@ -579,6 +587,7 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         random_state: RandomState = None,
         accountant: BudgetAccountant | None = None,
         label: str | None = None,
+        n_threads: int | None = None,
     ) -> None:
         self.epsilon_selection = epsilon_selection
         self.epsilon_training = epsilon_training
@@ -596,7 +605,9 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
         self.label = label
+        self.n_threads = n_threads
 
+    @runs_on_threads
     def fit(self, X: Any, y: Any) -> _BaseDPFS:
         """Select features; charges the accountant once with ``epsilon_spent_``.
 
@@ -1071,6 +1082,7 @@ _DOC_PARAMETERS = """
         Checked for the worst case before the data are read; charged
         ``epsilon_spent_`` once after success.
     %(label)s
+    %(threads)s
 
     Attributes
     ----------
@@ -1287,6 +1299,7 @@ _SHARED = fill_template(
     _DOC_PARAMETERS + "\n    Notes\n    -----" + _DOC_NOTES,
     label=LABEL_PARAMETER,
     refits=REFITS_NOTE,
+    threads=THREADS_PARAMETER,
 )
 for _cls in (DPFSDR, DPFS):
     _cls.__doc__ = (_cls.__doc__ or "").replace(

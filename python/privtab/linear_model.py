@@ -37,9 +37,15 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import ThreadpoolController
 
 from privtab import _core
-from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
+from privtab._docstrings import (
+    LABEL_PARAMETER,
+    REFITS_NOTE,
+    THREADS_PARAMETER,
+    fill_doc,
+)
 from privtab._estimator import DPEstimatorMixin
 from privtab._random import RandomState, core_seed
+from privtab._threads import runs_on_threads
 from privtab._validation import (
     check_bool,
     check_choice,
@@ -733,6 +739,7 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         tags.classifier_tags.poor_score = True
         return tags
 
+    @runs_on_threads
     def fit(self, X: Any, y: Any) -> _DPLinearClassifier:
         """Fit the private model; charges ``epsilon`` to the accountant once.
 
@@ -897,6 +904,7 @@ class _DPLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     erm_classes=_ERM_CLASSES,
     label=LABEL_PARAMETER,
     refits=REFITS_NOTE,
+    threads=THREADS_PARAMETER,
 )
 class DPLogisticRegression(_DPLinearClassifier):
     """ε-differentially private L2-regularised logistic regression.
@@ -929,6 +937,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
         emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
     %(label)s
+    %(threads)s
 
     Attributes
     ----------
@@ -1023,6 +1032,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
         label: str | None = None,
+        n_threads: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.C = C
@@ -1033,6 +1043,7 @@ class DPLogisticRegression(_DPLinearClassifier):
         self.accountant = accountant
         self.classes = classes
         self.label = label
+        self.n_threads = n_threads
 
     def _curvature(self) -> float:
         return LOGISTIC_CURVATURE
@@ -1081,6 +1092,7 @@ class DPLogisticRegression(_DPLinearClassifier):
     erm_classes=_ERM_CLASSES,
     label=LABEL_PARAMETER,
     refits=REFITS_NOTE,
+    threads=THREADS_PARAMETER,
 )
 class DPLinearSVC(_DPLinearClassifier):
     """ε-differentially private linear SVM with the Huber (smoothed hinge) loss.
@@ -1116,6 +1128,7 @@ class DPLinearSVC(_DPLinearClassifier):
         ``ValueError``. ``None`` takes the set from ``y`` with ``numpy.unique`` and
         emits a :class:`~privtab.exceptions.PrivacyLeakWarning`.
     %(label)s
+    %(threads)s
 
     Attributes
     ----------
@@ -1208,6 +1221,7 @@ class DPLinearSVC(_DPLinearClassifier):
         accountant: BudgetAccountant | None = None,
         classes: Any = None,
         label: str | None = None,
+        n_threads: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.C = C
@@ -1219,6 +1233,7 @@ class DPLinearSVC(_DPLinearClassifier):
         self.accountant = accountant
         self.classes = classes
         self.label = label
+        self.n_threads = n_threads
 
     def _curvature(self) -> float:
         return huber_curvature(self.huber_h)
