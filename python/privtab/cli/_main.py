@@ -3,7 +3,7 @@
 ``privtab demo`` tours the methods on bundled data (:mod:`privtab.cli._demo`). The
 method subcommands live one family to a module (:mod:`~privtab.cli._select`,
 :mod:`~privtab.cli._histogram`, :mod:`~privtab.cli._distances`,
-:mod:`~privtab.cli._mask`, :mod:`~privtab.cli._kac`) over the shared options and
+:mod:`~privtab.cli._mask`, :mod:`~privtab.cli._kac`, :mod:`~privtab.cli._report`) over the shared options and
 steps of :mod:`privtab.cli._options`, and are added to :func:`main` here.
 
 Core kernels called: none directly; each subcommand runs the public estimators of
@@ -32,6 +32,7 @@ from privtab.cli._options import (
     option,
     seed_option,
 )
+from privtab.cli._report import report
 from privtab.cli._select import select
 from privtab.exceptions import PrivtabError
 
@@ -137,7 +138,7 @@ def _check_report_name(report: str) -> None:
         )
 
 
-for _command in (select, histogram, mask, distances, kac, budget):
+for _command in (select, histogram, mask, distances, kac, budget, report):
     main.add_command(_command)
 
 
