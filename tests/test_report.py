@@ -272,3 +272,85 @@ def test_default_grid_is_a_log_grid_from_001_to_10() -> None:
         assert grid[-1] == 10.0
         ratios = [b / a for a, b in itertools.pairwise(grid)]
         assert max(ratios) / min(ratios) < 1.01
+
+
+@pytest.fixture(scope="module")
+def mixed_report() -> Report:
+    return Report.from_data(
+        _table(500, seed=5),
+        "label",
+        epsilons=[0.5, 5.0],
+        repetitions=2,
+        random_state=3,
+        bounds={"age": (18, 80), "hours": (0, 100)},
+    )
+
+
+def test_every_family_applies_to_a_mixed_table(mixed_report: Report) -> None:
+    assert [s.key for s in mixed_report.sections] == list(FAMILIES)
+    assert mixed_report.about["skipped"] == {}
+    frame = mixed_report.to_frame()
+    for key in FAMILIES:
+        rows = frame[frame["family"] == key]
+        assert set(rows["series"]) >= {"private", "non-private"}, key
+    page = mixed_report.to_html()
+    assert len(re.findall(r"<figcaption>", page)) == sum(
+        len(s.figures) for s in mixed_report.sections
+    )
+    assert "http" not in page
+
+
+def test_families_that_do_not_apply_say_why() -> None:
+    frame = _table(200)[["colour", "size", "label"]]
+    frame["label"] = np.where(np.arange(200) % 3 == 0, "a", np.where(
+        np.arange(200) % 3 == 1, "b", "c"))  # fmt: skip
+    report = Report.from_data(frame, "label", epsilons=[1.0], repetitions=1,
+                              random_state=0)  # fmt: skip
+    skipped = report.about["skipped"]
+    assert "numeric" in skipped["microagg"]
+    assert "numeric" in skipped["dpfsdr"]
+    assert "binary target" in skipped["kac"]
+    assert "privatekd" in report.about["families"]
+
+
+def _mean_sse_by_hand(X: np.ndarray, k: int) -> float:
+    """Individual ranking by hand: k consecutive ranks, the rest in the last group."""
+    n, m = X.shape
+    masked = np.empty_like(X)
+    for a in range(m):
+        order = np.argsort(X[:, a], kind="stable")
+        groups = np.minimum(np.arange(n) // k, max(n // k - 1, 0))
+        for g in np.unique(groups):
+            members = order[groups == g]
+            masked[members, a] = X[members, a].mean()
+    variance = X.var(axis=0)
+    scaled = (X - masked) / np.where(variance > 0, variance, np.inf)
+    distances = np.sqrt((scaled**2).sum(axis=1)) / m
+    return float((distances**2).sum() / n)
+
+
+def test_microaggregation_non_private_line_by_hand(mixed_report: Report) -> None:
+    X = _table(500, seed=5)[["age", "hours"]].to_numpy(dtype=float)
+    frame = mixed_report.to_frame()
+    lines = frame[(frame["family"] == "microagg") & (frame["series"] == "non-private")]
+    assert len(lines) >= 3
+    for k, value in zip(lines["k"], lines["value"], strict=True):
+        assert value == pytest.approx(_mean_sse_by_hand(X, int(k)), rel=1e-9)
+
+
+def test_dpfsdr_baseline_is_the_majority_class_of_the_training_rows() -> None:
+    frame = _table(500, seed=5)
+    with pytest.warns(PrivacyLeakWarning):
+        data = prepare(frame, "label", seed=0)
+    majority = np.bincount(data.y_train).argmax()
+    expected = float(np.mean(data.y_test == majority))
+    run = Run((1.0,), 1, np.random.default_rng(0), privtab.BudgetAccountant())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        section = FAMILIES["dpfsdr"].run(data, run)
+    (line,) = [
+        r
+        for r in section.records
+        if r["series"] == "baseline" and r["metric"] == "held-out accuracy"
+    ]
+    assert line["value"] == pytest.approx(expected)
