@@ -116,3 +116,19 @@ def test_help_lists_every_family() -> None:
     assert result.exit_code == 0
     for key in FAMILIES:
         assert key in result.output
+
+
+def test_demo_report_is_the_report_page(tmp_path) -> None:
+    out = tmp_path / "demo.html"
+    result = CliRunner().invoke(
+        main,
+        ["demo", "--only", "contingency", "--seed", "1", "--no-progress",
+         "--report", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert '<nav aria-label="contents">' in page
+    assert 'href="#section-1"' in page
+    assert 'href="#privacy-ledger"' in page
+    assert "http" not in page
+    assert "src=" not in page

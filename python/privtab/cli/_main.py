@@ -32,7 +32,7 @@ from privtab.cli._options import (
     option,
     seed_option,
 )
-from privtab.cli._report import report
+from privtab.cli._report import report, require_report_extra
 from privtab.cli._select import select
 from privtab.exceptions import PrivtabError
 
@@ -72,8 +72,9 @@ def main() -> None:
     "--report",
     type=click.Path(dir_okay=False, writable=True),
     metavar="FILE.html",
-    help="Also save what the demo shows as an HTML page: a table per result and "
-    "the privacy ledger. The name must end in .html or .htm.",
+    help="Also save what the demo shows as an HTML page, laid out as `privtab "
+    "report`'s: a table per result and the privacy ledger. The name must end in "
+    ".html or .htm.",
 )
 @force_option()
 def demo(
@@ -100,6 +101,7 @@ def demo(
     if report is not None:
         _check_report_name(report)
         check_output(report, force=force, option="--report")
+        require_report_extra("--report", modules=("jinja2",))
     page = None if report is None else DemoReport(epsilon, seed)
     try:
         run_demo(

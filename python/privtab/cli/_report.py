@@ -11,6 +11,8 @@ Core kernels called: none directly; the report's families run the estimators of
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +38,22 @@ from privtab.cli._progress import stderr_console
 from privtab.exceptions import PrivtabError
 from privtab.report._families import FAMILIES
 
-__all__ = ["report"]
+__all__ = ["report", "require_report_extra"]
 
 #: What ``--output`` may be: the page, or its numbers and figures.
 _OUTPUT_EXTENSIONS = (".html", ".htm", ".json")
+
+
+def require_report_extra(
+    option: str, modules: Sequence[str] = ("jinja2", "matplotlib")
+) -> None:
+    """Stop with the install command if a module of the ``report`` extra is missing."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        raise click.UsageError(
+            f"{option} needs {' and '.join(missing)}: install them with "
+            "pip install 'privtab[report]'"
+        )
 
 
 def _parse_epsilons(
@@ -185,6 +199,7 @@ def report(
     from privtab.report._report import Report
 
     _check_output_name(output_path)
+    require_report_extra("privtab report")
     check_output(output_path, input_path, force)
     check_columns(
         input_path,

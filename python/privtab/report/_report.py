@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import re
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -94,7 +95,10 @@ class Report:
         The sections in page order.
     about : dict
         What the report measured: rows, target, grid, repetitions, seconds, the
-        families skipped and why, notes (JSON values only).
+        families skipped and why, warnings; ``details``, a list of ``[term,
+        description]`` pairs, is shown as given (JSON values only).
+    banner : str
+        The notice at the top of the page (by default :data:`BANNER`).
 
     Notes
     -----
@@ -109,6 +113,7 @@ class Report:
     title: str
     sections: tuple[Section, ...] = ()
     about: dict[str, Any] = field(default_factory=dict)
+    banner: str = BANNER
 
     @classmethod
     def from_data(
@@ -212,12 +217,8 @@ class Report:
             sections, skipped = _run_families(
                 data_, chosen, grid, repetitions, quick, seeds[1:], workers, progress
             )
-        notes = sorted(
-            {
-                f"{w.category.__name__}: {w.message}"
-                for w in caught
-                if not issubclass(w.category, PrivacyLeakWarning)
-            }
+        notes = _warning_notes(
+            w for w in caught if not issubclass(w.category, PrivacyLeakWarning)
         )
         if budget is not None or plan is not None:
             sections.extend(_budget_sections(budget, plan))
@@ -262,7 +263,7 @@ class Report:
 
         page = environment.get_template("report.html.j2").render(
             report=self,
-            banner=BANNER,
+            banner=self.banner,
             about=self.about,
             version=privtab.__version__,
             markup=_svg_markup,
@@ -299,6 +300,7 @@ class Report:
         document = {
             "format": _JSON_FORMAT,
             "title": self.title,
+            "banner": self.banner,
             "about": self.about,
             "sections": [asdict(s) for s in self.sections],
         }
@@ -344,7 +346,25 @@ class Report:
             )
             for s in document["sections"]
         )
-        return cls(document["title"], sections, document["about"])
+        return cls(
+            document["title"], sections, document["about"], document["banner"]
+        )
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _warning_notes(caught: Iterable[warnings.WarningMessage]) -> list[str]:
+    """Return each kind of warning once (messages that differ only in numbers)."""
+    kinds: dict[str, list[str]] = {}
+    for w in caught:
+        text = f"{w.category.__name__}: {w.message}"
+        kinds.setdefault(_NUMBER.sub("#", text), []).append(text)
+    notes = []
+    for texts in kinds.values():
+        more = len(set(texts)) - 1
+        notes.append(texts[0] + (f" (and {more} more like it)" if more else ""))
+    return sorted(notes)
 
 
 def _svg_markup(svg: str) -> Any:
@@ -411,7 +431,7 @@ def _run_families(
 def _budget_sections(budget: Any, plan: Any) -> list[Section]:
     """Return the budget's ledger and the plan's verdict (``_budget``'s sections)."""
     try:
-        from privtab.report import _budget  # type: ignore[attr-defined]
+        from privtab.report import _budget
     except ImportError:  # the budget half is not installed in this build
         return [
             Section(
