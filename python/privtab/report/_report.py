@@ -346,9 +346,7 @@ class Report:
             )
             for s in document["sections"]
         )
-        return cls(
-            document["title"], sections, document["about"], document["banner"]
-        )
+        return cls(document["title"], sections, document["about"], document["banner"])
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
