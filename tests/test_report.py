@@ -354,3 +354,8 @@ def test_dpfsdr_baseline_is_the_majority_class_of_the_training_rows() -> None:
         if r["series"] == "baseline" and r["metric"] == "held-out accuracy"
     ]
     assert line["value"] == pytest.approx(expected)
+
+
+def test_from_budget_needs_a_budget_or_a_plan() -> None:
+    with pytest.raises(ValueError, match="needs a budget, a plan or both"):
+        Report.from_budget()

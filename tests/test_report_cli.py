@@ -132,3 +132,15 @@ def test_demo_report_is_the_report_page(tmp_path) -> None:
     assert 'href="#privacy-ledger"' in page
     assert "http" not in page
     assert "src=" not in page
+
+
+def test_without_a_table_a_budget_or_plan_is_needed(tmp_path) -> None:
+    result = _run("-o", str(tmp_path / "r.html"))
+    assert result.exit_code == 2
+    assert "give a table IN" in result.output
+
+
+def test_a_table_needs_its_target(table_csv, tmp_path) -> None:
+    result = _run(str(table_csv), "-o", str(tmp_path / "r.html"))
+    assert result.exit_code == 2
+    assert "--target" in result.output

@@ -32,7 +32,6 @@ from privtab.cli._options import (
     option,
     read_input,
     seed_option,
-    target_option,
 )
 from privtab.cli._progress import stderr_console
 from privtab.exceptions import PrivtabError
@@ -85,8 +84,10 @@ def _check_output_name(output_path: str) -> None:
     epilog="\b\nFamilies (each runs only if it applies to the table):\n"
     + "\n".join(f"  {key:<10} {f.title}" for key, f in FAMILIES.items())
 )
-@click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False))
-@target_option("The column to predict; the families select attributes for it.")
+@click.argument(
+    "input_path", metavar="[IN]", type=click.Path(dir_okay=False), required=False
+)
+@option("--target", help="The column of IN to predict (required with IN).")
 @click.option(
     "--output",
     "-o",
@@ -167,8 +168,8 @@ def _check_output_name(output_path: str) -> None:
     "reproducible report."
 )
 def report(
-    input_path: str,
-    target: str,
+    input_path: str | None,
+    target: str | None,
     output_path: str,
     force: bool,
     families: tuple[str, ...],
@@ -190,7 +191,8 @@ def report(
 
     Every family that applies to IN (from its column types and TARGET) runs its
     mechanism over a grid of ε, several times, and the page plots its utility
-    against ε next to the non-private result and a naive baseline.
+    against ε next to the non-private result and a naive baseline. Without IN, the
+    page shows only --budget and --plan.
 
     The report is about the data, not a release: it reads IN many times, is NOT
     differentially private and must not be published. It spends nothing on any
@@ -200,6 +202,25 @@ def report(
 
     _check_output_name(output_path)
     require_report_extra("privtab report")
+    if budget_path is not None and not Path(budget_path).exists():
+        raise click.BadParameter(
+            f"no budget file {budget_path}; create it with `privtab budget init "
+            f"{budget_path} --epsilon E`",
+            param_hint="'--budget'",
+        )
+    if input_path is None:
+        if budget_path is None and plan_path is None:
+            raise click.UsageError(
+                "give a table IN (with --target), or --budget or --plan to see a "
+                "budget only"
+            )
+        check_output(output_path, None, force)
+        page = Report.from_budget(budget_path, plan_path)
+        _write(page, output_path, None, force)
+        click.echo(f"report written to {output_path}", err=True)
+        return
+    if target is None:
+        raise click.MissingParameter(param_hint="'--target'", param_type="option")
     check_output(output_path, input_path, force)
     check_columns(
         input_path,
@@ -207,12 +228,6 @@ def report(
         {"--domain": [c for c in domains if c != target], "--bounds": bounds,
          "--categorical": categorical},
     )  # fmt: skip
-    if budget_path is not None and not Path(budget_path).exists():
-        raise click.BadParameter(
-            f"no budget file {budget_path}; create it with `privtab budget init "
-            f"{budget_path} --epsilon E`",
-            param_hint="'--budget'",
-        )
     frame = read_input(input_path, target)
     console = stderr_console()
     with Progress(
@@ -262,7 +277,7 @@ def report(
         click.echo(f"skipped {key}: {reason}", err=True)
 
 
-def _write(page: Any, output_path: str, input_path: str, force: bool) -> None:
+def _write(page: Any, output_path: str, input_path: str | None, force: bool) -> None:
     check_output(output_path, input_path, force)
     as_json = Path(output_path).suffix.lower() == ".json"
     try:

@@ -238,6 +238,32 @@ class Report:
         }
         return cls(title or f"privtab report: {target}", tuple(sections), about)
 
+    @classmethod
+    def from_budget(
+        cls, budget: Any = None, plan: Any = None, *, title: str | None = None
+    ) -> Report:
+        """Report on a budget and a plan only, without data.
+
+        Parameters
+        ----------
+        budget : BudgetAccountant or path, optional
+            An accountant, or a budget store (read only): its ledger over time.
+        plan : path or mapping, optional
+            A plan of releases: the ledger it would produce on top of ``budget``,
+            and whether it fits.
+        title : str, optional
+            The page's heading.
+
+        Raises
+        ------
+        ValueError
+            If neither ``budget`` nor ``plan`` is given.
+        """
+        if budget is None and plan is None:
+            raise ValueError("from_budget needs a budget, a plan or both; got neither")
+        sections = _budget_sections(budget, plan)
+        return cls(title or "privtab report: budget", tuple(sections), {})
+
     def with_sections(self, *sections: Section) -> Report:
         """Return this report with ``sections`` added at the end (budget, plan)."""
         return replace(self, sections=(*self.sections, *sections))
