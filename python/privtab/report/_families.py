@@ -164,7 +164,8 @@ def utility_figure(
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    # Small enough that its text stays legible when a phone shrinks it to fit.
+    fig, ax = plt.subplots(figsize=(5.2, 3.2))
     xs = np.asarray(x, dtype=float)
     for label, values in curves:
         values = np.asarray(values, dtype=float)

@@ -285,6 +285,7 @@ class Report:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        environment.tests["numeric"] = _is_numeric_cell
         import privtab
 
         page = environment.get_template("report.html.j2").render(
@@ -373,6 +374,18 @@ class Report:
             for s in document["sections"]
         )
         return cls(document["title"], sections, document["about"], document["banner"])
+
+
+_NUMERIC_TEXT = re.compile(r"[-+−]?(?:\d[\d,]*)?\.?\d+(?:e[-+]?\d+)?%?")
+
+
+def _is_numeric_cell(value: Any) -> bool:
+    """Whether a table cell is a number, or text that writes one (right-aligned)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    return isinstance(value, str) and bool(_NUMERIC_TEXT.fullmatch(value.strip()))
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
