@@ -144,3 +144,19 @@ def test_a_table_needs_its_target(table_csv, tmp_path) -> None:
     result = _run(str(table_csv), "-o", str(tmp_path / "r.html"))
     assert result.exit_code == 2
     assert "--target" in result.output
+
+
+def test_integer_codes_are_categories_as_in_every_command(table_csv, tmp_path) -> None:
+    frame = pd.read_csv(table_csv)
+    frame["grade"] = np.arange(len(frame)) % 4 + 1  # codes 1..4
+    path = tmp_path / "codes.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "report.json"
+    result = _run(
+        str(path), "--target", "label", "-o", str(out), "--family", "microagg",
+        "--epsilons", "1", "--repetitions", "1", "--seed", "0",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (section,) = Report.from_json(out).sections
+    assert "age" in section.summary
+    assert "grade" not in section.summary

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from privtab.cli._io import replace_file
 from privtab.cli._options import (
+    _integer_codes,
     bounds_option,
     categorical_option,
     check_columns,
@@ -229,6 +230,10 @@ def report(
          "--categorical": categorical},
     )  # fmt: skip
     frame = read_input(input_path, target)
+    # Integer codes are categories, as in every other command.
+    frame = frame.astype(
+        _integer_codes(frame, [target, *domains, *bounds, *categorical])
+    )
     console = stderr_console()
     with Progress(
         TextColumn("[progress.description]{task.description}"),
