@@ -186,6 +186,37 @@ class Report:
             finite and > 0, ``repetitions`` is < 1, or a family name is unknown.
         TypeError
             If ``data`` is not a DataFrame, or an argument has the wrong type.
+
+        Notes
+        -----
+        Not differentially private, and not meant to be: every repetition of every
+        mechanism reads the raw table, and the page shows non-private results, the
+        data's own categories and bounds where they are not declared, and the
+        messages of the warnings raised. Each family charges its mechanisms on its
+        own ``BudgetAccountant(inf)`` (also made the accountant of its thread with
+        :func:`~privtab.accountant.use_accountant`), so neither the default
+        accountant nor any accountant or budget file of the caller is charged.
+
+        The :class:`~privtab.exceptions.PrivacyLeakWarning` of domains taken from
+        the data is dropped inside the report only (the banner says that the report
+        reads the data directly); the other warnings are listed on the page. While
+        the report runs, warnings are recorded rather than shown in every thread of
+        the process (Python's warning filters are process-wide); they are shown as
+        before once it returns.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> rng = np.random.default_rng(0)
+        >>> frame = pd.DataFrame({"a": rng.choice(["x", "y"], 200),
+        ...                       "b": rng.choice(["u", "v", "w"], 200)})
+        >>> frame["label"] = np.where(frame["a"] == "x", "yes", "no")
+        >>> report = Report.from_data(frame, "label", families=["privatekd"],
+        ...                           epsilons=[1.0], repetitions=1)
+        >>> [section.key for section in report.sections]
+        ['privatekd']
+        >>> report.to_html().startswith("<!DOCTYPE html>")
+        True
         """
         start = time.perf_counter()
         quick = bool(quick)
