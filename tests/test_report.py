@@ -359,3 +359,16 @@ def test_dpfsdr_baseline_is_the_majority_class_of_the_training_rows() -> None:
 def test_from_budget_needs_a_budget_or_a_plan() -> None:
     with pytest.raises(ValueError, match="needs a budget, a plan or both"):
         Report.from_budget()
+
+
+def test_a_polars_frame_gives_the_same_report() -> None:
+    pl = pytest.importorskip("polars")
+    frame = _table(200)
+
+    def make(data) -> Report:
+        return Report.from_data(
+            data, "label", families=["privatekd"], epsilons=[1.0], repetitions=1,
+            random_state=4,
+        )  # fmt: skip
+
+    assert make(pl.from_pandas(frame)).sections == make(frame).sections
