@@ -16,6 +16,7 @@ import concurrent.futures
 import json
 import os
 import re
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -471,10 +472,15 @@ def _run_families(
         )
     total = sum(FAMILIES[key].steps(data, run) for key, run in runs.items())
     done = [0]
+    stop = threading.Event()
 
     for key, run in runs.items():
 
         def advance(description: str, key: str = key) -> None:
+            # Ctrl-C reaches the main thread only: the families stop at their next
+            # step instead of running to the end.
+            if stop.is_set():
+                raise KeyboardInterrupt
             done[0] += 1
             if progress is not None:
                 progress(f"{key}: {description}", min(done[0], total), total)
@@ -492,7 +498,12 @@ def _run_families(
         sections = [work(key) for key in runs]
     else:
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            sections = list(pool.map(work, runs))
+            try:
+                sections = list(pool.map(work, runs))
+            except BaseException:
+                stop.set()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     return sections, skipped
 
 
