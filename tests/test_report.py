@@ -163,9 +163,13 @@ def test_report_itself_raises_no_privacy_leak_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         Report.from_data(
-            _table(200), "label", families=["privatekd"], epsilons=[1.0],
-            repetitions=1, random_state=0,
-        )  # fmt: skip
+            _table(200),
+            "label",
+            families=["privatekd"],
+            epsilons=[1.0],
+            repetitions=1,
+            random_state=0,
+        )
 
 
 def test_json_round_trips(small_report: Report, tmp_path) -> None:
@@ -196,9 +200,13 @@ def test_to_frame_has_a_row_per_record(small_report: Report) -> None:
 def test_the_same_seed_gives_the_same_report() -> None:
     def make() -> Report:
         return Report.from_data(
-            _table(200), "label", families=["privatekd"], epsilons=[0.1, 1.0],
-            repetitions=2, random_state=11,
-        )  # fmt: skip
+            _table(200),
+            "label",
+            families=["privatekd"],
+            epsilons=[0.1, 1.0],
+            repetitions=2,
+            random_state=11,
+        )
 
     first, second = make(), make()
     assert first.sections == second.sections
@@ -218,9 +226,13 @@ def test_text_from_the_data_is_escaped() -> None:
     frame = _table(200)
     frame = frame.rename(columns={"colour": "<b>colour</b>"})
     report = Report.from_data(
-        frame, "label", families=["privatekd"], epsilons=[1.0], repetitions=1,
+        frame,
+        "label",
+        families=["privatekd"],
+        epsilons=[1.0],
+        repetitions=1,
         random_state=0,
-    )  # fmt: skip
+    )
     page = report.to_html()
     assert "<b>colour</b>" not in page
     assert "&lt;b&gt;colour&lt;/b&gt;" in page
@@ -257,9 +269,13 @@ def test_bad_data_is_named() -> None:
 
 def test_each_family_can_be_skipped() -> None:
     report = Report.from_data(
-        _table(200), "label", skip=list(FAMILIES), epsilons=[1.0], repetitions=1,
+        _table(200),
+        "label",
+        skip=list(FAMILIES),
+        epsilons=[1.0],
+        repetitions=1,
         random_state=0,
-    )  # fmt: skip
+    )
     assert report.sections == ()
     assert report.about["families"] == []
 
@@ -302,10 +318,12 @@ def test_every_family_applies_to_a_mixed_table(mixed_report: Report) -> None:
 
 def test_families_that_do_not_apply_say_why() -> None:
     frame = _table(200)[["colour", "size", "label"]]
-    frame["label"] = np.where(np.arange(200) % 3 == 0, "a", np.where(
-        np.arange(200) % 3 == 1, "b", "c"))  # fmt: skip
-    report = Report.from_data(frame, "label", epsilons=[1.0], repetitions=1,
-                              random_state=0)  # fmt: skip
+    frame["label"] = np.where(
+        np.arange(200) % 3 == 0, "a", np.where(np.arange(200) % 3 == 1, "b", "c")
+    )
+    report = Report.from_data(
+        frame, "label", epsilons=[1.0], repetitions=1, random_state=0
+    )
     skipped = report.about["skipped"]
     assert "numeric" in skipped["microagg"]
     assert "numeric" in skipped["dpfsdr"]
@@ -367,8 +385,12 @@ def test_a_polars_frame_gives_the_same_report() -> None:
 
     def make(data) -> Report:
         return Report.from_data(
-            data, "label", families=["privatekd"], epsilons=[1.0], repetitions=1,
+            data,
+            "label",
+            families=["privatekd"],
+            epsilons=[1.0],
+            repetitions=1,
             random_state=4,
-        )  # fmt: skip
+        )
 
     assert make(pl.from_pandas(frame)).sections == make(frame).sections

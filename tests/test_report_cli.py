@@ -42,9 +42,17 @@ def _run(*args: str):
 def test_writes_the_page(table_csv, tmp_path) -> None:
     out = tmp_path / "report.html"
     result = _run(
-        str(table_csv), "--target", "label", "-o", str(out), "--quick",
-        "--family", "privatekd", "--seed", "1",
-    )  # fmt: skip
+        str(table_csv),
+        "--target",
+        "label",
+        "-o",
+        str(out),
+        "--quick",
+        "--family",
+        "privatekd",
+        "--seed",
+        "1",
+    )
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8")
     assert BANNER in page.replace("\n", " ")
@@ -56,9 +64,20 @@ def test_writes_the_page(table_csv, tmp_path) -> None:
 def test_writes_json_that_reads_back(table_csv, tmp_path) -> None:
     out = tmp_path / "report.json"
     result = _run(
-        str(table_csv), "--target", "label", "-o", str(out), "--epsilons", "0.5,5",
-        "--repetitions", "1", "--family", "privatekd", "--seed", "2",
-    )  # fmt: skip
+        str(table_csv),
+        "--target",
+        "label",
+        "-o",
+        str(out),
+        "--epsilons",
+        "0.5,5",
+        "--repetitions",
+        "1",
+        "--family",
+        "privatekd",
+        "--seed",
+        "2",
+    )
     assert result.exit_code == 0, result.output
     report = Report.from_json(out)
     assert report.about["epsilons"] == [0.5, 5.0]
@@ -93,18 +112,28 @@ def test_unknown_target_is_named(table_csv, tmp_path) -> None:
 @pytest.mark.parametrize("grid", ["0,1", "a,b", "1,inf"])
 def test_bad_epsilons_are_refused(table_csv, tmp_path, grid) -> None:
     result = _run(
-        str(table_csv), "--target", "label", "-o", str(tmp_path / "r.html"),
-        "--epsilons", grid,
-    )  # fmt: skip
+        str(table_csv),
+        "--target",
+        "label",
+        "-o",
+        str(tmp_path / "r.html"),
+        "--epsilons",
+        grid,
+    )
     assert result.exit_code == 2
     assert "--epsilons" in result.output
 
 
 def test_missing_budget_file_is_named(table_csv, tmp_path) -> None:
     result = _run(
-        str(table_csv), "--target", "label", "-o", str(tmp_path / "r.html"),
-        "--budget", str(tmp_path / "none.db"),
-    )  # fmt: skip
+        str(table_csv),
+        "--target",
+        "label",
+        "-o",
+        str(tmp_path / "r.html"),
+        "--budget",
+        str(tmp_path / "none.db"),
+    )
     assert result.exit_code == 2
     assert "privtab budget init" in result.output
 
@@ -122,9 +151,17 @@ def test_demo_report_is_the_report_page(tmp_path) -> None:
     out = tmp_path / "demo.html"
     result = CliRunner().invoke(
         main,
-        ["demo", "--only", "contingency", "--seed", "1", "--no-progress",
-         "--report", str(out)],
-    )  # fmt: skip
+        [
+            "demo",
+            "--only",
+            "contingency",
+            "--seed",
+            "1",
+            "--no-progress",
+            "--report",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8")
     assert '<nav aria-label="contents">' in page
@@ -153,9 +190,20 @@ def test_integer_codes_are_categories_as_in_every_command(table_csv, tmp_path) -
     frame.to_csv(path, index=False)
     out = tmp_path / "report.json"
     result = _run(
-        str(path), "--target", "label", "-o", str(out), "--family", "microagg",
-        "--epsilons", "1", "--repetitions", "1", "--seed", "0",
-    )  # fmt: skip
+        str(path),
+        "--target",
+        "label",
+        "-o",
+        str(out),
+        "--family",
+        "microagg",
+        "--epsilons",
+        "1",
+        "--repetitions",
+        "1",
+        "--seed",
+        "0",
+    )
     assert result.exit_code == 0, result.output
     (section,) = Report.from_json(out).sections
     assert "age" in section.summary

@@ -226,9 +226,12 @@ def report(
     check_columns(
         input_path,
         target,
-        {"--domain": [c for c in domains if c != target], "--bounds": bounds,
-         "--categorical": categorical},
-    )  # fmt: skip
+        {
+            "--domain": [c for c in domains if c != target],
+            "--bounds": bounds,
+            "--categorical": categorical,
+        },
+    )
     frame = read_input(input_path, target)
     # Integer codes are categories, as in every other command.
     frame = frame.astype(

@@ -31,8 +31,15 @@ __all__ = ["FAMILIES", "Family", "Run", "family"]
 
 #: Long-form records share these keys, so that every section fits one frame.
 RECORD_KEYS = (
-    "family", "metric", "series", "mechanism", "epsilon", "k", "repetition", "value",
-)  # fmt: skip
+    "family",
+    "metric",
+    "series",
+    "mechanism",
+    "epsilon",
+    "k",
+    "repetition",
+    "value",
+)
 
 NON_PRIVATE_LINE = "the dashed line is the non-private result"
 BASELINE_LINE = "the dotted line is the naive baseline"
@@ -368,13 +375,27 @@ def privatekd_section(data: ReportData, run: Run) -> Section:
             value = auc(chosen)
             aucs[i, r] = np.nan if value is None else value
             records.append(
-                record(key, "F(S)/F(A)", "private", ratios[i, r], epsilon=epsilon,
-                       k=k, repetition=r)
-            )  # fmt: skip
+                record(
+                    key,
+                    "F(S)/F(A)",
+                    "private",
+                    ratios[i, r],
+                    epsilon=epsilon,
+                    k=k,
+                    repetition=r,
+                )
+            )
             records.append(
-                record(key, "held-out AUC", "private", value, epsilon=epsilon, k=k,
-                       repetition=r)
-            )  # fmt: skip
+                record(
+                    key,
+                    "held-out AUC",
+                    "private",
+                    value,
+                    epsilon=epsilon,
+                    k=k,
+                    repetition=r,
+                )
+            )
         run.advance(f"ε = {epsilon:g}")
     names = ", ".join(str(data.predictors[j]) for j in greedy)
     figures = (
@@ -503,21 +524,37 @@ def projected_section(data: ReportData, run: Run) -> Section:
             true_cells, true_mass = _marginal(np.column_stack([X[:, chosen], y]), cards)
             tv = (
                 _total_variation(
-                    np.asarray(histogram.keys), released / released.sum(),
-                    true_cells, true_mass,
+                    np.asarray(histogram.keys),
+                    released / released.sum(),
+                    true_cells,
+                    true_mass,
                 )
                 if released.sum() > 0
                 else math.nan
-            )  # fmt: skip
+            )
             distances[i, r] = tv
             records.append(
-                record(key, "held-out AUC", "private", value, epsilon=epsilon, k=k,
-                       repetition=r)
-            )  # fmt: skip
+                record(
+                    key,
+                    "held-out AUC",
+                    "private",
+                    value,
+                    epsilon=epsilon,
+                    k=k,
+                    repetition=r,
+                )
+            )
             records.append(
-                record(key, "total variation", "private", tv, epsilon=epsilon, k=k,
-                       repetition=r)
-            )  # fmt: skip
+                record(
+                    key,
+                    "total variation",
+                    "private",
+                    tv,
+                    epsilon=epsilon,
+                    k=k,
+                    repetition=r,
+                )
+            )
         run.advance(f"ε = {epsilon:g}")
     k = k or 1
     greedy = [
@@ -649,9 +686,15 @@ def dilca_section(data: ReportData, run: Run) -> Section:
             )
             values[i, r] = _correlation(reference, found)
             records.append(
-                record(key, "Pearson r", "private", values[i, r], epsilon=epsilon,
-                       repetition=r)
-            )  # fmt: skip
+                record(
+                    key,
+                    "Pearson r",
+                    "private",
+                    values[i, r],
+                    epsilon=epsilon,
+                    repetition=r,
+                )
+            )
         run.advance(f"ε = {epsilon:g}")
     names = ", ".join(str(data.predictors[j]) for j in columns)
     return Section(
@@ -689,8 +732,11 @@ def dilca_section(data: ReportData, run: Run) -> Section:
 # -- microaggregation --------------------------------------------------------------
 
 #: The mechanisms of :class:`~privtab.MicroaggregationMasker` and their guarantees.
-_MICROAGG_MECHANISMS = (("dp", "DP (ε-DP)"), ("idp_ls", "iDP-LS (ε-iDP)"),
-                        ("idp_cbls", "iDP-CBLS (ε-iDP)"))  # fmt: skip
+_MICROAGG_MECHANISMS = (
+    ("dp", "DP (ε-DP)"),
+    ("idp_ls", "iDP-LS (ε-iDP)"),
+    ("idp_cbls", "iDP-CBLS (ε-iDP)"),
+)
 _MICROAGG_K = 10
 _MICROAGG_KS = (3, 5, 10, 20, 50, 100)
 _MICROAGG_EPSILON = 1.0
@@ -771,9 +817,17 @@ def microagg_section(data: ReportData, run: Run) -> Section:
             for r in range(run.repetitions):
                 values[i, r] = masked_sse(mechanism, _MICROAGG_K, epsilon)
                 records.append(
-                    record(key, "mean SSE", "private", values[i, r], epsilon=epsilon,
-                           k=_MICROAGG_K, repetition=r, mechanism=mechanism)
-                )  # fmt: skip
+                    record(
+                        key,
+                        "mean SSE",
+                        "private",
+                        values[i, r],
+                        epsilon=epsilon,
+                        k=_MICROAGG_K,
+                        repetition=r,
+                        mechanism=mechanism,
+                    )
+                )
         run.advance(f"ε = {epsilon:g}")
     by_k = [
         (name, np.full((len(_MICROAGG_KS), run.repetitions), np.nan))
@@ -784,10 +838,17 @@ def microagg_section(data: ReportData, run: Run) -> Section:
             for r in range(run.repetitions):
                 values[i, r] = masked_sse(mechanism, k, _MICROAGG_EPSILON)
                 records.append(
-                    record(key, "mean SSE", "private", values[i, r],
-                           epsilon=_MICROAGG_EPSILON, k=k, repetition=r,
-                           mechanism=mechanism)
-                )  # fmt: skip
+                    record(
+                        key,
+                        "mean SSE",
+                        "private",
+                        values[i, r],
+                        epsilon=_MICROAGG_EPSILON,
+                        k=k,
+                        repetition=r,
+                        mechanism=mechanism,
+                    )
+                )
         run.advance(f"k = {k}")
     guide = reading_guide("lower", baseline="values drawn uniformly within the bounds")
     figures = (
@@ -916,22 +977,40 @@ def dpfsdr_section(data: ReportData, run: Run) -> Section:
         record(key, "features selected", "non-private", exact_count),
         record(key, "held-out accuracy", "baseline", baseline_accuracy),
     ]
-    curves = {name: (np.full((len(run.epsilons), run.repetitions), np.nan),
-                     np.full((len(run.epsilons), run.repetitions), np.nan))
-              for name in ("DPFS", "DPFSDR")}  # fmt: skip
+    curves = {
+        name: (
+            np.full((len(run.epsilons), run.repetitions), np.nan),
+            np.full((len(run.epsilons), run.repetitions), np.nan),
+        )
+        for name in ("DPFS", "DPFSDR")
+    }
     estimators = {"DPFS": DPFS, "DPFSDR": DPFSDR}
     for i, epsilon in enumerate(run.epsilons):
         for name, (accuracy, count) in curves.items():
             for r in range(run.repetitions):
                 accuracy[i, r], count[i, r] = fit(estimators[name], epsilon)
                 records.append(
-                    record(key, "held-out accuracy", "private", accuracy[i, r],
-                           epsilon=epsilon, repetition=r, mechanism=name)
-                )  # fmt: skip
+                    record(
+                        key,
+                        "held-out accuracy",
+                        "private",
+                        accuracy[i, r],
+                        epsilon=epsilon,
+                        repetition=r,
+                        mechanism=name,
+                    )
+                )
                 records.append(
-                    record(key, "features selected", "private", count[i, r],
-                           epsilon=epsilon, repetition=r, mechanism=name)
-                )  # fmt: skip
+                    record(
+                        key,
+                        "features selected",
+                        "private",
+                        count[i, r],
+                        epsilon=epsilon,
+                        repetition=r,
+                        mechanism=name,
+                    )
+                )
         run.advance(f"ε = {epsilon:g}")
     accuracy_curves = [(name, curves[name][0]) for name in curves]
     count_curves = [(name, curves[name][1]) for name in curves]
@@ -1029,8 +1108,9 @@ def _binary_features(data: ReportData) -> tuple[np.ndarray, np.ndarray, list[str
     )
 
 
-def _svm_auc(B_train: np.ndarray, y_train: np.ndarray, B_test: np.ndarray,
-             y_test: np.ndarray) -> float | None:  # fmt: skip
+def _svm_auc(
+    B_train: np.ndarray, y_train: np.ndarray, B_test: np.ndarray, y_test: np.ndarray
+) -> float | None:
     from sklearn.metrics import roc_auc_score
     from sklearn.svm import LinearSVC
 
@@ -1077,9 +1157,15 @@ def kac_section(data: ReportData, run: Run) -> Section:
                 record(key, "held-out AUC", "private", value, k=k, mechanism=method)
             )
             records.append(
-                record(key, "features selected", "private", len(chosen), k=k,
-                       mechanism=method)
-            )  # fmt: skip
+                record(
+                    key,
+                    "features selected",
+                    "private",
+                    len(chosen),
+                    k=k,
+                    mechanism=method,
+                )
+            )
             row += [len(chosen), "—" if value is None else f"{value:.3f}"]
         rows.append(tuple(row))
         run.advance(f"k = {k}")
