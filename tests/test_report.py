@@ -394,3 +394,20 @@ def test_a_polars_frame_gives_the_same_report() -> None:
         )
 
     assert make(pl.from_pandas(frame)).sections == make(frame).sections
+
+
+def test_declared_target_labels_match_as_text() -> None:
+    frame = _table(200)
+    frame["label"] = (frame["label"] == "yes").astype(int)
+    report = Report.from_data(
+        frame,
+        "label",
+        domains={"label": ["0", "1"]},
+        families=["privatekd"],
+        epsilons=[1.0],
+        repetitions=1,
+        random_state=0,
+    )
+    assert report.about["classes"] == ["0", "1"]
+    with pytest.raises(ValueError, match="holds '1', not one of its declared labels"):
+        Report.from_data(frame, "label", domains={"label": ["0", "2"]})

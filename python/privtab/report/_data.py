@@ -177,18 +177,18 @@ def prepare(
     target_domain = domains.get(target)
     if target_domain is None:
         target_domain = sorted(pd.unique(labels.astype(str)))
-        labels = labels.astype(str)
     classes = tuple(target_domain)
     if len(classes) < 2:
         raise ValueError(f"the target {target!r} must have at least 2 labels")
-    position = {label: i for i, label in enumerate(classes)}
+    # Labels are matched as text, so that 1 read from a file matches a declared "1".
+    position = {str(label): i for i, label in enumerate(classes)}
     try:
         y = np.fromiter(
-            (position[v] for v in labels), dtype=np.int64, count=len(labels)
+            (position[str(v)] for v in labels), dtype=np.int64, count=len(labels)
         )
     except KeyError as exc:
         raise ValueError(
-            f"the target {target!r} holds {exc.args[0]!r}, not one of its declared "
+            f"the target {target!r} holds '{exc.args[0]}', not one of its declared "
             f"labels {list(classes)!r}"
         ) from None
 
