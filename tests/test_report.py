@@ -411,3 +411,13 @@ def test_declared_target_labels_match_as_text() -> None:
     assert report.about["classes"] == ["0", "1"]
     with pytest.raises(ValueError, match="holds '1', not one of its declared labels"):
         Report.from_data(frame, "label", domains={"label": ["0", "2"]})
+
+
+def test_quick_is_a_smaller_grid_with_two_repetitions() -> None:
+    from privtab.report import QUICK_EPSILONS
+
+    report = Report.from_data(
+        _table(200), "label", families=["privatekd"], quick=True, random_state=0
+    )
+    assert report.about["epsilons"] == list(QUICK_EPSILONS)
+    assert report.about["repetitions"] == 2

@@ -259,7 +259,7 @@ def report(
                 families=families or None,
                 skip=skip,
                 epsilons=epsilons,
-                repetitions=repetitions or (2 if quick else 3),
+                repetitions=repetitions,
                 quick=quick,
                 domains=domains,
                 bounds=bounds,

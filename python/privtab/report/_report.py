@@ -125,7 +125,7 @@ class Report:
         families: Iterable[str] | None = None,
         skip: Iterable[str] = (),
         epsilons: Sequence[float] | None = None,
-        repetitions: int = 3,
+        repetitions: int | None = None,
         quick: bool = False,
         domains: Mapping[Any, Sequence[Any]] | None = None,
         bounds: Mapping[Any, tuple[float, float]] | None = None,
@@ -152,8 +152,8 @@ class Report:
         epsilons : sequence of float, optional
             The grid (each finite and > 0). Default: :data:`DEFAULT_EPSILONS`, or
             :data:`QUICK_EPSILONS` with ``quick``.
-        repetitions : int, default=3
-            Runs of each mechanism at each epsilon (2 with ``quick``).
+        repetitions : int, optional
+            Runs of each mechanism at each epsilon; default 3, or 2 with ``quick``.
         quick : bool, default=False
             A smaller grid, for a first look.
         domains, bounds, categorical, bins
@@ -226,7 +226,10 @@ class Report:
             if epsilons is not None
             else (QUICK_EPSILONS if quick else DEFAULT_EPSILONS)
         )
-        repetitions = check_positive_int(repetitions, "repetitions")
+        repetitions = check_positive_int(
+            repetitions if repetitions is not None else (2 if quick else 3),
+            "repetitions",
+        )
         chosen = _check_families(families, skip)
         workers = (
             min(4, os.cpu_count() or 1)
