@@ -421,3 +421,25 @@ def test_quick_is_a_smaller_grid_with_two_repetitions() -> None:
     )
     assert report.about["epsilons"] == list(QUICK_EPSILONS)
     assert report.about["repetitions"] == 2
+
+
+def test_the_callers_matplotlib_state_is_left_alone() -> None:
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    backend = matplotlib.get_backend()
+    figure = plt.figure()
+    try:
+        Report.from_data(
+            _table(200),
+            "label",
+            families=["privatekd", "dilca"],
+            epsilons=[1.0],
+            repetitions=1,
+            random_state=0,
+        )
+        assert matplotlib.get_backend() == backend
+        assert plt.get_fignums() == [figure.number]
+        assert plt.gcf() is figure
+    finally:
+        plt.close(figure)

@@ -166,13 +166,13 @@ def utility_figure(
     ``(len(x), repetitions)``; a NaN value (undefined) is left out of its point.
     ``non_private`` is one value (a horizontal line) or one per point of ``x``.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    # A Figure of its own, not pyplot's: families draw in parallel threads, and the
+    # caller's pyplot state and backend stay as they were.
+    from matplotlib.figure import Figure as MatplotlibFigure
 
     # Small enough that its text stays legible when a phone shrinks it to fit.
-    fig, ax = plt.subplots(figsize=(5.2, 3.2))
+    fig = MatplotlibFigure(figsize=(5.2, 3.2))
+    ax = fig.subplots()
     xs = np.asarray(x, dtype=float)
     for label, values in curves:
         values = np.asarray(values, dtype=float)
