@@ -443,3 +443,20 @@ def test_the_callers_matplotlib_state_is_left_alone() -> None:
         assert plt.gcf() is figure
     finally:
         plt.close(figure)
+
+
+def test_progress_counts_every_step_to_the_total() -> None:
+    calls: list[tuple[str, int, int]] = []
+    Report.from_data(
+        _table(200),
+        "label",
+        families=["privatekd", "dilca"],
+        epsilons=[0.5, 5.0],
+        repetitions=1,
+        random_state=0,
+        progress=lambda *call: calls.append(call),
+    )
+    totals = {total for _, _, total in calls}
+    assert totals == {2 * (2 + 1)}  # per family: one step per ε and its reference
+    assert sorted(done for _, done, _ in calls) == list(range(1, 7))
+    assert {text.split(":")[0] for text, _, _ in calls} == {"privatekd", "dilca"}

@@ -475,6 +475,7 @@ def _run_families(
         )
     total = sum(FAMILIES[key].steps(data, run) for key, run in runs.items())
     done = [0]
+    counting = threading.Lock()
     stop = threading.Event()
 
     for key, run in runs.items():
@@ -484,9 +485,10 @@ def _run_families(
             # step instead of running to the end.
             if stop.is_set():
                 raise KeyboardInterrupt
-            done[0] += 1
-            if progress is not None:
-                progress(f"{key}: {description}", min(done[0], total), total)
+            with counting:
+                done[0] += 1
+                if progress is not None:
+                    progress(f"{key}: {description}", min(done[0], total), total)
 
         run.advance = advance
 
