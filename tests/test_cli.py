@@ -18,6 +18,7 @@ import privtab
 from privtab.accountant import resolve_accountant
 from privtab.cli import _demo as demo_module
 from privtab.cli import main
+from privtab.cli._demo import DEMO_BANNER
 from privtab.cli._io import read_table, write_table
 from privtab.datasets import load_adult
 
@@ -273,10 +274,12 @@ def test_demo_report_is_a_page_with_a_table_per_result(tmp_path):
     assert not set("━│┃─┏┗") & set(text)
     page = parse_page(text)
     assert [s["title"] for s in page.sections] == [
+        "About this report",
         demo_module.SECTIONS["contingency"].title,
         "privacy ledger",
     ]
-    (counts,) = page.sections[0]["tables"]
+    assert DEMO_BANNER in text
+    (counts,) = page.sections[1]["tables"]
     adult = load_adult()
     income = adult.domains["income"]
     header = ["education"] + [f"{i} {kind}" for i in income for kind in ("true", "DP")]
@@ -288,7 +291,7 @@ def test_demo_report_is_a_page_with_a_table_per_result(tmp_path):
         for j, label in enumerate(income):
             expected = int(true_counts.loc[row[0], label])
             assert row[1 + 2 * j] == f"{expected:,}"
-    (ledger,) = page.sections[1]["tables"]
+    (ledger,) = page.sections[2]["tables"]
     assert ledger == [
         ["release", "ε", "guarantee"],
         ["discrete_laplace_mechanism", "1", "dp"],
@@ -319,10 +322,11 @@ def test_demo_report_escapes_what_it_shows(tmp_path, monkeypatch):
     text = report.read_text(encoding="utf-8")
     assert "<script" not in text
     escaped = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; [bold red]x[/]"
-    assert text.count(escaped) == 5  # section title, caption, header, cell, line
+    # contents, section title, caption, header, cell, line
+    assert text.count(escaped) == 6
     page = parse_page(text)
-    assert page.sections[0]["title"] == f"section {hostile}"
-    assert page.sections[0]["tables"] == [[[hostile], [hostile]]]
+    assert page.sections[1]["title"] == f"section {hostile}"
+    assert page.sections[1]["tables"] == [[[hostile], [hostile]]]
 
 
 def test_demo_report_to_an_unwritable_path_fails_cleanly(tmp_path):

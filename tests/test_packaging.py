@@ -131,6 +131,7 @@ def test_sdist_holds_everything_a_build_needs(tmp_path):
         "python/privtab/py.typed",
         "python/privtab/datasets/data/adult.csv.gz",
         "python/privtab/datasets/data/ADULT_LICENSE.txt",
+        "python/privtab/report/templates/report.html.j2",
     } <= names
     tracked = subprocess.run(
         ["git", "ls-files", "rust", "python"],

@@ -15,8 +15,8 @@ Sections run in registration order, each spending at most ``ctx.epsilon`` from
 ``ctx.accountant`` (sequential composition: the ledger printed at the end shows the
 total). A section shows its results with ``ctx.show`` (a rich table or a line of
 text), which prints them and keeps them for the HTML page of ``--report``
-(:class:`DemoReport`: a table per rich table, the full labels, and every text escaped
-as HTML). Text that comes from the data (categories, column names, ledger labels) is
+(:class:`DemoReport`: the page of ``privtab report``, a table per rich table, the full
+labels, and every text escaped as HTML). Text that comes from the data (categories, column names, ledger labels) is
 printed through :func:`~privtab.cli._options.literal`, so that rich shows it as
 written instead of reading it as markup.
 
@@ -27,7 +27,6 @@ sampling kernels behind it).
 
 from __future__ import annotations
 
-import html
 import time
 import warnings
 from collections.abc import Callable, Iterable
@@ -641,19 +640,12 @@ def _dpfsdr(ctx: DemoContext) -> None:
     )
 
 
-_PAGE_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem; color: #1f2328; }
-h1 { font-size: 1.6rem; }
-h2 { font-size: 1.2rem; margin-top: 2.5rem; border-bottom: 1px solid #d0d7de; }
-table { border-collapse: collapse; margin: 1rem 0 0.3rem; }
-caption { text-align: left; font-weight: 600; padding-bottom: 0.4rem; }
-th, td { border: 1px solid #d0d7de; padding: 0.25rem 0.6rem; vertical-align: top; }
-th { background: #f6f8fa; text-align: left; }
-td.number { text-align: right; font-variant-numeric: tabular-nums;
-            white-space: nowrap; }
-tbody tr:nth-child(even) { background: #f6f8fa; }
-p.note { color: #57606a; font-size: 0.9rem; margin-top: 0; }
-"""
+#: The notice at the top of the demo's page.
+DEMO_BANNER = (
+    "A demonstration on public data: each release is shown next to the non-private "
+    "result it is compared with, which a real release would never show. The ledger "
+    "at the end is what the demo spent."
+)
 
 
 @dataclass
@@ -661,10 +653,12 @@ class DemoReport:
     """What the demo showed, section by section, as an HTML page (``--report``).
 
     :func:`run_demo` starts a section for each title and every ``ctx.show`` adds a
-    rich table or a line of text to it; :meth:`to_html` writes one HTML table per
-    rich table (its title as caption, every label in full) and one paragraph per
-    line. All text, including the categories and column names of the data, is
-    escaped, so that the page shows it as written and runs none of it.
+    rich table or a line of text to it; :meth:`to_report` turns them into a
+    :class:`privtab.report.Report` (a table per rich table, its title as caption and
+    every label in full; each line, and each table's caption, as a note), with the
+    privacy ledger as its last section, and :meth:`to_html` renders it as the page
+    of ``privtab report``. All text, including the categories and column names of
+    the data, is escaped, so that the page shows it as written and runs none of it.
 
     Parameters
     ----------
@@ -690,40 +684,53 @@ class DemoReport:
             self.start("")
         self.sections[-1][1].append(result)
 
-    def to_html(self) -> str:
-        """Return the report as a self-contained HTML page (no script, no link)."""
+    def to_report(self) -> Any:
+        """Return what the demo showed as a :class:`privtab.report.Report`."""
+        from privtab.report import Report
+        from privtab.report import Section as PageSection
+
         seed = (
             "operating-system entropy (no seed)"
             if self.seed is None
             else f"seed {self.seed}, fixed for reproducibility: a known seed voids "
             "the privacy of these releases"
         )
-        body = [
-            "<h1>privtab demo</h1>",
-            f"<p>privtab {html.escape(privtab.__version__)}; ε = {self.epsilon:g} "
-            f"per section, {len(self.sections)} section(s); noise from "
-            f"{html.escape(seed)}.</p>",
-        ]
-        for title, results in self.sections:
-            body.append(f"<section>\n<h2>{_escaped(title)}</h2>")
-            body.extend(
-                _html_table(r) if isinstance(r, Table) else f"<p>{_escaped(r)}</p>"
-                for r in results
+        sections = []
+        for index, (title, results) in enumerate(self.sections, start=1):
+            tables = tuple(_page_table(r) for r in results if isinstance(r, Table))
+            notes = []
+            for r in results:
+                if isinstance(r, Table):
+                    if r.caption:
+                        notes.append(_plain(r.caption))
+                else:
+                    notes.append(_plain(r))
+            sections.append(
+                PageSection(
+                    f"section-{index}",
+                    _plain(title),
+                    tables=tables,
+                    notes=tuple(notes),
+                )
             )
-            body.append("</section>")
         if self.accountant is not None:
-            body.append(_ledger_html(self.accountant, self.seconds))
-        return (
-            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            "<title>privtab demo</title>\n"
-            f"<style>{_PAGE_STYLE}</style>\n</head>\n<body>\n"
-            + "\n".join(body)
-            + "\n</body>\n</html>\n"
-        )
+            sections.append(_ledger_section(self.accountant, self.seconds))
+        about = {
+            "details": [
+                ["ε", f"{self.epsilon:g} per section, {len(self.sections)} section(s)"],
+                ["noise", seed],
+            ],
+            "seconds": round(self.seconds, 1),
+        }
+        return Report("privtab demo", tuple(sections), about, DEMO_BANNER)
+
+    def to_html(self) -> str:
+        """Return the report as a self-contained HTML page (no script, no link)."""
+        return str(self.to_report().to_html())
 
 
-def _escaped(markup: Any) -> str:
-    """Return rich markup (or a rich renderable's text) as escaped HTML text.
+def _plain(markup: Any) -> str:
+    """Return rich markup (or a rich renderable's text) as the text it shows.
 
     The markup is read as rich reads it, so that a value printed through
     :func:`~privtab.cli._options.literal` shows as written, without its escapes.
@@ -736,49 +743,31 @@ def _escaped(markup: Any) -> str:
         plain = str(markup)
     # An indent marks a sub-row ("  of which ..."); HTML would collapse its spaces.
     text = plain.lstrip(" ")
-    return "\u00a0" * (len(plain) - len(text)) + html.escape(text)
+    return "\u00a0" * (len(plain) - len(text)) + text
 
 
-def _html_table(table: Table) -> str:
-    """Return a rich table as an HTML table: caption, header row, body rows."""
-    numbers = [column.justify == "right" for column in table.columns]
-    cells = [list(column.cells) for column in table.columns]
-    lines = ["<table>"]
-    if table.title:
-        lines.append(f"<caption>{_escaped(table.title)}</caption>")
-    lines.append(
-        "<thead><tr>"
-        + "".join(f"<th>{_escaped(column.header)}</th>" for column in table.columns)
-        + "</tr></thead>"
+def _page_table(table: Table) -> Any:
+    """Return a rich table as a report table: its title, header and rows as text."""
+    from privtab.report import Table as PageTable
+
+    cells = [[_plain(cell) for cell in column.cells] for column in table.columns]
+    return PageTable(
+        tuple(_plain(column.header) for column in table.columns),
+        tuple(zip(*cells, strict=True)),
+        _plain(table.title) if table.title else "",
     )
-    lines.append("<tbody>")
-    for row in zip(*cells, strict=True):
-        lines.append(
-            "<tr>"
-            + "".join(
-                f'<td class="number">{_escaped(cell)}</td>'
-                if number
-                else f"<td>{_escaped(cell)}</td>"
-                for cell, number in zip(row, numbers, strict=True)
-            )
-            + "</tr>"
-        )
-    lines.append("</tbody>\n</table>")
-    if table.caption:
-        lines.append(f'<p class="note">{_escaped(table.caption)}</p>')
-    return "\n".join(lines)
 
 
-def _ledger_html(accountant: BudgetAccountant, seconds: float) -> str:
-    """Return the privacy ledger as an HTML table, parts indented under their block."""
-    rows: list[str] = []
+def _ledger_section(accountant: BudgetAccountant, seconds: float) -> Any:
+    """Return the privacy ledger as a report section, parts indented under blocks."""
+    from privtab.report import Section as PageSection
+    from privtab.report import Table as PageTable
+
+    rows: list[tuple[str, str, str]] = []
 
     def add(entry: Any, depth: int) -> None:
-        indent = "\u2003" * depth
         rows.append(
-            f"<tr><td>{indent}{html.escape(entry.label)}</td>"
-            f'<td class="number">{entry.epsilon:.6g}</td>'
-            f"<td>{html.escape(entry.guarantee)}</td></tr>"
+            ("\u2003" * depth + entry.label, f"{entry.epsilon:.6g}", entry.guarantee)
         )
         for part in entry.parts:
             add(part, depth + 1)
@@ -786,13 +775,14 @@ def _ledger_html(accountant: BudgetAccountant, seconds: float) -> str:
     for entry in accountant.ledger:
         add(entry, 0)
     budget = "∞" if accountant.epsilon == float("inf") else f"{accountant.epsilon:g}"
-    return (
-        "<section>\n<h2>privacy ledger</h2>\n<table>\n"
-        "<thead><tr><th>release</th><th>ε</th><th>guarantee</th></tr></thead>\n"
-        "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n"
-        f'<p class="note">spent ε = {accountant.spent:.6g} of {budget} '
-        f"(sequential composition over the sections) in {seconds:.1f} s</p>\n"
-        "</section>"
+    return PageSection(
+        "privacy-ledger",
+        "privacy ledger",
+        tables=(PageTable(("release", "ε", "guarantee"), tuple(rows)),),
+        notes=(
+            f"spent ε = {accountant.spent:.6g} of {budget} (sequential composition "
+            f"over the sections) in {seconds:.1f} s",
+        ),
     )
 
 

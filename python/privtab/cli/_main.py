@@ -3,7 +3,7 @@
 ``privtab demo`` tours the methods on bundled data (:mod:`privtab.cli._demo`). The
 method subcommands live one family to a module (:mod:`~privtab.cli._select`,
 :mod:`~privtab.cli._histogram`, :mod:`~privtab.cli._distances`,
-:mod:`~privtab.cli._mask`, :mod:`~privtab.cli._kac`) over the shared options and
+:mod:`~privtab.cli._mask`, :mod:`~privtab.cli._kac`, :mod:`~privtab.cli._report`) over the shared options and
 steps of :mod:`privtab.cli._options`, and are added to :func:`main` here.
 
 Core kernels called: none directly; each subcommand runs the public estimators of
@@ -32,6 +32,7 @@ from privtab.cli._options import (
     option,
     seed_option,
 )
+from privtab.cli._report import report, require_report_extra
 from privtab.cli._select import select
 from privtab.exceptions import PrivtabError
 
@@ -71,8 +72,9 @@ def main() -> None:
     "--report",
     type=click.Path(dir_okay=False, writable=True),
     metavar="FILE.html",
-    help="Also save what the demo shows as an HTML page: a table per result and "
-    "the privacy ledger. The name must end in .html or .htm.",
+    help="Also save what the demo shows as an HTML page, laid out as `privtab "
+    "report`'s: a table per result and the privacy ledger. The name must end in "
+    ".html or .htm.",
 )
 @force_option()
 def demo(
@@ -99,6 +101,7 @@ def demo(
     if report is not None:
         _check_report_name(report)
         check_output(report, force=force, option="--report")
+        require_report_extra("--report", modules=("jinja2",))
     page = None if report is None else DemoReport(epsilon, seed)
     try:
         run_demo(
@@ -137,7 +140,7 @@ def _check_report_name(report: str) -> None:
         )
 
 
-for _command in (select, histogram, mask, distances, kac, budget):
+for _command in (select, histogram, mask, distances, kac, budget, report):
     main.add_command(_command)
 
 

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure as MatplotlibFigure
 
 _XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.DOTALL)
+# Matplotlib writes its name and the RDF vocabularies as URLs; an inline SVG needs
+# neither the metadata nor the namespace declarations (HTML's parser supplies them).
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
+_NAMESPACES = re.compile(r'\s+xmlns(?::\w+)?="[^"]*"')
 
 
 @dataclass(frozen=True)
@@ -82,8 +86,9 @@ def svg_of(figure: MatplotlibFigure) -> str:
     """Return a matplotlib figure as inline ``<svg>`` markup and close it.
 
     Text is kept as text (``svg.fonttype = "none"``) so the page stays small and
-    searchable; the XML prologue and doctype are dropped so the markup can sit inside
-    HTML.
+    searchable; the XML prologue, the doctype, the metadata and the namespace
+    declarations are dropped so the markup can sit inside HTML with no URL in it
+    (its only references are ``#`` anchors within the figure).
     """
     import matplotlib
     import matplotlib.pyplot as plt
@@ -92,4 +97,7 @@ def svg_of(figure: MatplotlibFigure) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "privtab"}):
         figure.savefig(buffer, format="svg", bbox_inches="tight")
     plt.close(figure)
-    return _XML_PROLOGUE.sub("", buffer.getvalue(), count=1)
+    svg = _XML_PROLOGUE.sub("", buffer.getvalue(), count=1)
+    svg = _METADATA.sub("", svg, count=1)
+    head, rest = svg.split(">", 1)
+    return _NAMESPACES.sub("", head) + ">" + rest
