@@ -208,3 +208,53 @@ def test_integer_codes_are_categories_as_in_every_command(table_csv, tmp_path) -
     (section,) = Report.from_json(out).sections
     assert "age" in section.summary
     assert "grade" not in section.summary
+
+
+def _store_with_spends(path):
+    from privtab import BudgetAccountant
+
+    accountant = BudgetAccountant.open(path, 3.0)
+    accountant.spend(0.5, label="counts")
+    with accountant.parallel("regions") as regions:
+        with regions.part("north"):
+            accountant.spend(0.3)
+        with regions.part("south"):
+            accountant.spend(0.4)
+    return accountant
+
+
+def test_budget_and_plan_sections_from_the_shell(tmp_path) -> None:
+    store = tmp_path / "budget.db"
+    before = _store_with_spends(store).to_dict()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[[release]]\nlabel = "selection"\nepsilon = 1.0\n'
+        '[[release]]\nlabel = "svm"\nepsilon = 1.5\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "budget.html"
+    result = _run("--budget", str(store), "--plan", str(plan), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    for shown in ('id="budget"', 'id="plan"', "counts", "regions"):
+        assert shown in page
+    # 0.5 + max(0.3, 0.4) = 0.9 spent; 1.0 fits (2.1 left), 1.5 does not (1.1 left).
+    assert "does not fit: release &#39;svm&#39; needs ε = 1.5, 1.1 remains" in page
+    from privtab import BudgetAccountant
+
+    assert BudgetAccountant.open(store).to_dict() == before
+
+
+def test_a_bad_plan_is_refused_naming_the_option_before_the_data(
+    table_csv, tmp_path
+) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[[release]]\nlabel = "x"\nepsilon = -1\n', encoding="utf-8")
+    out = tmp_path / "r.html"
+    result = _run(
+        str(table_csv), "--target", "label", "--plan", str(plan), "-o", str(out)
+    )
+    assert result.exit_code == 2
+    assert "'--plan'" in result.output
+    assert "epsilon must be finite and > 0, got -1" in result.output
+    assert not out.exists()

@@ -209,6 +209,7 @@ def report(
             f"{budget_path} --epsilon E`",
             param_hint="'--budget'",
         )
+    plan = _read_plan(plan_path)
     if input_path is None:
         if budget_path is None and plan_path is None:
             raise click.UsageError(
@@ -216,7 +217,7 @@ def report(
                 "budget only"
             )
         check_output(output_path, None, force)
-        page = Report.from_budget(budget_path, plan_path)
+        page = Report.from_budget(budget_path, plan)
         _write(page, output_path, None, force)
         click.echo(f"report written to {output_path}", err=True)
         return
@@ -266,7 +267,7 @@ def report(
                 categorical=categorical,
                 bins=bins,
                 budget=budget_path,
-                plan=plan_path,
+                plan=plan,
                 random_state=seed,
                 n_jobs=jobs,
                 progress=advance,
@@ -295,3 +296,15 @@ def _write(page: Any, output_path: str, input_path: str | None, force: bool) -> 
         )
     except OSError as exc:
         raise click.ClickException(f"cannot write {output_path}: {exc}") from exc
+
+
+def _read_plan(plan_path: str | None) -> Any:
+    """Read and check ``--plan`` before any data is read; its errors name the option."""
+    if plan_path is None:
+        return None
+    from privtab.report._budget import load_plan
+
+    try:
+        return load_plan(plan_path)
+    except (ValueError, TypeError, OSError) as exc:
+        raise click.BadParameter(str(exc), param_hint="'--plan'") from None

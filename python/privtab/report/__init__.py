@@ -13,6 +13,13 @@ Core kernels called: none directly; the mechanisms it runs call their own.
 
 from __future__ import annotations
 
+from privtab.report._budget import (
+    Plan,
+    PlannedRelease,
+    budget_sections,
+    load_plan,
+    plan_section,
+)
 from privtab.report._families import FAMILIES
 from privtab.report._report import BANNER, DEFAULT_EPSILONS, QUICK_EPSILONS, Report
 from privtab.report._section import Figure, Section, Table, svg_of
@@ -23,8 +30,13 @@ __all__ = [
     "FAMILIES",
     "QUICK_EPSILONS",
     "Figure",
+    "Plan",
+    "PlannedRelease",
     "Report",
     "Section",
     "Table",
+    "budget_sections",
+    "load_plan",
+    "plan_section",
     "svg_of",
 ]

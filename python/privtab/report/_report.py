@@ -514,19 +514,13 @@ def _run_families(
 
 def _budget_sections(budget: Any, plan: Any) -> list[Section]:
     """Return the budget's ledger and the plan's verdict (``_budget``'s sections)."""
-    try:
-        from privtab.report import _budget
-    except ImportError:  # the budget half is not installed in this build
-        return [
-            Section(
-                "budget",
-                "Budget",
-                notes=("This build of privtab cannot show budgets or plans yet.",),
-            )
-        ]
+    from privtab.report import _budget
+
     sections: list[Section] = []
     if budget is not None:
         sections.extend(_budget.budget_sections(budget))
     if plan is not None:
-        sections.append(_budget.plan_section(_budget.load_plan(plan), budget))
+        if not isinstance(plan, _budget.Plan):
+            plan = _budget.load_plan(plan)
+        sections.append(_budget.plan_section(plan, budget))
     return sections
