@@ -59,6 +59,8 @@ autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = True
+# A name written out in full is linked through a role: numpydoc leaves an alias that
+# maps a name to itself as plain text.
 numpydoc_xref_aliases = {
     "BudgetAccountant": "privtab.BudgetAccountant",
     "EncodedTable": "privtab.EncodedTable",
@@ -72,20 +74,20 @@ numpydoc_xref_aliases = {
     "DataFrame": "pandas.DataFrame",
     "Series": "pandas.Series",
     "ndarray": "numpy.ndarray",
-    "numpy.ndarray": "numpy.ndarray",
+    "numpy.ndarray": ":class:`numpy.ndarray`",
     "Generator": "numpy.random.Generator",
-    "numpy.random.Generator": "numpy.random.Generator",
+    "numpy.random.Generator": ":class:`numpy.random.Generator`",
     "SeedSequence": "numpy.random.SeedSequence",
-    "numpy.random.SeedSequence": "numpy.random.SeedSequence",
+    "numpy.random.SeedSequence": ":class:`numpy.random.SeedSequence`",
     "uint8": "numpy.uint8",
     "uint32": "numpy.uint32",
     "uint64": "numpy.uint64",
     "int64": "numpy.int64",
     "float64": "numpy.float64",
-    "pandas.DataFrame": "pandas.DataFrame",
-    "pandas.Series": "pandas.Series",
+    "pandas.DataFrame": ":class:`pandas.DataFrame`",
+    "pandas.Series": ":class:`pandas.Series`",
     "Path": "pathlib.Path",
-    "pathlib.Path": "pathlib.Path",
+    "pathlib.Path": ":class:`pathlib.Path`",
 }
 # Only the types named above are linked: the rest of a type field ("array-like of
 # shape (n, d)", "int >= 1") is description.
