@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): builds the extension into ./.venv, installs the
-# test extras, then runs every check: rustfmt, clippy, cargo test, ruff, the stub check,
-# mypy, pytest (doctests included) and the wheel check (the release wheel installed into a
+# test and docs extras, then runs every check: rustfmt, clippy, cargo test, ruff, the stub
+# check, mypy, pytest (doctests included, and the documentation site built with warnings
+# as errors by tests/test_docs.py) and the wheel check (the release wheel installed into a
 # fresh venv without Rust and tested there). Needs only python3 (>= 3.10) and a Rust
 # toolchain.
 set -euo pipefail
@@ -18,8 +19,8 @@ export PATH="$VIRTUAL_ENV/bin:$PATH"
 export PYO3_PYTHON="$VIRTUAL_ENV/bin/python"
 python -m pip install --quiet --disable-pip-version-check --upgrade pip "maturin>=1.9,<2"
 
-echo "== maturin develop --release (extension + test extras)"
-maturin develop --release --locked --extras test
+echo "== maturin develop --release (extension + test and docs extras)"
+maturin develop --release --locked --extras test,docs
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
@@ -31,8 +32,8 @@ echo "== cargo test (privtab-core; no Python involved)"
 cargo test -p privtab-core --locked
 
 echo "== ruff"
-ruff check python tests benches examples
-ruff format --check python tests benches examples
+ruff check python tests benches examples docs
+ruff format --check python tests benches examples docs
 echo "== stubtest privtab._core"
 python -m mypy.stubtest privtab._core --allowlist tests/stubtest_allowlist.txt
 echo "== mypy"

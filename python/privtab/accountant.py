@@ -64,7 +64,7 @@ GUARANTEES: tuple[str, ...] = ("dp", "idp")
 
 
 def check_guarantee(guarantee: Any) -> str:
-    """Return ``guarantee`` if it is one of :data:`GUARANTEES`."""
+    """Return ``guarantee`` if it is one of ``GUARANTEES``."""
     if not isinstance(guarantee, str) or guarantee not in GUARANTEES:
         raise ValueError(
             f"guarantee must be one of {', '.join(map(repr, GUARANTEES))}, "
@@ -100,7 +100,7 @@ class LedgerEntry:
     parts : tuple of LedgerEntry
     guarantee : {"dp", "idp"}
         ε-differential privacy, or ε-individual differential privacy (see
-        :data:`GUARANTEES`).
+        ``GUARANTEES``).
     composition : {None, "parallel", "sequential"}
         How ``parts`` make up ``epsilon``: ``None`` for a single charge,
         ``"parallel"`` (the maximum) for a block, ``"sequential"`` (the sum) for
@@ -462,7 +462,7 @@ class BudgetAccountant:
     charges the maximum over its parts of the sum of the spends within each part
     (parallel composition). Sums are kept exactly (as fractions of the float
     inputs), so rounding never accumulates; the total may exceed the budget by at
-    most :data:`RELATIVE_TOLERANCE` (2^-52) of it, the rounding of the inputs
+    most ``RELATIVE_TOLERANCE`` (2^-52) of it, the rounding of the inputs
     themselves, so that ten spends of ``0.1`` fit in ``1.0`` and an eleventh does
     not. Copies (``copy.copy``, ``copy.deepcopy``, and so
     ``sklearn.base.clone`` of an estimator holding it) are the accountant itself:
@@ -787,7 +787,7 @@ class BudgetAccountant:
             In [0, 1].
         guarantee : {"dp", "idp"}, default="dp"
             The kind of guarantee the release gives for ``epsilon`` (see
-            :data:`GUARANTEES`); recorded in the entry, so that ε-DP and
+            ``GUARANTEES``); recorded in the entry, so that ε-DP and
             ε-individual-DP releases can be told apart in the ledger.
 
         Raises
@@ -865,7 +865,7 @@ class BudgetAccountant:
             Each part is the float nearest to its exact share of :attr:`remaining`,
             within a relative 2^-53 of it, so spending every part fits: the total
             then exceeds the budget by at most a relative 2^-53, within
-            :data:`RELATIVE_TOLERANCE`. On a budget shared with other processes, the
+            ``RELATIVE_TOLERANCE``. On a budget shared with other processes, the
             guarantee holds if no one else spends in between.
 
         Raises

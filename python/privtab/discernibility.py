@@ -231,7 +231,7 @@ def discernibility(
 
     Notes
     -----
-    Computed through partition refinement in O(n·|S|) (Vinterbo 2012, §2.2):
+    Computed through partition refinement in ``O(n·|S|)`` (Vinterbo 2012, §2.2):
     ``n·F(S) = (n² − Σ_l n_l²) − Σ_c (n_c² − Σ_l n_{c,l}²)`` over the classes c of S.
     F is monotone in S and at most ``n − Σ_l n_l² / n``. Exact, hence not private.
 
@@ -427,7 +427,7 @@ def minimum_discerning_attributes(
 
     Notes
     -----
-    Vinterbo 2012, §2.3 ("Choosing k"): k = |MDA(σ)| with σ = 0.1, computed on public
+    Vinterbo 2012, §2.3 ("Choosing k"): ``k = |MDA(σ)|`` with σ = 0.1, computed on public
     or simulated data. The comparison is made on pair counts, n·F(S) ≥ (1 − σ)·n·F(A),
     in floating point. Exact, hence not private.
 
@@ -479,7 +479,7 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
 
     Attributes
     ----------
-    support_ : ndarray of bool, shape (n_features_in_,)
+    support_ : ndarray of bool, shape ``(n_features_in_,)``
         Mask of the selected attributes. Released.
     selection_order_ : ndarray of int64, shape (n_features,)
         Indices of the selected attributes, in the order chosen. Released.
@@ -511,7 +511,7 @@ class PrivateKD(DPEstimatorMixin, SupportSelectorMixin, BaseEstimator):
     -----
     Privacy (Vinterbo 2012, Theorem 1 and Corollary 1; proof in its appendix A).
     Neighbouring data sets differ by *replacing* one record, and n is public. Write
-    n·F(S) = Σ_i |{j : x_j differs from x_i on S and on the label}|. Replacing record
+    ``n·F(S) = Σ_i |{j : x_j differs from x_i on S and on the label}|``. Replacing record
     i changes at most the 2(n − 1) ordered pairs that contain i, each by at most 1, so
     F(S) changes by at most 2(n − 1)/n < 2: ΔF ≤ 2, and the same holds for the gain
     F(S ∪ {a}) − F(S) (the pairs discerned by a but not by S), or equivalently for

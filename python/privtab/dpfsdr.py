@@ -968,8 +968,8 @@ class _BaseDPFS(SupportSelectorMixin, DPEstimatorMixin, BaseEstimator):
     def release(self) -> dict[str, Any]:
         """Return the publishable form of the fitted selector: covered values only.
 
-        See :meth:`privtab._estimator.DPEstimatorMixin.release`; the attributes are
-        ``support_``, ``selection_order_``, ``classes_``, ``classifier_.coef_`` and
+        As for every DP estimator (:meth:`privtab.PrivateKD.release`); the attributes
+        are ``support_``, ``selection_order_``, ``classes_``, ``classifier_.coef_`` and
         ``classifier_.intercept_``.
 
         Raises

@@ -339,7 +339,7 @@ def thresholded_histogram(
         Privacy parameter, finite and > 0.
     threshold : float, optional
         τ: cells whose noisy value is <= τ are dropped. Default ``A * ln(n_rows) /
-        epsilon`` (Lei 2011 [2]_). Must not depend on the data beyond ``n_rows``.
+        epsilon`` (Lei 2011). Must not depend on the data beyond ``n_rows``.
     A : float, default=0.5
         Constant of the default threshold, finite and >= 0.
     noise : {"laplace", "discrete"}, default="laplace"
@@ -348,7 +348,7 @@ def thresholded_histogram(
         grid of step about ``2**-40 · 2/ε``, as :func:`~privtab.laplace_mechanism`
         does; values are multiples of the grid step.
         ``"discrete"``: the exact discrete Laplace ``P(Z = z) ∝ exp(-|z|·ε/2)``,
-        sampled with integer arithmetic [3]_; values are then integers.
+        sampled with integer arithmetic (Canonne et al. 2020); values are then integers.
     max_cells : int, default=10_000_000
         Refuse releases whose expected number of kept cells exceeds this.
     random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
@@ -386,7 +386,7 @@ def thresholded_histogram(
     public and one replacement moves one count down and another up: the histogram
     has L1 sensitivity 2, and noise of scale ``2/ε`` on every cell of the declared
     domain is ε-differentially private. Thresholding is post-processing as long as
-    τ depends only on ``n`` (Proposition 1 of [1]_). The empty cells are sampled from
+    τ depends only on ``n`` (Proposition 1 of Vinterbo 2012). The empty cells are sampled from
     exactly the distribution they would have if each were noised and thresholded
     one by one. The ``max_cells`` check uses public numbers only (the
     expected number ``m·p`` of kept empty cells), so whether it raises reveals

@@ -8,7 +8,7 @@ binary model with an equal share of the budget (the PMLR baseline of Vinterbo 20
 
 The helpers :func:`output_perturbation_l2_sensitivity`,
 :func:`output_perturbation_l1_sensitivity` and :func:`objective_perturbation_parameters`
-return the constants of the two algorithms; :func:`scale_rows` and
+return the constants of the two algorithms; ``scale_rows`` and
 :func:`erm_minimizer` expose the (non-private) pre-processing and solver, so that other
 mechanisms (e.g. the correlated-sensitivity SVM of DPFSDR) can perturb the same weights.
 
@@ -180,7 +180,7 @@ def output_perturbation_l1_sensitivity(
     ``‖v‖₁ ≤ √d·‖v‖₂`` turns the L2 bound of :func:`output_perturbation_l2_sensitivity`
     (Chaudhuri et al. 2011, Corollary 8) into the L1 bound that per-coordinate Laplace
     noise needs: the ``Δw`` of DPFSDR's correlated sensitivity (Wang et al.), for rows
-    scaled to ``‖x‖₂ ≤ 1`` as :func:`scale_rows` does.
+    scaled to ``‖x‖₂ ≤ 1`` as ``scale_rows`` does.
 
     Examples
     --------
@@ -573,7 +573,7 @@ def erm_minimizer(
     Parameters
     ----------
     Z : array-like of shape (n_samples, n_weights)
-        Rows with ``‖z_i‖₂ ≤ 1``, e.g. from :func:`scale_rows`.
+        Rows with ``‖z_i‖₂ ≤ 1``, e.g. from ``scale_rows``.
     y : array-like of shape (n_samples,)
         Labels in {-1, +1}.
     C : float, default=1.0
@@ -648,7 +648,7 @@ def _release_weights(
 # Estimators ------------------------------------------------------------------------------
 _ERM_NOTES = """\
     Rows are first scaled into the unit ball with the public bound ``data_norm``
-    (:func:`scale_rows`): ``r = x / data_norm``, rows still above norm 1 are clipped to
+    (``scale_rows``): ``r = x / data_norm``, rows still above norm 1 are clipped to
     norm 1 (this clipping is part of the mechanism, so the guarantee holds whatever the
     data); with ``fit_intercept`` the constant feature is appended and the row divided
     by √2, ``z = [r, 1]/√2``, so ``‖z‖₂ ≤ 1`` with the intercept weight regularised like

@@ -100,13 +100,13 @@ def laplace_mechanism(
     Notes
     -----
     Privacy: ``epsilon``-differential privacy when ``sensitivity`` bounds the query's L1
-    sensitivity (Dwork et al. 2006 [1]_), with no floating-point side channel.
+    sensitivity (Dwork et al. 2006), with no floating-point side channel.
     Textbook noise ``value + scale·Exp·sign`` computed in binary floating point leaks
-    the input through the set of reachable doubles (Mironov 2012 [2]_). privtab
+    the input through the set of reachable doubles (Mironov 2012). privtab
     follows OpenDP's construction instead: the grid step ``g = 2**k`` is the largest
     power of two not above ``scale / 2**40`` (public: it depends on ``sensitivity`` and
     ``epsilon`` only); each value is rounded exactly to the nearest multiple of ``g``;
-    exact discrete Laplace noise (integer sampling, Canonne et al. 2020 [3]_) is added
+    exact discrete Laplace noise (integer sampling, Canonne et al. 2020) is added
     in units of ``g``; the double nearest to the result is returned, which is
     post-processing of the released integer. Rounding moves each of the ``m`` values
     by at most ``g/2``, so the noise scale in units is the smallest integer
@@ -210,10 +210,10 @@ def discrete_laplace_mechanism(
     Privacy: ``epsilon``-differential privacy when ``sensitivity`` bounds the query's L1
     sensitivity. Why exact integer sampling: textbook Laplace noise computed in floating
     point leaves gaps and uneven densities among the representable outputs, and Mironov
-    (2012) [2]_ showed that these reveal the true value, breaking differential privacy
-    outright. Here the sampler is Algorithm 2 of Canonne, Kamath and Steinke (2020)
-    [3]_: only integer arithmetic, exact Bernoulli(exp(-γ)) trials for rational γ, so
-    the output distribution is exactly the stated one.
+    (2012) showed that these reveal the true value, breaking differential privacy
+    outright. Here the sampler is Algorithm 2 of Canonne, Kamath and Steinke (2020):
+    only integer arithmetic, exact Bernoulli(exp(-γ)) trials for rational γ, so the
+    output distribution is exactly the stated one.
 
     No refusal depends on the data and the noise together: the sum ``values + Z`` is
     exact in the integers and saturated to the int64 range afterwards, which is
@@ -317,9 +317,9 @@ def exponential_mechanism(
 
     Notes
     -----
-    Privacy: each draw is ``epsilon``-differentially private (McSherry and Talwar 2007
-    [4]_); ``size`` draws cost ``size * epsilon`` by sequential composition, with or
-    without replacement.
+    Privacy: each draw is ``epsilon``-differentially private (McSherry and Talwar 2007);
+    ``size`` draws cost ``size * epsilon`` by sequential composition, with or without
+    replacement.
 
     Implementation: the Gumbel-max trick. With log-weights
     ``w_i = (s_i - max(s)) · epsilon / (2 · sensitivity)`` and independent standard

@@ -313,7 +313,7 @@ class MicroaggregationMasker(DPEstimatorMixin, BaseEstimator):
     **Guarantee.** ``"dp"`` is ε-DP under replace-one neighbours: changing one record
     moves the sorted values by at most ``hi − lo`` in L1, however the ranks shift, so
     the centroids' noise (scale ``(hi − lo)/(|C_j|·ε_a)``) covers every cluster at once.
-    The iDP mechanisms are ε-individually DP as the paper states it [1]_ [2]_: each
+    The iDP mechanisms are ε-individually DP as the paper states it (Soria-Comas et al. 2017 and 2025): each
     subject of the actual data set gets the ε-DP protection, but indistinguishability
     holds only between the actual data set and its neighbours, and the noise reveals
     how spread the clusters are. The ledger labels and

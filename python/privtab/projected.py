@@ -300,10 +300,10 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         Total privacy budget, finite and > 0.
     n_features : int, optional
         ``k``, the number of predictors to keep, in ``[1, n_predictors]``. Estimated
-        with :func:`estimate_n_features` (a seeded simulation, no budget) when ``None``.
+        with ``estimate_n_features`` (a seeded simulation, no budget) when ``None``.
     gamma : float, optional
         Share of ``epsilon`` given to the histogram, in (0, 1]. Estimated with
-        :func:`estimate_gamma` when ``None``.
+        ``estimate_gamma`` when ``None``.
     A : float, default=0.5
         Threshold constant, finite and > 0: ``tau = A * ln(n) / eps_h``.
     B : float, default=0.5
@@ -332,9 +332,9 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
 
     Attributes
     ----------
-    support_ : ndarray of bool, shape (n_features_in_,)
+    support_ : ndarray of bool, shape ``(n_features_in_,)``
         The predictors kept. Released.
-    selection_order_ : ndarray of int64, shape (n_features_,)
+    selection_order_ : ndarray of int64, shape ``(n_features_,)``
         Indices of the kept predictors, in PrivateKD's order (``0 .. d - 2`` without
         projection). Released.
     n_features_in_ : int
@@ -350,7 +350,7 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
         The target's labels, sorted (``classes`` when declared, else those of ``y``,
         then not covered by the guarantee); the histogram's last column holds their
         indices. Released.
-    cardinalities_ : ndarray of int64, shape (n_features_in_,)
+    cardinalities_ : ndarray of int64, shape ``(n_features_in_,)``
         The predictors' domain sizes (declared, or inferred and then not covered).
         Not released: the kept predictors' are in ``histogram_``.
     categories_ : list of ndarray or None
@@ -630,7 +630,7 @@ class ProjectedHistogram(DPEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        X_syn : ndarray of shape (n_synthetic, n_features_)
+        X_syn : ndarray of shape ``(n_synthetic, n_features_)``
             The kept predictors, in ``selection_order_``: ``uint32`` codes, or an
             object array of categories when decoded.
         y_syn : ndarray of shape (n_synthetic,)

@@ -347,7 +347,7 @@ def audit_mechanism(
         applies to the statistic's values. Each family searched gets its own bound
         (``by_family`` of the result): a threshold bound measures the noise scale
         against the claimed ε, a reachable-set bound the floating-point side channel
-        (Mironov 2012 [5]_), which can be large whatever the scale.
+        (Mironov 2012), which can be large whatever the scale.
     max_events : int, default=1
         How many of the best events of the selection half are tested on the held-out
         half, per family that proposes one; the Bonferroni correction divides
@@ -403,9 +403,10 @@ def audit_mechanism(
     at most the true ε, for every tested event at once with probability at least
     ``confidence`` (Bonferroni). So the bound of every family, and their maximum
     ``epsilon_lower``, hold together. This is the hypothesis test of Ding et al. (2018)
-    [1]_ with the Clopper–Pearson bounds of Jagielski et al. (2020) [2]_; the event is
-    searched as in DP-Sniper [3]_ (thresholds on a statistic), over sets of outcomes,
-    and over the floating-point outputs one side cannot produce (Mironov 2012 [5]_).
+    with the Clopper–Pearson bounds of Jagielski et al. (2020); the event is
+    searched as in DP-Sniper (Bichsel et al. 2021: thresholds on a statistic), over
+    sets of outcomes, and over the floating-point outputs one side cannot produce
+    (Mironov 2012).
 
     **Power: how many runs.** The bound falls short of the event's true log-ratio by
     about ``z·(sqrt((1 − p_a)/(h·p_a)) + sqrt((1 − p_b)/(h·p_b)))`` for event

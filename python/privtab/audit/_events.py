@@ -79,8 +79,8 @@ def clopper_pearson(
     -------
     lower, upper : ndarray of float
         ``P[p >= lower] >= 1 - alpha`` and ``P[p <= upper] >= 1 - alpha`` (exact
-        binomial tail inversion [1]_); ``lower = 0`` when ``k = 0`` and ``upper = 1``
-        when ``k = n``.
+        binomial tail inversion, Clopper and Pearson 1934); ``lower = 0`` when
+        ``k = 0`` and ``upper = 1`` when ``k = n``.
 
     Examples
     --------

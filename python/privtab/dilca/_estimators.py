@@ -72,12 +72,12 @@ class _DistanceMixin:
     tables_: list[list[np.ndarray]]
 
     def distance_matrix(self, j: int) -> np.ndarray:
-        """Return the |V_j|×|V_j| distances between the values of attribute ``j``.
+        """Return the ``|V_j|×|V_j|`` distances between the values of attribute ``j``.
 
         Parameters
         ----------
         j : int
-            Attribute index, in [0, n_features_in_).
+            Attribute index, in ``[0, n_features_in_)``.
 
         Returns
         -------
@@ -117,7 +117,7 @@ class _DistanceMixin:
         Parameters
         ----------
         j : int
-            Attribute index, in [0, n_features_in_).
+            Attribute index, in ``[0, n_features_in_)``.
         n_components : int, optional
             Number of coordinates, in [1, cardinalities_[j]]; default the rank ``r`` of
             the configuration (at most ``cardinalities_[j] − 1``). Coordinates beyond
@@ -140,10 +140,10 @@ class _DistanceMixin:
         -----
         DILCA's distance is the Euclidean distance between the rows of
         ``P / sqrt(Σ_X |X|)``, with ``P`` the concatenated conditional probabilities
-        ``P(y | x)`` of the context (:func:`dilca_distance_matrix`), so the matrix is
+        ``P(y | x)`` of the context (``dilca_distance_matrix``), so the matrix is
         exactly Euclidean: ``B = −½·J·D²·J`` (``J = I − 11ᵀ/|V_j|``) is positive
         semi-definite and classical MDS / the Crippen–Havel construction
-        (:func:`classical_mds`) embeds it with no negative eigenvalue beyond rounding
+        (``classical_mds``) embeds it with no negative eigenvalue beyond rounding
         (clipped mass about 1e-16). The same holds for DP-DILCA: its distances come
         from the clamped (non-negative) noisy tables through the same formula, so their
         columns are still conditional distributions and no distance reaches the
@@ -189,7 +189,7 @@ class _DistanceMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape ``(n_samples, n_features_in_)``
             Categorical codes within the fitted cardinalities.
 
         Returns
@@ -251,9 +251,9 @@ class _DistanceMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples_X, n_features_in_)
+        X : array-like of shape ``(n_samples_X, n_features_in_)``
             Categorical codes within the fitted cardinalities.
-        Y : array-like of shape (n_samples_Y, n_features_in_), optional
+        Y : array-like of shape ``(n_samples_Y, n_features_in_)``, optional
             Defaults to ``X``.
 
         Returns
@@ -293,18 +293,18 @@ class DILCA(_DistanceMixin, TransformerMixin, BaseEstimator):
     contexts_ : list of ndarray of int64
         The context of each attribute (sorted column indices).
     tables_ : list of list of ndarray
-        For each attribute Y, the |Y|×|X| contingency tables of its context (in the
+        For each attribute Y, the ``|Y|×|X|`` contingency tables of its context (in the
         order of ``contexts_``) the distances were computed from.
     distance_matrices_ : list of ndarray
-        The |V_j|×|V_j| distance matrix of each attribute: symmetric, zero diagonal,
+        The ``|V_j|×|V_j|`` distance matrix of each attribute: symmetric, zero diagonal,
         within [0, 1].
-    cardinalities_ : ndarray of uint32 of shape (n_features_in_,)
+    cardinalities_ : ndarray of uint32 of shape ``(n_features_in_,)``
     n_features_in_ : int
 
     Notes
     -----
     SU(X, Y) = 2(H(X) + H(Y) − H(X, Y)) / (H(X) + H(Y)) in bits, 0 when
-    H(X) + H(Y) = 0. Distances follow :func:`dilca_distance_matrix` with ``|X|`` the
+    H(X) + H(Y) = 0. Distances follow ``dilca_distance_matrix`` with ``|X|`` the
     declared cardinality. Should the ``"mean_su"`` context be empty (possible with
     ``sigma > 1``, or when rounding puts the mean of equal SU values just above them),
     the single attribute with the largest SU (lowest index among ties) is taken, as
@@ -425,12 +425,12 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
     contexts_ : list of ndarray of int64
         The private context of each attribute (sorted column indices). Released.
     tables_ : list of list of ndarray
-        For each attribute Y, the noisy (clamped) |Y|×|X| tables of its context, in
+        For each attribute Y, the noisy (clamped) ``|Y|×|X|`` tables of its context, in
         the order of ``contexts_``: differentially private. Released.
     distance_matrices_ : list of ndarray
-        The private |V_j|×|V_j| distance matrices (symmetric, zero diagonal, [0, 1]).
+        The private ``|V_j|×|V_j|`` distance matrices (symmetric, zero diagonal, [0, 1]).
         Released.
-    cardinalities_ : ndarray of uint32 of shape (n_features_in_,)
+    cardinalities_ : ndarray of uint32 of shape ``(n_features_in_,)``
         Declared, or inferred (``max + 1``) and then not covered by the guarantee
         (the shapes of the released matrices show them either way).
     n_features_in_ : int
@@ -456,8 +456,8 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
 
     DP-DILCA (Algorithm 2 of Battaglia et al. 2021): each of the m attributes Y gets
     ε_Y = ε/m (sequential composition over the targets). Its context costs ε_Y·h, and
-    its tables ε_Y·(1 − h): Lap(0, 2·|ctx|/(ε_Y(1 − h))) is added to every cell of each
-    |Y|×|X| table (L1 sensitivity 2 per table, |ctx| tables), negative cells become 0
+    its tables ε_Y·(1 − h): ``Lap(0, 2·|ctx|/(ε_Y(1 − h)))`` is added to every cell of
+    each ``|Y|×|X|`` table (L1 sensitivity 2 per table, ``|ctx|`` tables), negative cells become 0
     (no rounding) and the distance is computed from these noisy tables. The entropy of
     an attribute set has sensitivity gs = (1/N)(1/ln 2 + log2 N) (Theorem 5), so
     I'(X, Y) = H(X) − H(X, Y) and I'(Y, S) = H(S) − H(Y, S) have sensitivity 2·gs
@@ -479,7 +479,7 @@ class DPDILCA(DPEstimatorMixin, _DistanceMixin, TransformerMixin, BaseEstimator)
       DILCA_RR picks each context and the distances use the same noisy tables.
 
     Draws use the Gumbel-max exponential mechanism and Laplace noise of
-    :mod:`privtab.mechanisms` (ChaCha20 in Rust).
+    ``privtab.mechanisms`` (ChaCha20 in Rust).
 
     Publishing. :meth:`release` returns ``contexts_``, ``tables_`` and
     ``distance_matrices_`` with the public parameters and the ledger. The estimator,

@@ -77,8 +77,8 @@ otherwise; Dask sets ``OMP_NUM_THREADS=1`` for its workers but not that, so seve
 single-threaded workers on one machine should be started with
 ``RAYON_NUM_THREADS=1`` (``LocalCluster(env={"RAYON_NUM_THREADS": "1"})``).
 
-Core kernels called: see :mod:`privtab.engine._table` and
-:mod:`privtab.engine._dask`.
+Core kernels called: see ``privtab.engine._table`` and
+``privtab.engine._dask``.
 """
 
 from __future__ import annotations

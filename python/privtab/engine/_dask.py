@@ -400,8 +400,8 @@ def map_blocks_1d(
 
     Each call gets the blocks of the same rows (as numpy or pandas objects): the
     partitions of the first collection, and those of the others cut to the same
-    rows when they are partitioned differently (:func:`_aligned_rows`). An error
-    ``function`` raises about them names the partition (:func:`_place`): the
+    rows when they are partitioned differently (``_aligned_rows``). An error
+    ``function`` raises about them names the partition (``_place``): the
     argument too when there is one collection, the files when Dask reads them
     and the others are not cut.
     """
@@ -1189,7 +1189,7 @@ class DaskTable(CodeTable):
     ) -> tuple[DaskTable, np.ndarray]:
         """Return this table with the label codes of ``y``, and the label set.
 
-        As :func:`privtab._validation.check_labels`: a declared ``classes`` is
+        As ``privtab._validation.check_labels``: a declared ``classes`` is
         checked before the data; an inferred one is the union of the partitions'
         labels, sorted, and warns the same way.
         """
@@ -1243,7 +1243,7 @@ class DaskTable(CodeTable):
         DataFrame that ``TableEncoder`` encodes partition by partition (Dask aligns
         them, even where its optimizer would partition the two differently); a Dask
         array of labels is rechunked to the row chunks of a Dask array of codes. Any
-        other pair is matched row by row (:func:`_aligned_rows`).
+        other pair is matched row by row (``_aligned_rows``).
         """
         import dask.array as da
 

@@ -96,7 +96,7 @@ class BinaryMatrix:
         return out
 
     def column_codes(self, features: Any) -> np.ndarray:
-        """Return the selected features as column-major ``uint32`` codes (|S| × n).
+        """Return the selected features as column-major ``uint32`` codes (``|S| × n``).
 
         This is the layout of the core's counting and partition kernels, with every
         feature a categorical attribute of cardinality 2.

@@ -87,7 +87,7 @@ def randomization_flipping(
     Parameters
     ----------
     B : array-like, DataFrame or sparse matrix of shape (n_rows, n_features)
-        0/1 data (see :func:`~privtab.kac._binary.as_binary_matrix`).
+        0/1 data (see ``as_binary_matrix``).
     k : int
         Minimum cluster size, ``1 <= k <= n_rows``.
     random_state : None, int, numpy.random.Generator or numpy.random.SeedSequence
@@ -380,7 +380,7 @@ _RELEASE_DOC = """%(summary)s
 
     Attributes
     ----------
-    support_ : ndarray of bool, shape (n_features_in_,)
+    support_ : ndarray of bool, shape ``(n_features_in_,)``
     selection_order_ : ndarray of int64, shape (n_features,)
         Selected features in the order picked.
     synthetic_X_ : ndarray of uint8, shape (n_synthetic, n_features)
@@ -428,7 +428,7 @@ _RELEASE_DOC = """%(summary)s
     releases the data. The ledger lists the ``t`` picks and the release, and sums to
     ``epsilon`` exactly.
 
-    Sensitivity of Ham({f}). Ham({f}) = Σ_{u ∈ E+, v ∈ E−} |u_f − v_f| / (n+ n−)
+    Sensitivity of Ham({f}). ``Ham({f}) = Σ_{u ∈ E+, v ∈ E−} |u_f − v_f| / (n+ n−)``
     ``= a (1 − b) + b (1 − a)``, with ``a`` and ``b`` the fractions of ones of
     feature ``f`` among the positive and the negative records. Neighbouring data
     sets differ by replacing one record, of either class (``n`` is public, the class
@@ -450,7 +450,7 @@ _RELEASE_DOC = """%(summary)s
     ones, so the domain leaks nothing); negative counts become 0, and the synthetic
     data holds that many copies of each cell's record ("add instances to match the
     count", Dwork et al. 2006). Its columns are the selected features in ascending
-    order, the order of :meth:`transform`. The histogram is refused (before any
+    order, the order of ``transform``. The histogram is refused (before any
     spending) when ``2^(t+1)`` exceeds ``max_cells``. Post-processing keeps the
     guarantee: ``epsilon``-DP overall by sequential composition, on data sets whose
     classes hold at least ``min_class_size`` records each. The labels themselves

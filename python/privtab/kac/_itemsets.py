@@ -221,7 +221,7 @@ def mine_maximal_sets(
     """Run the core's maximal-set enumerator on a validated matrix (arguments checked).
 
     ``predicate`` is ``"frequency"`` (support >= ``threshold``) or the k-AC test.
-    Past :data:`LONG_SEARCH_SECONDS` without ``time_limit`` it warns with
+    Past ``LONG_SEARCH_SECONDS`` without ``time_limit`` it warns with
     :class:`~privtab.exceptions.LongSearchWarning`; its progress goes to the report of
     an enclosing :func:`observe_search`.
     """
@@ -279,7 +279,7 @@ def maximal_itemsets(
     ----------
     B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
         0/1 matrix, rows as transactions (anything
-        :func:`~privtab.kac._binary.as_binary_matrix` accepts, e.g. the output of
+        ``as_binary_matrix`` accepts, e.g. the output of
         the matrix :func:`read_transactions` returns).
     min_support : int or float
         An int ≥ 1 is an absolute number of rows (Zhang et al. 2017 use k). A float in (0, 1)
@@ -290,7 +290,7 @@ def maximal_itemsets(
         they are found (see Notes).
     time_limit : float, optional
         Stop after this many seconds (see Notes). Without it, a search still running
-        after :data:`LONG_SEARCH_SECONDS` (10) seconds warns once with
+        after ``LONG_SEARCH_SECONDS`` (10) seconds warns once with
         :class:`~privtab.exceptions.LongSearchWarning`.
     n_threads : int, optional
         Threads to use (default: all cores). A complete result, and one truncated by
@@ -329,7 +329,7 @@ def maximal_itemsets(
     only maximal itemset is the empty set.
 
     Neither limit has a default: a dense matrix with a low support can have millions
-    of maximal sets. Past :data:`LONG_SEARCH_SECONDS` seconds without ``time_limit``
+    of maximal sets. Past ``LONG_SEARCH_SECONDS`` seconds without ``time_limit``
     the search warns once (a :class:`~privtab.exceptions.LongSearchWarning`, about
     running time only) and goes on; Ctrl-C stops it within a fraction of a second.
 
@@ -359,14 +359,14 @@ def maximal_kac_sets(
 ) -> Itemsets:
     """Return all maximal feature sets S whose projection is k-anonymous by containment.
 
-    With C_S(u) the features of S equal to 1 in row u, AC(u) = |{v : C_S(u) ⊆ C_S(v)}|
+    With C_S(u) the features of S equal to 1 in row u, ``AC(u) = |{v : C_S(u) ⊆ C_S(v)}|``
     (u included) and D_S is k-AC iff min_u AC(u) ≥ k. k-AC is downward closed in S, so
     the maximal k-AC sets describe all of them.
 
     Parameters
     ----------
     B : array-like, DataFrame or SciPy sparse matrix of shape (n, m)
-        0/1 feature matrix (anything :func:`~privtab.kac._binary.as_binary_matrix` accepts).
+        0/1 feature matrix (anything ``as_binary_matrix`` accepts).
     k : int
         Anonymity level, ≥ 1. Above n the result is empty (even the empty set is not
         k-AC).
@@ -397,7 +397,7 @@ def maximal_kac_sets(
     pattern P of the rows with a = 1, at least k rows contain P ∪ {a}; the search tests
     this with row bitsets. Memory: one bit per row and feature. Truncation by
     ``max_sets`` and ``time_limit``, and the warning past
-    :data:`LONG_SEARCH_SECONDS`, as in :func:`maximal_itemsets`.
+    ``LONG_SEARCH_SECONDS``, as in :func:`maximal_itemsets`.
 
     Examples
     --------

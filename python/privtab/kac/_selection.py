@@ -108,7 +108,7 @@ def containment_anonymity(
 ) -> np.ndarray:
     """Return the anonymity by containment AC(u) of every row of B projected on S.
 
-    AC(u) = |{v : C_S(u) ⊆ C_S(v)}|, where C_S(u) is the set of features of S equal to 1
+    ``AC(u) = |{v : C_S(u) ⊆ C_S(v)}|``, where C_S(u) is the set of features of S equal to 1
     in row u; u counts itself, so AC(u) ≥ 1. ``.min()`` of the result is AC(D_S), and
     D_S is k-anonymous by containment iff that minimum is ≥ k.
 
@@ -258,7 +258,7 @@ def _partition(M: BinaryMatrix, S: np.ndarray) -> Any:
 def ham_utility(B: Any, y: Any, S: Any) -> float:
     """Return Ham(S): the mean Hamming distance on S over (positive, negative) pairs.
 
-    Ham(S) = Σ_{u∈E+, v∈E−} Hamming(u_S, v_S) / (|E+|·|E−|) = Σ_{f∈S} Ham({f}).
+    ``Ham(S) = Σ_{u∈E+, v∈E−} Hamming(u_S, v_S) / (|E+|·|E−|) = Σ_{f∈S} Ham({f})``.
 
     Parameters
     ----------
@@ -296,8 +296,8 @@ def _undiscerned(M: BinaryMatrix, positive: np.ndarray, S: np.ndarray) -> int:
 def distcnt_utility(B: Any, y: Any, S: Any) -> float:
     """Return DistCnt(S): the fraction of (positive, negative) pairs that differ on S.
 
-    DistCnt(S) = |{(u, v) ∈ E+ × E− : u_S ≠ v_S}| / (|E+|·|E−|), computed on the
-    partition-refinement kernel as 1 − Σ_c n_{c,+}·n_{c,−} / (|E+|·|E−|) over the
+    ``DistCnt(S) = |{(u, v) ∈ E+ × E− : u_S ≠ v_S}| / (|E+|·|E−|)``, computed on the
+    partition-refinement kernel as ``1 − Σ_c n_{c,+}·n_{c,−} / (|E+|·|E−|)`` over the
     equivalence classes c of D_S.
 
     Parameters
@@ -699,7 +699,7 @@ class KACSelector(_BinarySelector):
 
     Attributes
     ----------
-    support_ : ndarray of bool, shape (n_features_in_,)
+    support_ : ndarray of bool, shape ``(n_features_in_,)``
         Mask of the selected features.
     selection_order_ : ndarray of int64
         The selected features in the order added (greedy methods), or by decreasing
@@ -712,7 +712,7 @@ class KACSelector(_BinarySelector):
         maximal-set method, so that the choice was made among some of the maximal sets
         only; always ``True`` for the greedy methods. No warning is emitted: a limit
         is only ever hit when the caller set one, so this flag is the report (as
-        :attr:`privtab.kac.Itemsets.complete`).
+        ``Itemsets.complete``).
     k_anonymity_ : int
         The smallest equivalence class of the projection (plain k-anonymity).
     utility_ : float

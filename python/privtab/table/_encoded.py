@@ -67,7 +67,7 @@ class EncodedTable:
     ValueError
         If the codes are not a non-empty 2-D integer array within the cardinalities, or
         ``columns``/``categories`` do not match the number of columns, or the default
-        categories would exceed :data:`MAX_DEFAULT_CATEGORIES` values.
+        categories would exceed ``MAX_DEFAULT_CATEGORIES`` values.
     TypeError
         If the codes are not integers.
 

@@ -87,7 +87,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         Column names, in order.
     n_features_in_ : int
         Number of columns.
-    feature_names_in_ : ndarray of shape (n_features_in_,), dtype object
+    feature_names_in_ : ndarray of shape ``(n_features_in_,)``, dtype object
         Column names, set only when ``fit`` saw a DataFrame whose column names are
         all strings (the scikit-learn convention).
     kinds_ : list of str
