@@ -38,6 +38,7 @@ PUBLIC_MODULES = (
     "privtab.audit.pairs",
     "privtab.engine",
     "privtab.datasets",
+    "privtab.report",
 )
 USER_GUIDE = (
     "projected",
@@ -49,6 +50,7 @@ USER_GUIDE = (
     "dask",
     "cli",
     "audit",
+    "report",
     "limitations",
 )
 

@@ -247,7 +247,7 @@ _WHERE = "privtab_partition"
 
 
 def _located_error(exc: Exception, where: str) -> Exception:
-    """Return ``exc`` with ``where`` (:func:`_place`) before its message.
+    """Return ``exc`` with ``where`` (``_place``) before its message.
 
     Only privtab's own errors about the data (a ``ValueError``, ``TypeError`` or
     ``DomainError`` with a message, raised by privtab's code) are located, once;
@@ -306,7 +306,7 @@ def _delayed(function: Callable[..., Any]) -> Callable[..., Any]:
 def _located(function: Callable[..., Any]) -> Callable[..., Any]:
     """As :func:`_delayed`, for a function reading the rows of one partition.
 
-    The task takes where the rows are (:func:`_place`) as its first argument, and
+    The task takes where the rows are (``_place``) as its first argument, and
     an error the function raises about them says so (:func:`_located_error`).
     """
     import dask
@@ -437,7 +437,7 @@ def map_rows(
     Returns a Dask array with one value (``width=None``) or ``width`` values per row,
     partitioned as ``collection`` (lengths unknown unless the collection knows them).
     An error ``function`` raises about a partition's rows names the partition
-    (:func:`_place`) when the array is computed.
+    (``_place``) when the array is computed.
     """
     import dask.array as da
 
@@ -1173,7 +1173,7 @@ class DaskTable(CodeTable):
         return len(self._blocks)
 
     def _place(self, partition: int) -> str:
-        """Where a partition's rows are (:func:`_place`)."""
+        """Where a partition's rows are (``_place``)."""
         return _place(partition, self._files[partition], self.name)
 
     def with_labels(

@@ -6,7 +6,7 @@ when, under which guarantee, and what remains. :func:`plan_section` appends a pl
 releases to that ledger (or to an empty one) and says whether the plan fits.
 Both read the budget and never spend it: a store is read in one read-only
 transaction, and the plan is composed on an in-memory copy
-(:func:`privtab.accountant.rehearsal_copy`) by the accountant's own code, so the
+(``privtab.accountant.rehearsal_copy``) by the accountant's own code, so the
 verdict is the accountant's, float tolerance included.
 
 A plan is a TOML file (or the same structure as a dict)::
@@ -558,12 +558,12 @@ def plan_section(
     Notes
     -----
     The plan is spent, in order, on an in-memory copy of the source
-    (:func:`~privtab.accountant.rehearsal_copy`): parallel groups become
+    (``rehearsal_copy``): parallel groups become
     ``acc.parallel(group)`` blocks with one part per release, and the first
     release the copy refuses (``BudgetExceededError``) is the one the verdict
     names; later releases are not tried. The verdict is therefore what the
     accountant itself would decide, with its exact sums and its float tolerance
-    (:data:`~privtab.accountant.RELATIVE_TOLERANCE`), as long as nothing else is
+    (``BudgetAccountant.RELATIVE_TOLERANCE``), as long as nothing else is
     spent in between. The source is never charged. When both the source and the
     plan state a budget, the smaller one is checked.
 
