@@ -56,6 +56,7 @@ nitpicky = True
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_typehints = "none"
+autodoc_preserve_defaults = True
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = True

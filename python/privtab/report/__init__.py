@@ -20,14 +20,15 @@ from privtab.report._budget import (
     load_plan,
     plan_section,
 )
-from privtab.report._families import FAMILIES as FAMILIES
-from privtab.report._report import BANNER as BANNER
-from privtab.report._report import DEFAULT_EPSILONS as DEFAULT_EPSILONS
-from privtab.report._report import QUICK_EPSILONS as QUICK_EPSILONS
-from privtab.report._report import Report
+from privtab.report._families import FAMILIES
+from privtab.report._report import BANNER, DEFAULT_EPSILONS, QUICK_EPSILONS, Report
 from privtab.report._section import Figure, Section, Table, svg_of
 
 __all__ = [
+    "BANNER",
+    "DEFAULT_EPSILONS",
+    "FAMILIES",
+    "QUICK_EPSILONS",
     "Figure",
     "Plan",
     "PlannedRelease",

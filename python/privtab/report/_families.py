@@ -85,6 +85,8 @@ class Family:
     steps: Callable[[ReportData, Run], int]
 
 
+#: The families a report can run, by key (`--family`): each says whether it applies to
+#: a table, runs its grid and returns its section, in page order.
 FAMILIES: dict[str, Family] = {}
 
 

@@ -40,6 +40,7 @@ DEFAULT_EPSILONS = (0.01, 0.0316, 0.1, 0.316, 1.0, 3.16, 10.0)
 #: The grid of ``quick=True``.
 QUICK_EPSILONS = (0.01, 0.1, 1.0, 10.0)
 
+#: The notice at the top of every report page: the report is not a release.
 BANNER = (
     "This report is about the data, not a release. It reads the raw data many times "
     "and is NOT differentially private: it is for the data owner choosing ε, and must "
@@ -98,8 +99,8 @@ class Report:
         What the report measured: rows, target, grid, repetitions, seconds, the
         families skipped and why, warnings; ``details``, a list of ``[term,
         description]`` pairs, is shown as given (JSON values only).
-    banner : str
-        The notice at the top of the page (by default :data:`BANNER`).
+    banner : str, optional
+        The notice at the top of the page; ``None`` (the default) is :data:`BANNER`.
 
     Notes
     -----
@@ -114,7 +115,11 @@ class Report:
     title: str
     sections: tuple[Section, ...] = ()
     about: dict[str, Any] = field(default_factory=dict)
-    banner: str = BANNER
+    banner: str = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.banner is None:
+            object.__setattr__(self, "banner", BANNER)
 
     @classmethod
     def from_data(
