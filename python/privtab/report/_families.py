@@ -808,50 +808,42 @@ def microagg_section(data: ReportData, run: Run) -> Section:
         )
         return float(mean_sse(X, masker.fit_transform(X)))
 
-    by_epsilon = [
-        (name, np.full((len(run.epsilons), run.repetitions), np.nan))
-        for _, name in _MICROAGG_MECHANISMS
-    ]
-    for i, epsilon in enumerate(run.epsilons):
-        for (mechanism, _), (_, values) in zip(
-            _MICROAGG_MECHANISMS, by_epsilon, strict=True
-        ):
-            for r in range(run.repetitions):
-                values[i, r] = masked_sse(mechanism, _MICROAGG_K, epsilon)
-                records.append(
-                    record(
-                        key,
-                        "mean SSE",
-                        "private",
-                        values[i, r],
-                        epsilon=epsilon,
-                        k=_MICROAGG_K,
-                        repetition=r,
-                        mechanism=mechanism,
+    def sweep(
+        settings: list[tuple[int, float]], step: Callable[[int, float], str]
+    ) -> list[tuple[str, np.ndarray]]:
+        """Mean SSE of every mechanism at each (k, ε), one column a repetition."""
+        curves = [
+            (name, np.full((len(settings), run.repetitions), np.nan))
+            for _, name in _MICROAGG_MECHANISMS
+        ]
+        for i, (k, epsilon) in enumerate(settings):
+            for (mechanism, _), (_, values) in zip(
+                _MICROAGG_MECHANISMS, curves, strict=True
+            ):
+                for r in range(run.repetitions):
+                    values[i, r] = masked_sse(mechanism, k, epsilon)
+                    records.append(
+                        record(
+                            key,
+                            "mean SSE",
+                            "private",
+                            values[i, r],
+                            epsilon=epsilon,
+                            k=k,
+                            repetition=r,
+                            mechanism=mechanism,
+                        )
                     )
-                )
-        run.advance(f"ε = {epsilon:g}")
-    by_k = [
-        (name, np.full((len(_MICROAGG_KS), run.repetitions), np.nan))
-        for _, name in _MICROAGG_MECHANISMS
-    ]
-    for i, k in enumerate(_MICROAGG_KS):
-        for (mechanism, _), (_, values) in zip(_MICROAGG_MECHANISMS, by_k, strict=True):
-            for r in range(run.repetitions):
-                values[i, r] = masked_sse(mechanism, k, _MICROAGG_EPSILON)
-                records.append(
-                    record(
-                        key,
-                        "mean SSE",
-                        "private",
-                        values[i, r],
-                        epsilon=_MICROAGG_EPSILON,
-                        k=k,
-                        repetition=r,
-                        mechanism=mechanism,
-                    )
-                )
-        run.advance(f"k = {k}")
+            run.advance(step(k, epsilon))
+        return curves
+
+    by_epsilon = sweep(
+        [(_MICROAGG_K, epsilon) for epsilon in run.epsilons],
+        lambda _, epsilon: f"ε = {epsilon:g}",
+    )
+    by_k = sweep(
+        [(k, _MICROAGG_EPSILON) for k in _MICROAGG_KS], lambda k, _: f"k = {k}"
+    )
     guide = reading_guide("lower", baseline="values drawn uniformly within the bounds")
     figures = (
         utility_figure(
