@@ -807,17 +807,24 @@ fn cluster_statistics(
 ) -> Result<(Vec<f64>, Vec<f64>)> {
     let n = sorted.len();
     let n_clusters = n / k;
-    let summaries: Vec<(f64, f64)> = (0..n_clusters)
-        .into_par_iter()
-        .with_min_len(n_clusters.div_ceil(parts).max(1))
-        .map(|j| {
-            if j % POLL_CLUSTERS == 0 {
-                check_interrupt()?;
+    let mut centroids = zeroed_vec::<f64>(n_clusters, "cluster centroids")?;
+    let mut sensitivities = zeroed_vec::<f64>(n_clusters, "cluster sensitivities")?;
+    let per_task = n_clusters.div_ceil(parts.max(1)).clamp(1, POLL_CLUSTERS);
+    centroids
+        .par_chunks_mut(per_task)
+        .zip(sensitivities.par_chunks_mut(per_task))
+        .enumerate()
+        .try_for_each(|(t, (centroids, sensitivities))| {
+            check_interrupt()?;
+            let first = t * per_task;
+            for (j, (centroid, sensitivity)) in
+                (first..).zip(centroids.iter_mut().zip(sensitivities.iter_mut()))
+            {
+                (*centroid, *sensitivity) = summarize(&sorted[cluster(n, k, j)], mechanism, bounds);
             }
-            Ok(summarize(&sorted[cluster(n, k, j)], mechanism, bounds))
-        })
-        .collect::<Result<_>>()?;
-    Ok(summaries.into_iter().unzip())
+            Ok(())
+        })?;
+    Ok((centroids, sensitivities))
 }
 
 /// The centroid and `Δ_j` of one cluster, given in ascending order.
