@@ -91,6 +91,14 @@ def l2_laplace_samples(
     n_threads: int | None = None,
 ) -> npt.NDArray[np.float64]: ...
 
+# --- columns (rust/privtab-py/src/columns.rs) ---
+
+def code_columns(
+    codes: _IntArray,
+    row_major: bool,
+    n_threads: int | None = None,
+) -> npt.NDArray[np.uint32]: ...
+
 # --- encode (rust/privtab-py/src/encode.rs) ---
 
 def mixed_radix_encode(

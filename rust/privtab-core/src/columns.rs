@@ -2,6 +2,7 @@
 
 use rayon::prelude::*;
 
+use crate::resources::{check_interrupt, zeroed_vec};
 use crate::{Error, Result};
 
 /// `n_cols` attributes of `n_rows` codes each, stored column after column in one slice, with
@@ -138,6 +139,99 @@ pub fn invalid_code<C: Code>(what: &str, at: &str, code: C, bound: &str) -> Erro
     }
 }
 
+/// Rows per task of [`code_columns`] (a poll for Ctrl-C every few million codes).
+const CONVERT_ROWS: usize = 1 << 14;
+
+/// Bytes of a row that one task of [`code_columns`] reads: one cache line.
+const CONVERT_ROW_BYTES: usize = 64;
+
+/// The codes of an `n_rows` × `n_cols` table of any integer type as `u32`, column after
+/// column (the layout of [`Columns`]): transposed from a row-major table when
+/// `row_major`, else converted in place order.
+///
+/// Tasks convert a block of [`CONVERT_ROWS`] rows of the columns that share a cache line
+/// of a row, in parallel, and poll for an interrupt before each block, so a table of
+/// hundreds of millions of codes stops within milliseconds of Ctrl-C.
+///
+/// # Errors
+/// [`Error::InvalidData`] when `data` does not hold `n_rows * n_cols` values, or a code is
+/// negative or does not fit in `u32` (naming the first such cell); [`Error::OutputTooLarge`]
+/// when the columns cannot be allocated; [`Error::Interrupted`].
+pub fn code_columns<C: Code>(
+    data: &[C],
+    n_rows: usize,
+    n_cols: usize,
+    row_major: bool,
+) -> Result<Vec<u32>> {
+    if n_rows.checked_mul(n_cols) != Some(data.len()) {
+        return Err(Error::InvalidData(format!(
+            "codes has {} values, expected n_rows * n_columns = {n_rows} * {n_cols}",
+            data.len()
+        )));
+    }
+    let mut out = zeroed_vec::<u32>(data.len(), "the code columns")?;
+    if data.is_empty() {
+        return Ok(out);
+    }
+    let width = if row_major {
+        (CONVERT_ROW_BYTES / std::mem::size_of::<C>()).clamp(1, n_cols)
+    } else {
+        1
+    };
+    let n_blocks = n_rows.div_ceil(CONVERT_ROWS);
+    // Task (g, b) writes rows b·CONVERT_ROWS.. of the columns g·width..: disjoint pieces
+    // of the output, handed out as slices so that the tasks need no shared writes.
+    let mut tasks: Vec<Vec<&mut [u32]>> = (0..n_cols.div_ceil(width) * n_blocks)
+        .map(|_| Vec::with_capacity(width))
+        .collect();
+    for (j, column) in out.chunks_exact_mut(n_rows).enumerate() {
+        for (b, piece) in column.chunks_mut(CONVERT_ROWS).enumerate() {
+            tasks[j / width * n_blocks + b].push(piece);
+        }
+    }
+    let fits = tasks
+        .into_par_iter()
+        .enumerate()
+        .map(|(task, mut pieces)| {
+            check_interrupt()?;
+            let (first_column, first_row) =
+                (task / n_blocks * width, task % n_blocks * CONVERT_ROWS);
+            let mut high = 0u64;
+            if row_major {
+                let rows = data[first_row * n_cols..].chunks(n_cols);
+                for (i, row) in rows.take(pieces[0].len()).enumerate() {
+                    for (piece, &code) in pieces.iter_mut().zip(&row[first_column..]) {
+                        high |= code.index();
+                        piece[i] = code.index() as u32;
+                    }
+                }
+            } else {
+                let column = &data[first_column * n_rows + first_row..];
+                for (slot, &code) in pieces[0].iter_mut().zip(column) {
+                    high |= code.index();
+                    *slot = code.index() as u32;
+                }
+            }
+            Ok(high <= u64::from(u32::MAX))
+        })
+        .collect::<Result<Vec<bool>>>()?;
+    if fits.into_iter().all(|fits| fits) {
+        return Ok(out);
+    }
+    let bad = first_invalid(data, 1 << 32).unwrap_or(0);
+    let (row, column) = if row_major {
+        (bad / n_cols, bad % n_cols)
+    } else {
+        (bad % n_rows, bad / n_rows)
+    };
+    Err(invalid_code(
+        "codes",
+        &format!("codes[{row}, {column}]"),
+        data[bad],
+        "2**32",
+    ))
+}
+
 /// Codes per task of [`all_below`].
 const CHECK_BLOCK: usize = 1 << 16;
 
@@ -212,6 +306,64 @@ mod tests {
         assert_eq!(view.column(0), &[0, 1, 2]);
         assert_eq!(view.column(1), &[1, 0, 0]);
         assert_eq!(view.n_cols(), 2);
+    }
+
+    /// Column `j` of the `n_rows` × `n_cols` row-major `data`, read one cell at a time.
+    fn column_of<C: Code>(data: &[C], n_cols: usize, j: usize) -> Vec<u32> {
+        data.iter()
+            .skip(j)
+            .step_by(n_cols)
+            .map(|&c| c.index() as u32)
+            .collect()
+    }
+
+    #[test]
+    fn code_columns_transpose_rows_and_convert_columns() {
+        // Shapes around the cache-line groups (64 u8, 8 i64 per line) and the row blocks.
+        for (n_rows, n_cols) in [(3, 1), (5, 70), (CONVERT_ROWS + 3, 9), (0, 4), (4, 0)] {
+            let narrow: Vec<u8> = (0..n_rows * n_cols).map(|i| (i * 7 % 251) as u8).collect();
+            let wide: Vec<i64> = narrow.iter().map(|&c| i64::from(c) << 20).collect();
+            let columns = code_columns(&narrow, n_rows, n_cols, true).expect("valid");
+            let wide_columns = code_columns(&wide, n_rows, n_cols, true).expect("valid");
+            let expected: Vec<u32> = (0..n_cols)
+                .flat_map(|j| column_of(&narrow, n_cols, j))
+                .collect();
+            assert_eq!(columns, expected, "{n_rows} x {n_cols}");
+            let shifted: Vec<u32> = expected.iter().map(|&c| c << 20).collect();
+            assert_eq!(wide_columns, shifted, "{n_rows} x {n_cols}");
+            // Column-major input: the same values in the same order.
+            let converted = code_columns(&wide, n_cols, n_rows, false).expect("valid");
+            assert_eq!(
+                converted,
+                wide.iter().map(|&c| c as u32).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn code_columns_name_the_first_code_that_is_not_a_u32() {
+        let mut data = vec![1i64; 6 * 70];
+        data[3 * 70 + 65] = -2;
+        data[4 * 70 + 1] = 1 << 32;
+        let err = code_columns(&data, 6, 70, true).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "codes must hold codes >= 0, got codes[3, 65] = -2"
+        );
+        let err = code_columns(&data, 70, 6, false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "codes must hold codes >= 0, got codes[65, 3] = -2"
+        );
+        data[3 * 70 + 65] = 0;
+        let err = code_columns(&data, 6, 70, true).unwrap_err();
+        assert_eq!(err.to_string(), "codes[4, 1] = 4294967296 is >= 2**32");
+        let err = code_columns(&[0u8; 5], 2, 3, true).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expected n_rows * n_columns = 2 * 3"),
+            "{err}"
+        );
     }
 
     #[test]

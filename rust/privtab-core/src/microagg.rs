@@ -194,6 +194,9 @@ pub fn individual_ranking_clusters(values: &[f64], k: usize) -> Result<Vec<u32>>
 fn labels_of(sorted: &[Rec], k: usize) -> Result<Vec<u32>> {
     let mut labels = zeroed_vec(sorted.len(), "cluster labels")?;
     for (j, range) in clusters(sorted.len(), k).enumerate() {
+        if j % POLL_CLUSTERS == 0 {
+            check_interrupt()?;
+        }
         for rec in &sorted[range] {
             labels[rec.index as usize] = j as u32;
         }
@@ -217,7 +220,7 @@ pub fn microaggregate(
     let parts = parts_for(values.len());
     let mut workspace = Workspace::default();
     let sorted = workspace.rank(values, Some(bounds), parts)?;
-    let (centroids, sensitivities) = cluster_statistics(sorted, k, mechanism, bounds, parts);
+    let (centroids, sensitivities) = cluster_statistics(sorted, k, mechanism, bounds, parts)?;
     Ok(Microaggregation {
         labels: labels_of(sorted, k)?,
         centroids,
@@ -788,21 +791,40 @@ fn release_parked(out: &mut [f64], released: &[f64], parts: usize) {
     });
 }
 
+/// Clusters summarized or labelled between two looks at the interrupt flag.
+const POLL_CLUSTERS: usize = 1 << 14;
+
 /// The exact centroid and `Δ_j` of every cluster, in rank order.
+///
+/// # Errors
+/// [`Error::Interrupted`].
 fn cluster_statistics(
     sorted: &[Rec],
     k: usize,
     mechanism: Mechanism,
     bounds: (f64, f64),
     parts: usize,
-) -> (Vec<f64>, Vec<f64>) {
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let n = sorted.len();
     let n_clusters = n / k;
-    (0..n_clusters)
-        .into_par_iter()
-        .with_min_len(n_clusters.div_ceil(parts).max(1))
-        .map(|j| summarize(&sorted[cluster(n, k, j)], mechanism, bounds))
-        .unzip()
+    let mut centroids = zeroed_vec::<f64>(n_clusters, "cluster centroids")?;
+    let mut sensitivities = zeroed_vec::<f64>(n_clusters, "cluster sensitivities")?;
+    let per_task = n_clusters.div_ceil(parts.max(1)).clamp(1, POLL_CLUSTERS);
+    centroids
+        .par_chunks_mut(per_task)
+        .zip(sensitivities.par_chunks_mut(per_task))
+        .enumerate()
+        .try_for_each(|(t, (centroids, sensitivities))| {
+            check_interrupt()?;
+            let first = t * per_task;
+            for (j, (centroid, sensitivity)) in
+                (first..).zip(centroids.iter_mut().zip(sensitivities.iter_mut()))
+            {
+                (*centroid, *sensitivity) = summarize(&sorted[cluster(n, k, j)], mechanism, bounds);
+            }
+            Ok(())
+        })?;
+    Ok((centroids, sensitivities))
 }
 
 /// The centroid and `Δ_j` of one cluster, given in ascending order.
@@ -1340,7 +1362,7 @@ mod tests {
                             continue;
                         }
                         let sorted = workspace.rank(values, Some(bounds), 1).unwrap();
-                        let expected = cluster_statistics(sorted, k, mechanism, bounds, 1);
+                        let expected = cluster_statistics(sorted, k, mechanism, bounds, 1).unwrap();
                         for parts in [1, 2, 3, 5] {
                             let shape = Shape {
                                 n,

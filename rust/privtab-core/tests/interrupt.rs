@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use privtab_core::binary::BinaryCsr;
-use privtab_core::columns::Columns;
+use privtab_core::columns::{self, Columns};
+use privtab_core::microagg::{self, Mechanism};
 use privtab_core::mining::{self, Limits, Rows};
 use privtab_core::partition::{self, Labels, Rule};
 use privtab_core::resources::{
@@ -46,6 +47,7 @@ fn every_long_kernel_stops_on_request_and_the_flag_clears() {
         .collect();
     let label_codes: Vec<u32> = (0..n).map(|i| (i % 2) as u32).collect();
     let cols = Columns::new(&data, n, &cards).unwrap();
+    let values: Vec<f64> = (0..100_000).map(|i| f64::from(i % 997) / 997.0).collect();
     let labels = Labels::new(&label_codes, 2).unwrap();
     let (indptr, indices) = dense_csr(300, 40);
     let rows = Rows::new(&indptr, &indices, 40).unwrap();
@@ -61,6 +63,8 @@ fn every_long_kernel_stops_on_request_and_the_flag_clears() {
         stopped(|| pairwise::pairwise_counts(cols, true)).map(|_| ()),
         stopped(|| anonymity::containment_anonymity(matrix, &[0, 1, 2])).map(|_| ()),
         stopped(|| clustering::randomization_flipping(&indptr, &indices, 40, 3, &seed)).map(|_| ()),
+        stopped(|| columns::code_columns(&data, n, cards.len(), true)).map(|_| ()),
+        stopped(|| microagg::microaggregate(&values, 3, Mechanism::Dp, (0.0, 1.0))).map(|_| ()),
     ];
     for (i, result) in results.into_iter().enumerate() {
         assert_eq!(result, Err(Error::Interrupted), "kernel {i}");

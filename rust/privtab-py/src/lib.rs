@@ -11,6 +11,7 @@
 mod anonymity;
 mod args;
 mod clustering;
+mod columns;
 mod correlation;
 mod counts;
 mod encode;
@@ -44,6 +45,7 @@ mod _core {
     use crate::{
         anonymity::{class_sizes, containment_anonymity},
         clustering::randomization_flipping,
+        columns::code_columns,
         correlation::{
             correlated_degree_matrix, correlated_degrees, f_scores, feature_importance,
             filter_correlated_features, pearson_matrix,

@@ -50,7 +50,7 @@
 use rayon::prelude::*;
 
 use super::staged::StagedSlots;
-use crate::resources::{ZeroBits, check_interrupt, zeroed_vec};
+use crate::resources::{ZeroBits, check_interrupt, interrupted, zeroed_vec};
 use crate::{Error, Result};
 
 /// A value's order-preserving key and its record index, packed in 12 bytes so the sort
@@ -388,7 +388,7 @@ impl Workspace {
                 let mut buffers = LeafBuffers::default();
                 for (from, to) in group {
                     // The sinks are dropped unread when interrupted.
-                    if crate::resources::interrupted() {
+                    if interrupted() {
                         return;
                     }
                     finish_bucket(from, to, &mut buffers, sink);
@@ -398,6 +398,10 @@ impl Workspace {
         Ok(sinks)
     }
 }
+
+/// Values a pass over the column reads between two looks at the interrupt flag (about a
+/// millisecond).
+const POLL_VALUES: usize = 1 << 16;
 
 /// The number of indices `0 .. n` in every block of `2^bits` consecutive indices.
 fn block_sizes(n: usize, bits: u32) -> Vec<u32> {
@@ -439,6 +443,10 @@ fn first_pass<S: Bucket>(
             let mut maxs = [f64::NEG_INFINITY; 4];
             let mut inside = true;
             for block in part.chunks(1 << 12) {
+                // The caller reports the interrupt; what was counted is dropped.
+                if interrupted() {
+                    break;
+                }
                 let mut quads = block.chunks_exact(4);
                 for quad in &mut quads {
                     for (lane, &value) in quad.iter().enumerate() {
@@ -514,8 +522,14 @@ fn histograms<S: Bucket>(values: &[f64], chunk: usize, split: S) -> Vec<Vec<u32>
         .par_chunks(chunk)
         .map(|part| {
             let mut counts = vec![0u32; TOP_BUCKETS];
-            for &value in part {
-                bump(&mut counts[split.of_value(value)]);
+            for block in part.chunks(POLL_VALUES) {
+                // The caller reports the interrupt; the counts are dropped.
+                if interrupted() {
+                    break;
+                }
+                for &value in block {
+                    bump(&mut counts[split.of_value(value)]);
+                }
             }
             counts
         })
@@ -564,6 +578,10 @@ fn scatter<S: Bucket>(
             let mut slots = StagedSlots::new(part_slots);
             let Some(tally) = tally else {
                 for (i, &value) in part.iter().enumerate() {
+                    // The caller reports the interrupt; the records are dropped.
+                    if i % POLL_VALUES == 0 && interrupted() {
+                        break;
+                    }
                     let rec = Rec {
                         key: key_of_value(value),
                         index: start.wrapping_add(i) as u32,
@@ -577,6 +595,9 @@ fn scatter<S: Bucket>(
                 .collect();
             let mut local = vec![0u32; tally.tasks * tally.blocks];
             for (i, &value) in part.iter().enumerate() {
+                if i % POLL_VALUES == 0 && interrupted() {
+                    break;
+                }
                 let bucket = split.of_value(value);
                 let index = start.wrapping_add(i);
                 let rec = Rec {
