@@ -189,8 +189,9 @@ pub fn process_pool() -> Result<&'static rayon::ThreadPool> {
 /// `watch` every `period`.
 ///
 /// No thread is started per call. When `watch` fails, the kernel is asked to stop
-/// ([`request_interrupt`]), the call waits for it and returns `watch`'s error; `watch` is
-/// not called again. Kernels poll [`check_interrupt`] at chunk or round boundaries, so the
+/// ([`request_interrupt`], repeated every `period` until the request is up, since one
+/// made before the job has started finds no call to stop), the call waits for it and
+/// returns `watch`'s error; `watch` is not called again. Kernels poll [`check_interrupt`] at chunk or round boundaries, so the
 /// wait is one chunk or one round of work. A panic of the kernel resumes in the caller.
 ///
 /// # Errors
@@ -226,8 +227,13 @@ where
                     if stop.is_none()
                         && let Err(err) = watch()
                     {
-                        request_interrupt();
                         stop = Some(err);
+                    }
+                    // A request made before the job has entered its interruptible call
+                    // (or after another call cleared the flag) finds no call and is
+                    // lost: repeat it every period until the flag is up.
+                    if stop.is_some() && !interrupted() {
+                        request_interrupt();
                     }
                 }
             }

@@ -9,7 +9,7 @@ use privtab_core::microagg::{self, Mechanism};
 use privtab_core::mining::{self, Limits, Rows};
 use privtab_core::partition::{self, Labels, Rule};
 use privtab_core::resources::{
-    check_interrupt, interrupted, interruptible, request_interrupt, run_watched,
+    check_interrupt, interrupted, interruptible, process_pool, request_interrupt, run_watched,
 };
 use privtab_core::rng::Seed;
 use privtab_core::{Error, Result, anonymity, clustering, noise, pairwise};
@@ -107,6 +107,29 @@ fn every_long_kernel_stops_on_request_and_the_flag_clears() {
     });
     assert_eq!((watched, watches), (Err("stop"), 1));
     assert!(!interrupted());
+
+    // A stop asked for before the job has started (every thread of the pool is busy)
+    // finds no call to stop: it is repeated until it lands.
+    let pool = process_pool().unwrap();
+    for _ in 0..pool.current_num_threads() {
+        pool.spawn(|| std::thread::sleep(Duration::from_millis(200)));
+    }
+    let start = Instant::now();
+    let bounded_spin = || {
+        while !interrupted() && start.elapsed() < Duration::from_secs(5) {
+            std::thread::yield_now();
+        }
+        check_interrupt().map(|()| 0)
+    };
+    let watched = run_watched(Some(2), period, bounded_spin, || Err("stop"));
+    assert_eq!(watched, Err("stop"));
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "the request was lost: {:?}",
+        start.elapsed()
+    );
+    assert!(!interrupted());
+
     let quiet = || Ok::<(), ()>(());
     assert_eq!(run_watched(None, period, || Ok(3), quiet), Ok(Ok(3)));
     let no_threads = run_watched(Some(0), period, || Ok(3), quiet);
