@@ -72,11 +72,11 @@ echo "== pip install: privtab from $find_links only, then its test extras"
 python -m pip install --quiet --disable-pip-version-check --upgrade pip
 python -m pip install --quiet --disable-pip-version-check --no-index --find-links "$find_links" \
   --only-binary :all: --no-deps "privtab==$wheel_version"
-python -m pip install --quiet --disable-pip-version-check "privtab[test]==$wheel_version"
+python -m pip install --quiet --disable-pip-version-check "privtab[test,docs]==$wheel_version"
 
 # A copy of what the tests read from the checkout; ../shared/data is linked where it exists.
 mkdir -p "$work/src"
-cp -R "$root/tests" "$root/README.md" "$root/pyproject.toml" "$work/src/"
+cp -R "$root/tests" "$root/examples" "$root/docs" "$root/README.md" "$root/pyproject.toml" "$work/src/"
 rm -rf "$work/src/tests/__pycache__"
 if [ -d "$root/../shared" ]; then ln -s "$(cd "$root/../shared" && pwd)" "$work/shared"; fi
 cd "$work/src"
