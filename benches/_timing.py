@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -90,3 +91,36 @@ def median_wall_and_cpu(repeats: int, fn: Callable[[], T]) -> tuple[float, float
         walls.append(watch.seconds)
         cpus.append(watch.cpu_seconds)
     return statistics.median(walls), statistics.median(cpus), result
+
+
+def _status_bytes(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+    raise OSError(f"/proc/self/status has no {field}")
+
+
+class PeakMemory:
+    """Growth of the resident set during a ``with`` block, Rust allocations included.
+
+    The high-water mark ``VmHWM`` is reset through ``/proc/self/clear_refs`` when the
+    block starts; ``grown_bytes`` is that mark at the end minus the resident set at the
+    start (``None`` where Linux's ``/proc`` is not available). Unlike :mod:`tracemalloc`
+    it sees every allocation, not only those made through Python's allocators.
+    """
+
+    def __init__(self) -> None:
+        self._before: int | None = None
+        self.grown_bytes: int | None = None
+
+    def __enter__(self) -> PeakMemory:
+        try:
+            Path("/proc/self/clear_refs").write_text("5")
+            self._before = _status_bytes("VmRSS:")
+        except OSError:
+            self._before = None
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._before is not None:
+            self.grown_bytes = max(0, _status_bytes("VmHWM:") - self._before)

@@ -35,28 +35,10 @@ import pandas as pd
 import privtab as pt
 from privtab.accountant import split_budget
 
-from _timing import Stopwatch
+from _timing import PeakMemory, Stopwatch
 
 K = 10
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def reset_peak() -> None:
-    Path("/proc/self/clear_refs").write_text("5")
-
-
-def peak_bytes() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-def current_bytes() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def naive_mask(X, k, mechanism, bounds, epsilons, rng):
@@ -98,14 +80,12 @@ def naive_mask(X, k, mechanism, bounds, epsilons, rng):
 
 def measure(fn, size):
     """Wall seconds, CPU seconds and peak memory growth (× ``size``) of one call."""
-    reset_peak()
-    before = current_bytes()
-    with Stopwatch() as watch:
+    with PeakMemory() as memory, Stopwatch() as watch:
         fn()
     return {
         "wall_s": watch.seconds,
         "cpu_s": watch.cpu_seconds,
-        "memory_x_input": (peak_bytes() - before) / size,
+        "memory_x_input": (memory.grown_bytes or 0) / size,
     }
 
 

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import sparse
 
 from privtab import _validation as v
@@ -179,6 +181,63 @@ def test_as_code_columns_reads_encoded_tables():
 def test_as_code_columns_rejects(X, cards, error, match):
     with pytest.raises(error, match=match):
         v.as_code_columns(X, cardinalities=cards)
+
+
+def _unaligned(X):
+    """``X`` copied into memory one byte off its dtype's alignment."""
+    raw = np.zeros(X.nbytes + 1, dtype=np.uint8)
+    out = np.frombuffer(raw.data, dtype=X.dtype, count=X.size, offset=1)
+    out = out.reshape(X.shape, order="F" if X.flags.f_contiguous else "C")
+    out[...] = X
+    assert not out.flags.aligned
+    return out
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_as_code_columns_reads_unaligned_codes(order):
+    # Dask's workers deserialize partitions into unaligned buffers; the core reads
+    # aligned values only, and a bad code must still be named, not refused as layout.
+    X = np.asarray(np.arange(24).reshape(8, 3) % 5, order=order)
+    columns, _ = v.as_code_columns(_unaligned(X), cardinalities=[5, 5, 5])
+    np.testing.assert_array_equal(columns, X.T)
+    X[6, 1] = 7
+    with pytest.raises(ValueError, match=r"X\[6, 1\] = 7 is >= cardinality 5"):
+        v.as_code_columns(_unaligned(X), cardinalities=[5, 5, 5])
+
+
+def test_as_code_columns_reads_uint32_columns_in_place():
+    columns_in = np.arange(12, dtype=np.uint32).reshape(3, 4) % 3
+    columns, _ = v.as_code_columns(columns_in.T, cardinalities=[3, 3, 3])
+    assert np.shares_memory(columns, columns_in)
+    np.testing.assert_array_equal(columns, columns_in)
+    columns_in[1, 2] = 3
+    with pytest.raises(ValueError, match=r"X\[2, 1\] = 3 is >= cardinality 3"):
+        v.as_code_columns(columns_in.T, cardinalities=[3, 3, 3])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_rows=st.integers(1, 40),
+    n_cols=st.integers(1, 70),
+    dtype=st.sampled_from([np.uint8, np.uint16, np.uint32, np.int64, np.int32]),
+    order=st.sampled_from(["C", "F"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_code_columns_and_inferred_cardinalities_match_numpy(
+    n_rows, n_cols, dtype, order, seed
+):
+    rng = np.random.default_rng(seed)
+    X = np.asarray(rng.integers(0, 200, (n_rows, n_cols)), dtype=dtype, order=order)
+    columns, cards = v.infer_code_columns(X, warn=False)
+    np.testing.assert_array_equal(columns, X.T)
+    np.testing.assert_array_equal(cards, X.max(axis=0).astype(np.int64) + 1)
+    declared = X.max(axis=0).astype(np.int64) + 1
+    columns, _ = v.as_code_columns(X, cardinalities=declared)
+    np.testing.assert_array_equal(columns, X.T)
+    if declared[-1] > 1:
+        declared[-1] -= 1
+        with pytest.raises(ValueError, match="is >= cardinality"):
+            v.as_code_columns(X, cardinalities=declared)
 
 
 def test_as_code_columns_accepts_bool_and_float_codes():

@@ -97,6 +97,10 @@ def code_columns(
     codes: _IntArray,
     row_major: bool,
     n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]: ...
+def column_maxima(
+    columns: npt.NDArray[np.uint32],
+    n_threads: int | None = None,
 ) -> npt.NDArray[np.uint32]: ...
 
 # --- encode (rust/privtab-py/src/encode.rs) ---

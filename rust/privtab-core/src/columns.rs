@@ -147,7 +147,9 @@ const CONVERT_ROW_BYTES: usize = 64;
 
 /// The codes of an `n_rows` × `n_cols` table of any integer type as `u32`, column after
 /// column (the layout of [`Columns`]): transposed from a row-major table when
-/// `row_major`, else converted in place order.
+/// `row_major`, else converted in place order; with the largest code of every column
+/// (0 for an empty table), read in the same pass, so that callers check codes against
+/// their cardinalities (or infer them) without another pass over the table.
 ///
 /// Tasks convert a block of [`CONVERT_ROWS`] rows of the columns that share a cache line
 /// of a row, in parallel, and poll for an interrupt before each block, so a table of
@@ -162,7 +164,7 @@ pub fn code_columns<C: Code>(
     n_rows: usize,
     n_cols: usize,
     row_major: bool,
-) -> Result<Vec<u32>> {
+) -> Result<(Vec<u32>, Vec<u32>)> {
     if n_rows.checked_mul(n_cols) != Some(data.len()) {
         return Err(Error::InvalidData(format!(
             "codes has {} values, expected n_rows * n_columns = {n_rows} * {n_cols}",
@@ -171,7 +173,7 @@ pub fn code_columns<C: Code>(
     }
     let mut out = zeroed_vec::<u32>(data.len(), "the code columns")?;
     if data.is_empty() {
-        return Ok(out);
+        return Ok((out, vec![0; n_cols]));
     }
     let width = if row_major {
         (CONVERT_ROW_BYTES / std::mem::size_of::<C>()).clamp(1, n_cols)
@@ -189,34 +191,45 @@ pub fn code_columns<C: Code>(
             tasks[j / width * n_blocks + b].push(piece);
         }
     }
-    let fits = tasks
+    let highs = tasks
         .into_par_iter()
         .enumerate()
         .map(|(task, mut pieces)| {
             check_interrupt()?;
             let (first_column, first_row) =
                 (task / n_blocks * width, task % n_blocks * CONVERT_ROWS);
-            let mut high = 0u64;
+            let mut high = vec![0u64; pieces.len()];
             if row_major {
                 let rows = data[first_row * n_cols..].chunks(n_cols);
                 for (i, row) in rows.take(pieces[0].len()).enumerate() {
-                    for (piece, &code) in pieces.iter_mut().zip(&row[first_column..]) {
-                        high |= code.index();
+                    for ((piece, high), &code) in
+                        pieces.iter_mut().zip(&mut high).zip(&row[first_column..])
+                    {
+                        *high = (*high).max(code.index());
                         piece[i] = code.index() as u32;
                     }
                 }
             } else {
                 let column = &data[first_column * n_rows + first_row..];
+                let mut column_high = 0u64;
                 for (slot, &code) in pieces[0].iter_mut().zip(column) {
-                    high |= code.index();
+                    column_high = column_high.max(code.index());
                     *slot = code.index() as u32;
                 }
+                high[0] = column_high;
             }
-            Ok(high <= u64::from(u32::MAX))
+            Ok((first_column, high))
         })
-        .collect::<Result<Vec<bool>>>()?;
-    if fits.into_iter().all(|fits| fits) {
-        return Ok(out);
+        .collect::<Result<Vec<(usize, Vec<u64>)>>>()?;
+    let mut column_high = vec![0u64; n_cols];
+    for (first_column, high) in highs {
+        for (slot, value) in column_high[first_column..].iter_mut().zip(high) {
+            *slot = (*slot).max(value);
+        }
+    }
+    if column_high.iter().all(|&high| high <= u64::from(u32::MAX)) {
+        let column_high = column_high.into_iter().map(|high| high as u32).collect();
+        return Ok((out, column_high));
     }
     let bad = first_invalid(data, 1 << 32).unwrap_or(0);
     let (row, column) = if row_major {
@@ -230,6 +243,45 @@ pub fn code_columns<C: Code>(
         data[bad],
         "2**32",
     ))
+}
+
+/// The largest code of every column of a column-major `u32` table of `n_rows` rows
+/// (0 for a column without rows), for callers whose codes are already in the core's
+/// layout and so need no [`code_columns`] copy.
+///
+/// Tasks take a block of [`CONVERT_ROWS`] codes of one column each, in parallel, and poll
+/// for an interrupt before each block.
+///
+/// # Errors
+/// [`Error::InvalidData`] when `data` does not hold `n_rows * n_cols` values;
+/// [`Error::Interrupted`].
+pub fn column_maxima(data: &[u32], n_rows: usize, n_cols: usize) -> Result<Vec<u32>> {
+    if n_rows.checked_mul(n_cols) != Some(data.len()) {
+        return Err(Error::InvalidData(format!(
+            "codes has {} values, expected n_rows * n_columns = {n_rows} * {n_cols}",
+            data.len()
+        )));
+    }
+    if n_rows == 0 {
+        return Ok(vec![0; n_cols]);
+    }
+    let n_blocks = n_rows.div_ceil(CONVERT_ROWS);
+    let block_highs = (0..n_cols * n_blocks)
+        .into_par_iter()
+        .map(|task| {
+            check_interrupt()?;
+            let (column, block) = (task / n_blocks, task % n_blocks);
+            let start = column * n_rows + block * CONVERT_ROWS;
+            let end = column * n_rows + ((block + 1) * CONVERT_ROWS).min(n_rows);
+            Ok(data[start..end]
+                .iter()
+                .fold(0, |high, &code| high.max(code)))
+        })
+        .collect::<Result<Vec<u32>>>()?;
+    Ok(block_highs
+        .chunks_exact(n_blocks)
+        .map(|highs| highs.iter().copied().max().unwrap_or(0))
+        .collect())
 }
 
 /// Codes per task of [`all_below`].
@@ -323,21 +375,61 @@ mod tests {
         for (n_rows, n_cols) in [(3, 1), (5, 70), (CONVERT_ROWS + 3, 9), (0, 4), (4, 0)] {
             let narrow: Vec<u8> = (0..n_rows * n_cols).map(|i| (i * 7 % 251) as u8).collect();
             let wide: Vec<i64> = narrow.iter().map(|&c| i64::from(c) << 20).collect();
-            let columns = code_columns(&narrow, n_rows, n_cols, true).expect("valid");
-            let wide_columns = code_columns(&wide, n_rows, n_cols, true).expect("valid");
+            let (columns, highest) = code_columns(&narrow, n_rows, n_cols, true).expect("valid");
+            let (wide_columns, wide_highest) =
+                code_columns(&wide, n_rows, n_cols, true).expect("valid");
             let expected: Vec<u32> = (0..n_cols)
                 .flat_map(|j| column_of(&narrow, n_cols, j))
                 .collect();
+            let expected_highest: Vec<u32> = (0..n_cols)
+                .map(|j| column_of(&narrow, n_cols, j).into_iter().max().unwrap_or(0))
+                .collect();
             assert_eq!(columns, expected, "{n_rows} x {n_cols}");
+            assert_eq!(highest, expected_highest, "{n_rows} x {n_cols}");
             let shifted: Vec<u32> = expected.iter().map(|&c| c << 20).collect();
             assert_eq!(wide_columns, shifted, "{n_rows} x {n_cols}");
-            // Column-major input: the same values in the same order.
-            let converted = code_columns(&wide, n_cols, n_rows, false).expect("valid");
+            let shifted_highest: Vec<u32> = expected_highest.iter().map(|&c| c << 20).collect();
+            assert_eq!(wide_highest, shifted_highest, "{n_rows} x {n_cols}");
+            // Column-major input: the same values in the same order; the maxima are those
+            // of the `n_rows` columns of `n_cols` values each.
+            let (converted, converted_highest) =
+                code_columns(&wide, n_cols, n_rows, false).expect("valid");
             assert_eq!(
                 converted,
                 wide.iter().map(|&c| c as u32).collect::<Vec<_>>()
             );
+            let by_column: Vec<u32> = (0..n_rows)
+                .map(|j| {
+                    wide[j * n_cols..(j + 1) * n_cols]
+                        .iter()
+                        .map(|&c| c as u32)
+                        .max()
+                        .unwrap_or(0)
+                })
+                .collect();
+            assert_eq!(converted_highest, by_column, "{n_rows} x {n_cols}");
         }
+    }
+
+    #[test]
+    fn column_maxima_are_those_of_each_column() {
+        for (n_rows, n_cols) in [(3, 1), (CONVERT_ROWS * 2 + 5, 3), (0, 2), (4, 0)] {
+            let data: Vec<u32> = (0..n_rows * n_cols)
+                .map(|i| (i as u32).wrapping_mul(2_654_435_761) >> 7)
+                .collect();
+            let expected: Vec<u32> = (0..n_cols)
+                .map(|j| {
+                    data[j * n_rows..(j + 1) * n_rows]
+                        .iter()
+                        .copied()
+                        .max()
+                        .unwrap_or(0)
+                })
+                .collect();
+            let highest = column_maxima(&data, n_rows, n_cols).expect("valid");
+            assert_eq!(highest, expected, "{n_rows} x {n_cols}");
+        }
+        assert!(column_maxima(&[0; 5], 2, 3).is_err());
     }
 
     #[test]

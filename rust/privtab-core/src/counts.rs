@@ -10,7 +10,8 @@
 use rayon::prelude::*;
 
 use crate::columns::{Code, Columns, check_codes, first_invalid, invalid_code};
-use crate::encode::mixed_radix_encode_subset;
+use crate::encode::RowEncoder;
+use crate::histogram::count_blocks;
 use crate::resources::{check_interrupt, zeroed};
 use crate::rng::CHUNK;
 use crate::{Error, Result};
@@ -334,13 +335,35 @@ pub(crate) fn value_counts(codes: &[u32], k: u32) -> Result<Vec<u64>> {
 /// marginal), keyed by their mixed-radix key over the subset's cardinalities (first listed
 /// attribute most significant).
 ///
+/// A domain that [`prefer_dense`] accepts is counted in a dense table, over fixed blocks
+/// of rows whose keys are made and counted a cache block at a time; a larger one as the
+/// thresholded histogram counts its cells (buckets of keys by their leading bits, each
+/// counted in a small hash table). Neither keeps a key per row.
+///
 /// # Errors
 /// [`Error::InvalidData`] for an out-of-range index; [`Error::Domain`] when the product of
 /// the selected cardinalities exceeds 2^64.
 pub fn count_columns(cols: Columns<'_>, subset: &[usize]) -> Result<SparseCounts> {
-    let keys = mixed_radix_encode_subset(cols, subset)?;
-    Ok(SparseCounts::from_keys(&keys))
+    let encoder = RowEncoder::subset(cols, subset)?;
+    let (n, domain) = (cols.n_rows(), encoder.domain());
+    if !prefer_dense(domain, n) {
+        return count_blocks(n, domain, |start, out| encoder.encode(start, out));
+    }
+    let table = dense_counts(n, domain as usize, "the counts", |table, rows| {
+        let mut keys = [0u64; KEY_BLOCK];
+        for start in rows.clone().step_by(KEY_BLOCK) {
+            let block = &mut keys[..KEY_BLOCK.min(rows.end - start)];
+            encoder.encode(start, block);
+            for &key in block.iter() {
+                table[key as usize] += 1;
+            }
+        }
+    })?;
+    Ok(SparseCounts::from_dense(&table))
 }
+
+/// Rows whose keys [`count_columns`] makes at once before counting them (32 KiB of keys).
+const KEY_BLOCK: usize = 1 << 12;
 
 /// Counts of distinct `u64` keys, sorted by key; mergeable across blocks of rows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -362,6 +385,17 @@ impl SparseCounts {
             })
             .reduce_with(|a, b| a.merge_saturating(&b))
             .unwrap_or_default()
+    }
+
+    /// The non-zero cells of a dense table, keyed by their index.
+    fn from_dense(table: &[u64]) -> Self {
+        let (keys, counts) = table
+            .iter()
+            .enumerate()
+            .filter(|&(_, &count)| count > 0)
+            .map(|(key, &count)| (key as u64, count))
+            .unzip();
+        SparseCounts { keys, counts }
     }
 
     /// Wraps keys and counts computed elsewhere (e.g. on another machine).
@@ -866,5 +900,44 @@ mod tests {
         assert_eq!(counts.keys(), &[1, 4, 5]);
         assert_eq!(counts.counts(), &[1, 1, 2]);
         assert!(count_columns(cols, &[3]).is_err());
+    }
+
+    #[test]
+    fn k_way_counts_agree_with_a_map_when_dense_and_when_sparse() {
+        // Small domains are counted in a dense table, large ones by sorting the keys; row
+        // counts straddle the encoder's blocks and the dense counter's row blocks.
+        for (n_rows, cards) in [
+            (3 * CHUNK + 17, vec![7u32, 5, 3]),
+            (5_000, vec![1 << 20, 1 << 20, 3]),
+            (1, vec![2, 2]),
+        ] {
+            let data: Vec<u32> = cards
+                .iter()
+                .enumerate()
+                .flat_map(|(j, &k)| lcg_codes(n_rows, k, j as u64 + 1))
+                .collect();
+            let cols = Columns::new(&data, n_rows, &cards).expect("columns");
+            let subset: Vec<usize> = if cards.len() == 3 {
+                vec![2, 0, 1]
+            } else {
+                vec![1, 0]
+            };
+            let mut expected = std::collections::BTreeMap::new();
+            for i in 0..n_rows {
+                let key = subset.iter().fold(0u64, |key, &j| {
+                    key * u64::from(cards[j]) + u64::from(data[j * n_rows + i])
+                });
+                *expected.entry(key).or_insert(0u64) += 1;
+            }
+            let counts = count_columns(cols, &subset).expect("counts");
+            let keys: Vec<u64> = expected.keys().copied().collect();
+            let values: Vec<u64> = expected.values().copied().collect();
+            assert_eq!(counts.keys(), keys.as_slice(), "{n_rows} rows, {cards:?}");
+            assert_eq!(
+                counts.counts(),
+                values.as_slice(),
+                "{n_rows} rows, {cards:?}"
+            );
+        }
     }
 }

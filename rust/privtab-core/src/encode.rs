@@ -63,8 +63,10 @@ pub fn mixed_radix_encode(cols: Columns<'_>) -> Result<Vec<u64>> {
 /// block (e.g. into a cache-resident buffer) instead of into one array of all keys.
 pub(crate) struct RowEncoder<'a> {
     columns: Vec<&'a [u32]>,
+    cards: Vec<u32>,
     radices: Vec<u64>,
     weights: Vec<u64>,
+    domain: u128,
 }
 
 impl<'a> RowEncoder<'a> {
@@ -73,13 +75,42 @@ impl<'a> RowEncoder<'a> {
     /// # Errors
     /// [`Error::Domain`] when the product of the cardinalities exceeds 2^64.
     pub(crate) fn new(cols: Columns<'a>) -> Result<Self> {
-        let cards = cols.cardinalities();
-        check_domain(cards)?;
+        let all: Vec<usize> = (0..cols.n_cols()).collect();
+        Self::subset(cols, &all)
+    }
+
+    /// The encoder of the columns `subset` of `cols`, in the order given (the first listed
+    /// is the most significant digit).
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when an index is out of range; [`Error::Domain`] when the
+    /// product of the selected cardinalities exceeds 2^64.
+    pub(crate) fn subset(cols: Columns<'a>, subset: &[usize]) -> Result<Self> {
+        let mut columns = Vec::with_capacity(subset.len());
+        let mut cards = Vec::with_capacity(subset.len());
+        for &j in subset {
+            if j >= cols.n_cols() {
+                return Err(Error::InvalidData(format!(
+                    "column index {j} is out of range for a table of {} columns",
+                    cols.n_cols()
+                )));
+            }
+            columns.push(cols.column(j));
+            cards.push(cols.cardinality(j));
+        }
+        let domain = check_domain(&cards)?;
         Ok(RowEncoder {
-            columns: (0..cols.n_cols()).map(|j| cols.column(j)).collect(),
+            columns,
             radices: cards.iter().map(|&k| u64::from(k)).collect(),
-            weights: place_values(cards),
+            weights: place_values(&cards),
+            cards,
+            domain,
         })
+    }
+
+    /// The number of distinct keys: the product of the cardinalities.
+    pub(crate) fn domain(&self) -> u128 {
+        self.domain
     }
 
     /// Writes the keys of rows `start..start + out.len()` into `out`.
@@ -105,19 +136,8 @@ impl<'a> RowEncoder<'a> {
 /// [`Error::InvalidData`] when an index in `subset` is out of range; [`Error::Domain`] when
 /// the product of the selected cardinalities exceeds 2^64.
 pub fn mixed_radix_encode_subset(cols: Columns<'_>, subset: &[usize]) -> Result<Vec<u64>> {
-    let mut columns = Vec::with_capacity(subset.len());
-    let mut cards = Vec::with_capacity(subset.len());
-    for &j in subset {
-        if j >= cols.n_cols() {
-            return Err(Error::InvalidData(format!(
-                "column index {j} is out of range for a table of {} columns",
-                cols.n_cols()
-            )));
-        }
-        columns.push(cols.column(j));
-        cards.push(cols.cardinality(j));
-    }
-    encode_valid(&columns, &cards, cols.n_rows())
+    let encoder = RowEncoder::subset(cols, subset)?;
+    encode_valid(&encoder.columns, &encoder.cards, cols.n_rows())
 }
 
 /// The place value of each digit: `weights[j]` is the product of the cardinalities after

@@ -443,11 +443,12 @@ fn count_keys(keys: &[u64], domain: u128) -> Result<SparseCounts> {
 /// each bucket counts its keys from the pieces of every block, in parallel: in a small
 /// hash table, whose distinct keys are then sorted, or by radix sort when the bucket is
 /// large. Buckets are ranges of keys, so their results concatenate into the sorted counts.
-/// The codes are read once and the keys written once, with no array of all keys.
+/// The codes are read once and the keys written once, with no array of all keys. The
+/// sparse k-way counts ([`count_columns`](crate::counts::count_columns)) count the same way.
 ///
 /// # Errors
 /// [`Error::OutputTooLarge`] when the counts cannot be allocated.
-fn count_blocks<F>(n: usize, domain: u128, encode: F) -> Result<SparseCounts>
+pub(crate) fn count_blocks<F>(n: usize, domain: u128, encode: F) -> Result<SparseCounts>
 where
     F: Fn(usize, &mut [u64]) + Sync,
 {

@@ -7,13 +7,14 @@ use crate::prelude::*;
 
 /// The codes of a 2-D integer array as a `(d, n)` uint32 array, column after column:
 /// `codes` is the `(n, d)` table itself when `row_major`, else its `(d, n)` transpose.
+/// Returns the columns and the largest code of each (read in the same pass).
 #[pyfunction]
 #[pyo3(signature = (codes, row_major, n_threads=None))]
 pub(crate) fn code_columns(
     codes: &Bound<'_, PyAny>,
     row_major: bool,
     n_threads: Option<usize>,
-) -> PyResult<Numpy<Matrix<u32>>> {
+) -> PyResult<(Numpy<Matrix<u32>>, Numpy<Vec<u32>>)> {
     let mut shape = (0, 0);
     let converted = run_on_int_arrays!(
         Ix2,
@@ -30,5 +31,20 @@ pub(crate) fn code_columns(
             columns::code_columns(data, n_rows, n_cols, row_major)
         }
     );
-    converted.map(|values| Numpy(Matrix(shape.0, shape.1, values)))
+    converted.map(|(values, highest)| (Numpy(Matrix(shape.0, shape.1, values)), Numpy(highest)))
+}
+
+/// The largest code of every column of a `(d, n)` uint32 array in the core's layout.
+#[pyfunction]
+#[pyo3(signature = (columns, n_threads=None))]
+pub(crate) fn column_maxima(
+    columns: PyReadonlyArray2<'_, u32>,
+    n_threads: Option<usize>,
+) -> PyResult<Numpy<Vec<u32>>> {
+    let (n_cols, n_rows) = (columns.shape()[0], columns.shape()[1]);
+    let data = contiguous(&columns, "columns")?;
+    run(columns.py(), n_threads, || {
+        columns::column_maxima(data, n_rows, n_cols)
+    })
+    .map(Numpy)
 }

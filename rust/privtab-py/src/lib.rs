@@ -46,6 +46,7 @@ mod _core {
         anonymity::{class_sizes, containment_anonymity},
         clustering::randomization_flipping,
         columns::code_columns,
+        columns::column_maxima,
         correlation::{
             correlated_degree_matrix, correlated_degrees, f_scores, feature_importance,
             filter_correlated_features, pearson_matrix,
