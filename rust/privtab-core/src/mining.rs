@@ -15,13 +15,13 @@
 //! - the tail is re-sorted by increasing conditional support at every node;
 //! - inside a sequential search the excluded items ordered before a node are decided by
 //!   the maximal sets already found ([`Cover`]), so only nodes searched apart carry them;
-//! - the top-level branches run as rayon tasks, and in a search without a cap a branch
-//!   holding much work splits its children into tasks of their own, down to a few levels
-//!   ([`Schedule`]), so that idle threads steal subtrees of the first levels; every task
-//!   below is sequential and the results are sorted at the end, so the output does not
-//!   depend on the thread count. On one thread, or when the root holds little work, the
-//!   search runs on the calling thread, and with no cap an oracle that asks for it
-//!   ([`Oracle::sequential`]) is searched as one sequence from the root;
+//! - the top-level branches run as rayon tasks, and in a search without a cap on dense
+//!   data a branch holding much work splits its children into tasks of their own, down
+//!   to a few levels ([`Schedule`]), so that idle threads steal subtrees of the first
+//!   levels; every task below is sequential and the results are sorted at the end, so
+//!   the output does not depend on the thread count. On one thread, or when the root
+//!   holds little work, the search runs on the calling thread, and with no cap an oracle
+//!   that asks for it ([`Oracle::sequential`]) is searched as one sequence from the root;
 //! - a cap on the number of sets is global ([`SharedCap`]): the branches, taken in their
 //!   fixed order, keep the first `max_sets` sets between them, and a branch stops as soon
 //!   as the sets found by it and by the branches before it reach the cap, whichever thread
@@ -652,23 +652,30 @@ pub struct Schedule {
     /// of a split node) at most `split_levels` items below the root and holding at least
     /// this much work searches its children apart as tasks of their own, which idle
     /// threads steal. A capped search splits only the root (the cap's slots are the
-    /// top-level branches).
+    /// top-level branches), and so does sparse data unless `split_sequential`.
     pub split_from: u64,
     /// How many levels below the root split.
     pub split_levels: usize,
+    /// Whether nodes below the root split also for an oracle searched as one sequence on
+    /// one thread ([`Oracle::sequential`], sparse data), where a child searched apart
+    /// costs the most.
+    pub split_sequential: bool,
 }
 
 impl Default for Schedule {
-    /// Chosen on the FIMI data on two threads: a search whose root holds fewer than 2^16
-    /// item occurrences takes a few milliseconds; splitting the first two levels below the
-    /// root at nodes of 2^14 to 2^18 occurrences changed the times by less than the noise
-    /// of the shared machine, and balanced retail and chess where the top-level branches
-    /// alone left one thread working.
+    /// Chosen on the FIMI data on two threads: chess at support 2000, whose root holds
+    /// 99,000 occurrences, takes about 10 ms on one thread, so a root below 2^16 leaves
+    /// little for a second thread; splitting the first two levels below the root made
+    /// chess 1000 faster on two threads (0.46 s instead of 0.54 s), while on retail and
+    /// T10I4D100K it added 5-30% of CPU time for no shorter wall time, so sparse data
+    /// splits only its root. Split sizes from 2^14 to 2^18 occurrences differed by less
+    /// than the noise of the shared machine.
     fn default() -> Self {
         Schedule {
             sequential_below: 1 << 16,
             split_from: 1 << 16,
             split_levels: 2,
+            split_sequential: false,
         }
     }
 }
@@ -680,7 +687,8 @@ struct Search<'s, O> {
     progress: &'s Progress,
     deadline: Option<Instant>,
     schedule: Schedule,
-    /// Levels below the root whose nodes may split (0 with a cap).
+    /// Levels below the root whose nodes may split (0 with a cap, and for sparse data
+    /// unless the schedule says otherwise).
     split_levels: usize,
 }
 
@@ -751,9 +759,9 @@ impl<'s, O: Oracle> Search<'s, O> {
         per_child.into_iter().flatten().collect()
     }
 
-    /// Searches the subtree of a node apart from its siblings: sequentially, or, when the
-    /// node is at most `depth_limit` items deep and holds at
-    /// least [`Schedule::split_from`] work, its children apart.
+    /// Searches the subtree of a node apart from its siblings: sequentially, or its
+    /// children apart when the node is at most `depth_limit` items deep and holds at least
+    /// [`Schedule::split_from`] work.
     #[allow(clippy::too_many_arguments)]
     fn explore_apart(
         &self,
@@ -850,7 +858,9 @@ pub fn maximal_sets_scheduled<O: Oracle>(
         progress,
         deadline: limits.time_limit.map(|d| Instant::now() + d),
         schedule,
-        split_levels: if limits.max_sets.is_some() {
+        split_levels: if limits.max_sets.is_some()
+            || (oracle.sequential() && !schedule.split_sequential)
+        {
             0
         } else {
             schedule.split_levels

@@ -407,11 +407,13 @@ fn any_schedule_finds_the_same_sets_on_any_thread_count() {
             sequential_below: 0,
             split_from: 0,
             split_levels: 3,
+            split_sequential: true,
         },
         Schedule {
             sequential_below: 0,
             split_from: u64::MAX,
             split_levels: 0,
+            split_sequential: false,
         },
         Schedule {
             sequential_below: u64::MAX,
