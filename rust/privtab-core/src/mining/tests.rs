@@ -396,3 +396,71 @@ fn a_capped_search_on_one_thread_stops_at_the_cap() {
     }
     assert!(all.measures.len() > 100, "{}", all.measures.len());
 }
+
+/// Every node split into tasks down to three levels, every search sent to the pool, and
+/// every search kept on the calling thread: the same sets as brute force on 1 to 4
+/// threads, for every layout and for containment.
+#[test]
+fn any_schedule_finds_the_same_sets_on_any_thread_count() {
+    let schedules = [
+        Schedule {
+            sequential_below: 0,
+            split_from: 0,
+            split_levels: 3,
+            split_sequential: true,
+        },
+        Schedule {
+            sequential_below: 0,
+            split_from: u64::MAX,
+            split_levels: 0,
+            split_sequential: false,
+        },
+        Schedule {
+            sequential_below: u64::MAX,
+            ..Schedule::default()
+        },
+    ];
+    for seed in 0..40u64 {
+        let n = 20 + (seed as usize * 37) % 200;
+        let m = 4 + (seed as u32) % 9;
+        let rows = random_rows(seed + 500, n, m, 10 + seed % 80);
+        let (indptr, indices) = csr(&rows);
+        let view = Rows::new(&indptr, &indices, m as usize).unwrap();
+        for threshold in [1, 3] {
+            let expected = brute(m, |s| support(&rows, s), threshold);
+            let expected_kac = brute(m, |s| anonymity(&rows, s), threshold);
+            for schedule in schedules {
+                for threads in 1..=4 {
+                    for layout in layouts() {
+                        let oracle = Frequency::with_layout(view, threshold, layout).unwrap();
+                        let got = with_pool(threads, || {
+                            maximal_sets_scheduled(
+                                &oracle,
+                                oracle.original(),
+                                Limits::default(),
+                                &Progress::new(),
+                                schedule,
+                            )
+                            .unwrap()
+                        });
+                        assert!(got.complete);
+                        assert_eq!(sets(&got), expected, "seed {seed} {schedule:?} {threads}");
+                    }
+                    let oracle = ContainmentAnonymity::new(view, threshold).unwrap();
+                    let identity: Vec<u32> = (0..m).collect();
+                    let got = with_pool(threads, || {
+                        maximal_sets_scheduled(
+                            &oracle,
+                            &identity,
+                            Limits::default(),
+                            &Progress::new(),
+                            schedule,
+                        )
+                        .unwrap()
+                    });
+                    assert_eq!(sets(&got), expected_kac, "seed {seed} {schedule:?} kac");
+                }
+            }
+        }
+    }
+}
