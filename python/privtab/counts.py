@@ -12,7 +12,7 @@ Core kernels called: ``privtab._core.contingency_table``,
 ``privtab._core.count_keys``, ``privtab._core.merge_counts``, ``privtab._core.entropy``,
 ``privtab._core.mutual_information``, ``privtab._core.symmetric_uncertainty`` and,
 for the release, ``privtab._core.discrete_laplace_scale`` and
-``privtab._core.discrete_laplace_samples`` (through
+``privtab._core.add_discrete_laplace`` (through
 :func:`~privtab.discrete_laplace_mechanism`).
 """
 

@@ -7,8 +7,8 @@ operating-system entropy) for any real release.
 
 Core kernels called: ``privtab._core.laplace_grid`` and ``privtab._core.add_laplace``
 (the grid Laplace),
-``privtab._core.discrete_laplace_scale`` and ``privtab._core.discrete_laplace_samples``
-(the discrete Laplace, added here with saturation) and
+``privtab._core.discrete_laplace_scale`` and ``privtab._core.add_discrete_laplace``
+(the discrete Laplace, added with saturation) and
 ``privtab._core.exponential_mechanism`` (Gumbel-max on log-weights).
 
 References
@@ -248,12 +248,10 @@ def add_discrete_laplace(
     caller's own). For releases that compute their integer query themselves after
     :meth:`PrivateRun.start` (the query's sensitivity and scale checked before it).
     """
-    flat = values.reshape(-1)
+    flat = np.ascontiguousarray(values.reshape(-1))
     with run.charged_on_failure(label):
-        noise = _core.discrete_laplace_samples(
-            flat.shape[0], sensitivity, run.epsilon, run.seed()
-        )
-    noisy = _saturating_add(flat, noise)
+        # Each sum beyond the int64 range saturates at its bound, in the core's pass.
+        noisy = _core.add_discrete_laplace(flat, sensitivity, run.epsilon, run.seed())
     run.spend(label)
     if values.ndim == 0:
         return int(noisy[0])
@@ -387,27 +385,6 @@ def _check_on_grid(values: np.ndarray, grid_exponent: int) -> None:
             f"step 2^{grid_exponent}: |value| must stay below "
             f"2^{_MAX_GRID_UNITS_BITS} grid steps"
         )
-
-
-def _saturating_add(values: np.ndarray, noise: np.ndarray) -> np.ndarray:
-    """``values + noise`` (int64, 1-D), each sum beyond the int64 range set to its bound.
-
-    Terms below ``2**62`` in magnitude cannot overflow, and are added in place.
-    """
-    bound = 2**62
-    if values.size == 0 or (
-        -bound < values.min()
-        and values.max() < bound
-        and -bound < noise.min()
-        and noise.max() < bound
-    ):
-        return np.add(values, noise, out=noise)
-    total = values + noise
-    # A sum wrapped around exactly when its sign differs from both terms' signs.
-    wrapped = ((values ^ total) & (noise ^ total)) < 0
-    limits = np.iinfo(np.int64)
-    total[wrapped] = np.where(noise[wrapped] > 0, limits.max, limits.min)
-    return total
 
 
 def _log_weights(scores: np.ndarray, factor: float) -> np.ndarray:

@@ -56,7 +56,7 @@ seeded! {
     /// The floating-point-safe Laplace mechanism (`noise::grid`): every value rounded to the
     /// grid, exact discrete Laplace noise of scale `sensitivity / epsilon` in grid units.
     fn add_laplace([values: f64], sensitivity: f64, epsilon: f64) -> Vec<f64>;
-    /// `values + DLap(sensitivity / epsilon)` elementwise, with checked int64 overflow.
+    /// `values + DLap(sensitivity / epsilon)` elementwise, saturating at the int64 bounds.
     fn add_discrete_laplace([values: i64], sensitivity: f64, epsilon: f64) -> Vec<i64>;
     /// `size` indices (int64) drawn ∝ `exp(log_weights)` by Gumbel-max (see the core docs).
     fn exponential_mechanism([log_weights: f64], size: usize, replace: bool) -> Vec<usize>;

@@ -30,9 +30,10 @@ use super::blocks::{BLOCKS, block_index, block_index_from_prefix};
 use super::{alloc_output, below_u64, below_u128};
 use crate::error::check_positive_finite;
 use crate::resources::zeroed_vec;
-use crate::rng::{Rng, Seed, try_fill_chunked, try_fill_chunks};
+use crate::rng::{CHUNK, Rng, Seed, try_fill_chunked, try_fill_chunks};
 use crate::{Error, Result};
 use rand::Rng as _;
+use rayon::prelude::*;
 
 /// A positive rational `num / den` in lowest terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -881,35 +882,37 @@ pub fn discrete_laplace_tail_samples(
     DiscreteLaplace::new(sensitivity, epsilon)?.tail_samples(n, threshold, seed)
 }
 
-/// The discrete Laplace mechanism: `values[i] + DLap(sensitivity / epsilon)` for every `i`.
+/// The discrete Laplace mechanism: `values[i] + DLap(sensitivity / epsilon)` for every `i`,
+/// each sum beyond the `i64` range set to the bound it passed.
+///
+/// The noise of value `i` is that of [`discrete_laplace_samples`] at index `i` for the
+/// same seed, added in parallel chunks (a serial numpy addition with its overflow checks
+/// took a third of the mechanism's time on two threads).
 ///
 /// # Privacy
 /// When `values` is an integer query of L1 sensitivity `sensitivity`, the output is
 /// `epsilon`-differentially private: `P(Z = z) ∝ exp(-|z| · epsilon / sensitivity)` holds
 /// exactly (integer sampling, Canonne, Kamath & Steinke 2020), so no floating-point
-/// artefact weakens the guarantee (Mironov 2012).
+/// artefact weakens the guarantee (Mironov 2012). Saturating at the bounds is a function
+/// of the noisy value alone (post-processing).
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for a bad `sensitivity`/`epsilon` (see
-/// [`Rational::from_ratio`]); [`Error::InvalidData`] naming the value whose noisy version
-/// leaves the `i64` range.
+/// [`Rational::from_ratio`]); [`Error::OutputTooLarge`]; [`Error::Interrupted`].
 pub fn add_discrete_laplace(
     values: &[i64],
     sensitivity: f64,
     epsilon: f64,
     seed: &Seed,
 ) -> Result<Vec<i64>> {
-    let dist = DiscreteLaplace::new(sensitivity, epsilon)?;
-    let mut out = alloc_output(values.len(), "discrete laplace mechanism output")?;
-    try_fill_chunked(&mut out, seed, |rng, i| {
-        let noise = dist.sample(rng)?;
-        values[i].checked_add(noise).ok_or_else(|| {
-            Error::InvalidData(format!(
-                "values[{i}] = {}: adding discrete Laplace noise leaves the int64 range",
-                values[i]
-            ))
-        })
-    })?;
+    let mut out = DiscreteLaplace::new(sensitivity, epsilon)?.samples(values.len(), seed)?;
+    out.par_chunks_mut(CHUNK)
+        .zip(values.par_chunks(CHUNK))
+        .for_each(|(noisy, values)| {
+            for (noisy, &value) in noisy.iter_mut().zip(values) {
+                *noisy = value.saturating_add(*noisy);
+            }
+        });
     Ok(out)
 }
 
@@ -1129,14 +1132,16 @@ mod tests {
     }
 
     #[test]
-    fn overflow_is_an_error_naming_the_value() {
-        let values = vec![i64::MAX; 64];
-        let err = add_discrete_laplace(&values, 1e6, 1e-6, &seed(1)).unwrap_err();
-        let message = err.to_string();
-        assert!(
-            message.contains("values[") && message.contains("int64"),
-            "{message}"
-        );
+    fn sums_beyond_the_int64_range_saturate_and_equal_the_samples_added() {
+        let values: Vec<i64> = [i64::MAX, i64::MIN, 0, -5].repeat(16);
+        let out = add_discrete_laplace(&values, 1e6, 1e-6, &seed(1)).expect("added");
+        let noise = discrete_laplace_samples(values.len(), 1e6, 1e-6, &seed(1)).expect("noise");
+        for ((&value, &noise), &got) in values.iter().zip(&noise).zip(&out) {
+            let exact = (i128::from(value) + i128::from(noise))
+                .clamp(i128::from(i64::MIN), i128::from(i64::MAX));
+            assert_eq!(i128::from(got), exact, "{value} + {noise}");
+        }
+        assert!(out.contains(&i64::MAX) && out.contains(&i64::MIN));
     }
 
     #[test]
