@@ -6,9 +6,8 @@ read as transactions, with absolute minimum support k (every frequent itemset is
 :func:`maximal_kac_sets` enumerates the maximal k-AC feature sets exactly. Both run one
 depth-first enumerator in Rust (LCM-style: prefix extension, occurrence deliver, database
 reduction with merged duplicate transactions, look-ahead and perfect-extension pruning,
-maximality by the single-item extension test), in parallel over the subtrees of its
-first levels (a small search stays on one thread), with a result that does not depend
-on the number of threads.
+maximality by the single-item extension test), in parallel over the top-level branches
+with a result that does not depend on the number of threads.
 
 :func:`read_transactions` reads the FIMI ``.dat`` format of the frequent itemset mining
 benchmarks into a SciPy CSR array that every binary-input function of privtab accepts,

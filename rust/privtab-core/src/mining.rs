@@ -14,14 +14,11 @@
 //!   the subtree;
 //! - the tail is re-sorted by increasing conditional support at every node;
 //! - inside a sequential search the excluded items ordered before a node are decided by
-//!   the maximal sets already found ([`Cover`]), so only nodes searched apart carry them;
-//! - the top-level branches run as rayon tasks, and in a search without a cap on dense
-//!   data a branch holding much work splits its children into tasks of their own, down
-//!   to a few levels ([`Schedule`]), so that idle threads steal subtrees of the first
-//!   levels; every task below is sequential and the results are sorted at the end, so
-//!   the output does not depend on the thread count. On one thread, or when the root
-//!   holds little work, the search runs on the calling thread, and with no cap an oracle
-//!   that asks for it ([`Oracle::sequential`]) is searched as one sequence from the root;
+//!   the maximal sets already found ([`Cover`]), so only the top-level branches carry them;
+//! - the top-level branches run on rayon; each branch is sequential and the results are
+//!   sorted at the end, so the output does not depend on the thread count. On one thread
+//!   with no cap, an oracle that asks for it ([`Oracle::sequential`]) is searched as one
+//!   sequence from the root instead;
 //! - a cap on the number of sets is global ([`SharedCap`]): the branches, taken in their
 //!   fixed order, keep the first `max_sets` sets between them, and a branch stops as soon
 //!   as the sets found by it and by the branches before it reach the cap, whichever thread
@@ -82,11 +79,10 @@ pub trait Oracle: Sync {
     }
     /// Number of items; item ids are below it.
     fn n_items(&self) -> usize;
-    /// The node of the empty set, or `None` when the empty set is infeasible.
-    fn root(&self) -> Option<Self::Node>;
-    /// A cheap estimate of the work below a node reduced by [`Oracle::reduce`] to `n_tail`
-    /// tail items, in the units of [`Schedule`] (item occurrences for frequency).
-    fn work(&self, node: &Self::Node, n_tail: usize) -> u64;
+    /// The node of the empty set, or `None` when the empty set is infeasible. `split` says
+    /// whether its children are top-level branches searched apart, each keeping its earlier
+    /// siblings as excluded items; otherwise they are searched in order like any node's.
+    fn root(&self, split: bool) -> Option<Self::Node>;
     /// The measure reported with a maximal set (support, or AC of the projection).
     fn measure(&self, node: &Self::Node, scratch: &mut Self::Scratch) -> u64;
     /// Evaluates `S ∪ {c}` for every candidate `c`, into `out` (cleared first).
@@ -107,16 +103,12 @@ pub trait Oracle: Sync {
         scratch: &mut Self::Scratch,
     );
     /// The node of `S ∪ {item}`, for a feasible, non-perfect `item` kept by [`Oracle::reduce`]:
-    /// `item` is `keep[index]` of that call, `index < n_tail`. `apart` says that the child
-    /// is searched apart from its earlier siblings, whose items are then among its
-    /// candidates (as excluded items); otherwise its candidates are the items after `item`
-    /// in `keep`.
+    /// `item` is `keep[index]` of that call, `index < n_tail`.
     fn child(
         &self,
         node: &Self::Node,
         item: u32,
         index: usize,
-        apart: bool,
         scratch: &mut Self::Scratch,
     ) -> Self::Node;
     /// Takes back a node the search is done with, so its memory can serve later nodes.
@@ -236,7 +228,7 @@ impl Progress {
     }
 
     /// Top-level branches finished or stopped, and all of them (0 until the root's
-    /// children are known, and 0 in a search run as one sequence from the root).
+    /// children are known).
     pub fn branches(&self) -> (usize, usize) {
         (
             self.branches_done.load(Ordering::Relaxed),
@@ -593,226 +585,33 @@ fn explore<O: Oracle>(
         excluded,
     } = prepare(oracle, node, set, tail, excluded, scratch, found)
     {
-        explore_children(oracle, node, set, &tail, &excluded, scratch, found);
-    }
-    set.truncate(depth);
-}
-
-/// The children of a prepared node, in order on this thread: each child's earlier
-/// siblings are decided by the sets found in their subtrees ([`Cover`]).
-fn explore_children<O: Oracle>(
-    oracle: &O,
-    node: O::Node,
-    set: &mut Vec<u32>,
-    tail: &[u32],
-    excluded: &[u32],
-    scratch: &mut O::Scratch,
-    found: &mut Found,
-) {
-    for (index, &item) in tail.iter().enumerate() {
-        if found.full() {
-            break;
-        }
-        set.push(item);
-        found.cover.enter(set);
-        if found.cover.covers(set, &tail[index + 1..]) {
-            found.cover.leave();
-            set.pop();
-            continue;
-        }
-        let child = oracle.child(&node, item, index, false, scratch);
-        explore(
-            oracle,
-            child,
-            set,
-            &tail[index + 1..],
-            excluded,
-            scratch,
-            found,
-        );
-        found.cover.leave();
-        set.pop();
-    }
-    oracle.release(node, scratch);
-}
-
-/// How a search is spread over threads; the result does not depend on it.
-///
-/// Children searched apart carry their earlier siblings as excluded items and start
-/// without found sets, which costs work that a sequential search saves (most on sparse
-/// data), so only nodes holding enough work are split, and a small search runs on the
-/// calling thread alone.
-#[derive(Debug, Clone, Copy)]
-pub struct Schedule {
-    /// A search whose root holds less [`Oracle::work`] than this runs on the calling
-    /// thread, as one sequence from the root when the oracle asks for it
-    /// ([`Oracle::sequential`]) and no cap applies.
-    pub sequential_below: u64,
-    /// In a search without a cap, a node searched apart (a top-level branch, or a child
-    /// of a split node) at most `split_levels` items below the root and holding at least
-    /// this much work searches its children apart as tasks of their own, which idle
-    /// threads steal. A capped search splits only the root (the cap's slots are the
-    /// top-level branches), and so does sparse data unless `split_sequential`.
-    pub split_from: u64,
-    /// How many levels below the root split.
-    pub split_levels: usize,
-    /// Whether nodes below the root split also for an oracle searched as one sequence on
-    /// one thread ([`Oracle::sequential`], sparse data), where a child searched apart
-    /// costs the most.
-    pub split_sequential: bool,
-}
-
-impl Default for Schedule {
-    /// Chosen on the FIMI data on two threads: chess at support 2000, whose root holds
-    /// 99,000 occurrences, takes about 10 ms on one thread, so a root below 2^16 leaves
-    /// little for a second thread; splitting the first two levels below the root made
-    /// chess 1000 faster on two threads (0.46 s instead of 0.54 s), while on retail and
-    /// T10I4D100K it added 5-30% of CPU time for no shorter wall time, so sparse data
-    /// splits only its root. Split sizes from 2^14 to 2^18 occurrences differed by less
-    /// than the noise of the shared machine.
-    fn default() -> Self {
-        Schedule {
-            sequential_below: 1 << 16,
-            split_from: 1 << 16,
-            split_levels: 2,
-            split_sequential: false,
-        }
-    }
-}
-
-/// What every task of one search shares.
-struct Search<'s, O> {
-    oracle: &'s O,
-    shared: &'s SharedCap,
-    progress: &'s Progress,
-    deadline: Option<Instant>,
-    schedule: Schedule,
-    /// Levels below the root whose nodes may split (0 with a cap, and for sparse data
-    /// unless the schedule says otherwise).
-    split_levels: usize,
-}
-
-impl<'s, O: Oracle> Search<'s, O> {
-    fn found(&self, slot: usize, from_root: bool) -> Found<'s> {
-        Found {
-            sets: Vec::new(),
-            slot,
-            shared: self.shared,
-            progress: self.progress,
-            deadline: self.deadline,
-            stopped: false,
-            cover: Cover::new(self.oracle.n_items(), from_root),
-        }
-    }
-
-    /// The children of a prepared node searched apart, each carrying its earlier
-    /// siblings as excluded items: as rayon tasks when `parallel`, else in order on this
-    /// thread. The root's children (`top`) are the top-level branches, each in its own
-    /// slot of the cap; deeper children share their parent's. Returns the found sets of
-    /// the children in their order.
-    #[allow(clippy::too_many_arguments)]
-    fn children_apart(
-        &self,
-        node: &O::Node,
-        set: &[u32],
-        tail: &[u32],
-        excluded: &[u32],
-        slot: usize,
-        top: bool,
-        parallel: bool,
-        depth_limit: usize,
-    ) -> Vec<Found<'s>> {
-        let search_child = |scratch: &mut O::Scratch, index: usize| {
-            let item = tail[index];
-            let slot = if top { index + 1 } else { slot };
-            let mut child_excluded = excluded.to_vec();
-            child_excluded.extend_from_slice(&tail[..index]);
-            let child = self.oracle.child(node, item, index, true, scratch);
-            let mut child_set = set.to_vec();
-            child_set.push(item);
-            let found = self.explore_apart(
-                child,
-                &mut child_set,
-                &tail[index + 1..],
-                &child_excluded,
-                scratch,
-                self.found(slot, false),
-                depth_limit,
-                parallel,
-            );
-            if top {
-                self.progress.branches_done.fetch_add(1, Ordering::Relaxed);
+        for (index, &item) in tail.iter().enumerate() {
+            if found.full() {
+                break;
             }
-            found
-        };
-        let per_child: Vec<Vec<Found<'s>>> = if parallel {
-            (0..tail.len())
-                .into_par_iter()
-                .map_init(|| self.oracle.scratch(), search_child)
-                .collect()
-        } else {
-            let mut scratch = self.oracle.scratch();
-            (0..tail.len())
-                .map(|index| search_child(&mut scratch, index))
-                .collect()
-        };
-        per_child.into_iter().flatten().collect()
-    }
-
-    /// Searches the subtree of a node apart from its siblings: sequentially, or its
-    /// children apart when the node is at most `depth_limit` items deep and holds at least
-    /// [`Schedule::split_from`] work.
-    #[allow(clippy::too_many_arguments)]
-    fn explore_apart(
-        &self,
-        node: O::Node,
-        set: &mut Vec<u32>,
-        tail: &[u32],
-        excluded: &[u32],
-        scratch: &mut O::Scratch,
-        mut found: Found<'s>,
-        depth_limit: usize,
-        parallel: bool,
-    ) -> Vec<Found<'s>> {
-        if set.len() > depth_limit || found.full() {
-            explore(self.oracle, node, set, tail, excluded, scratch, &mut found);
-            return vec![found];
-        }
-        let Prepared::Branch {
-            node,
-            tail,
-            excluded,
-        } = prepare(self.oracle, node, set, tail, excluded, scratch, &mut found)
-        else {
-            return vec![found];
-        };
-        if self.oracle.work(&node, tail.len()) < self.schedule.split_from {
-            explore_children(
-                self.oracle,
-                node,
+            set.push(item);
+            found.cover.enter(set);
+            if found.cover.covers(set, &tail[index + 1..]) {
+                found.cover.leave();
+                set.pop();
+                continue;
+            }
+            let child = oracle.child(&node, item, index, scratch);
+            explore(
+                oracle,
+                child,
                 set,
-                &tail,
+                &tail[index + 1..],
                 &excluded,
                 scratch,
-                &mut found,
+                found,
             );
-            return vec![found];
+            found.cover.leave();
+            set.pop();
         }
-        let slot = found.slot;
-        let mut all = vec![found];
-        all.extend(self.children_apart(
-            &node,
-            set,
-            &tail,
-            &excluded,
-            slot,
-            false,
-            parallel,
-            depth_limit,
-        ));
-        self.oracle.release(node, scratch);
-        all
+        oracle.release(node, scratch);
     }
+    set.truncate(depth);
 }
 
 /// Enumerates the maximal sets of a downward-closed predicate, reporting its progress in
@@ -833,85 +632,68 @@ pub fn maximal_sets<O: Oracle>(
     limits: Limits,
     progress: &Progress,
 ) -> Result<MaximalSets> {
-    maximal_sets_scheduled(oracle, original, limits, progress, Schedule::default())
-}
-
-/// [`maximal_sets`] spread over threads as `schedule` says; the result is the same.
-///
-/// # Errors
-/// As [`maximal_sets`].
-pub fn maximal_sets_scheduled<O: Oracle>(
-    oracle: &O,
-    original: &[u32],
-    limits: Limits,
-    progress: &Progress,
-    schedule: Schedule,
-) -> Result<MaximalSets> {
     if limits.max_sets == Some(0) {
         return Err(Error::parameter("max_sets", 0, "must be >= 1"));
     }
     let cap = limits.max_sets.unwrap_or(usize::MAX);
+    let deadline = limits.time_limit.map(|d| Instant::now() + d);
+    // On one thread with no cap, one search may keep every found set, so no node carries
+    // the earlier top-level branches' items; the sets are the same and sorted at the end.
+    let split =
+        limits.max_sets.is_some() || rayon::current_num_threads() > 1 || !oracle.sequential();
     let shared = SharedCap::new(cap, oracle.n_items() + 1);
-    let search = Search {
-        oracle,
+    let new_found = |slot, from_root| Found {
+        sets: Vec::new(),
+        slot,
         shared: &shared,
         progress,
-        deadline: limits.time_limit.map(|d| Instant::now() + d),
-        schedule,
-        split_levels: if limits.max_sets.is_some()
-            || (oracle.sequential() && !schedule.split_sequential)
-        {
-            0
-        } else {
-            schedule.split_levels
-        },
+        deadline,
+        stopped: false,
+        cover: Cover::new(oracle.n_items(), from_root),
     };
-    let mut found = search.found(0, true);
+    let mut found = new_found(0, true);
     let mut branches: Vec<Found> = Vec::new();
-    if let Some(root) = oracle.root() {
+    if let Some(root) = oracle.root(split) {
         let mut scratch = oracle.scratch();
         let all: Vec<u32> = (0..oracle.n_items() as u32).collect();
         let mut set = Vec::new();
-        if let Prepared::Branch {
+        if !split {
+            explore(oracle, root, &mut set, &all, &[], &mut scratch, &mut found);
+        } else if let Prepared::Branch {
             node,
             tail,
             excluded,
         } = prepare(oracle, root, &mut set, &all, &[], &mut scratch, &mut found)
         {
-            let parallel = rayon::current_num_threads() > 1
-                && oracle.work(&node, tail.len()) >= schedule.sequential_below;
-            // One sequence may keep every found set, so no node carries the earlier
-            // top-level branches' items; the sets are the same and sorted at the end.
-            if !parallel && limits.max_sets.is_none() && oracle.sequential() {
-                explore_children(
-                    oracle,
-                    node,
-                    &mut set,
-                    &tail,
-                    &excluded,
-                    &mut scratch,
-                    &mut found,
-                );
-            } else {
-                progress.branches.store(tail.len(), Ordering::Relaxed);
-                // Nodes up to this many items deep may split.
-                let depth_limit = if parallel {
-                    set.len() + search.split_levels
-                } else {
-                    0
-                };
-                branches = search.children_apart(
-                    &node,
-                    &set,
-                    &tail,
-                    &excluded,
-                    0,
-                    true,
-                    parallel,
-                    depth_limit,
-                );
-                oracle.release(node, &mut scratch);
-            }
+            let node = &node;
+            let (tail, excluded, set) = (&tail, &excluded, &set);
+            progress.branches.store(tail.len(), Ordering::Relaxed);
+            branches = (0..tail.len())
+                .into_par_iter()
+                .map_init(
+                    || oracle.scratch(),
+                    |scratch, index| {
+                        let mut found = new_found(index + 1, false);
+                        let item = tail[index];
+                        let mut child_excluded = excluded.clone();
+                        child_excluded.extend_from_slice(&tail[..index]);
+                        let child = oracle.child(node, item, index, scratch);
+                        let mut branch_set = set.clone();
+                        branch_set.push(item);
+                        explore(
+                            oracle,
+                            child,
+                            &mut branch_set,
+                            &tail[index + 1..],
+                            &child_excluded,
+                            scratch,
+                            &mut found,
+                        );
+                        progress.branches_done.fetch_add(1, Ordering::Relaxed);
+                        found
+                    },
+                )
+                .collect();
         }
     }
     check_interrupt()?;

@@ -179,7 +179,7 @@ impl Oracle for ContainmentAnonymity {
         self.col_ptr.len() - 1
     }
 
-    fn root(&self) -> Option<Classes> {
+    fn root(&self, _: bool) -> Option<Classes> {
         if self.n_total < self.k {
             return None;
         }
@@ -206,14 +206,9 @@ impl Oracle for ContainmentAnonymity {
         out.extend(candidates.iter().map(|&c| self.eval(node, c, s)));
     }
 
-    /// Each candidate of a child is evaluated on every distinct row.
-    fn work(&self, _: &Classes, n_tail: usize) -> u64 {
-        (self.n_rows as u64).saturating_mul(n_tail as u64)
-    }
-
     fn reduce(&self, _: &mut Classes, _: &[u32], _: usize, _: &mut Scratch) {}
 
-    fn child(&self, node: &Classes, item: u32, _: usize, _: bool, _: &mut Scratch) -> Classes {
+    fn child(&self, node: &Classes, item: u32, _: usize, _: &mut Scratch) -> Classes {
         let a = self.item_bits(item);
         let mut map = vec![u32::MAX; 2 * node.size.len()];
         let mut child = Classes {
@@ -258,7 +253,7 @@ impl Oracle for ContainmentAnonymity {
             if !self.eval(here, item, s).feasible {
                 return None;
             }
-            current = Some(self.child(here, item, 0, false, s));
+            current = Some(self.child(here, item, 0, s));
         }
         let last = current.as_ref().unwrap_or(node);
         let maximal = excluded.iter().all(|&j| !self.eval(last, j, s).feasible);

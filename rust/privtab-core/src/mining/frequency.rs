@@ -75,6 +75,11 @@ pub struct Db {
     occ_rows: Vec<u32>,
     occ_at: Vec<u32>,
     reduced: bool,
+    /// Whether this is the root node of a split search, whose children are top-level
+    /// branches searched apart (in parallel), so their earlier siblings stay as excluded
+    /// items; a child of any other node has the items after its own in `keep` as
+    /// candidates.
+    is_root: bool,
 }
 
 impl Db {
@@ -112,13 +117,11 @@ pub enum Node {
 }
 
 /// The node of `S ∪ {keep[rank]}` before its reduction: the transactions of `parent` that
-/// contain `keep[rank]`, read in place: whole when the node is searched apart from its
-/// earlier siblings (`apart`, they are among its candidates), else only after the item.
+/// contain `keep[rank]`, read in place.
 #[derive(Debug)]
 pub struct Projection {
     parent: Arc<Db>,
     rank: usize,
-    apart: bool,
     support: u64,
 }
 
@@ -146,18 +149,18 @@ pub struct Scratch {
 
 /// The transactions of a horizontal node with their weights: all of a database, or those
 /// of a projection (then only the part after the projected item when the child's
-/// candidates are the later items; whole, the item included, when it is searched apart).
+/// candidates are the later items; otherwise whole, the item included).
 #[derive(Clone, Copy)]
 enum NodeRows<'a> {
     All(&'a Db),
-    Containing(&'a Db, usize, bool),
+    Containing(&'a Db, usize),
 }
 
 impl<'a> NodeRows<'a> {
     fn of(node: &'a Node) -> Option<Self> {
         match node {
             Node::Horizontal(db) => Some(NodeRows::All(db)),
-            Node::Projected(p) => Some(NodeRows::Containing(&p.parent, p.rank, p.apart)),
+            Node::Projected(p) => Some(NodeRows::Containing(&p.parent, p.rank)),
             Node::Vertical(_) => None,
         }
     }
@@ -165,7 +168,7 @@ impl<'a> NodeRows<'a> {
     fn len(self) -> usize {
         match self {
             NodeRows::All(db) => db.len(),
-            NodeRows::Containing(db, r, _) => (db.occ_offsets[r + 1] - db.occ_offsets[r]) as usize,
+            NodeRows::Containing(db, r) => (db.occ_offsets[r + 1] - db.occ_offsets[r]) as usize,
         }
     }
 
@@ -176,15 +179,15 @@ impl<'a> NodeRows<'a> {
                     f(db.transaction(t), db.weights[t]);
                 }
             }
-            NodeRows::Containing(db, r, apart) => {
+            NodeRows::Containing(db, r) => {
                 let range = db.occ_offsets[r] as usize..db.occ_offsets[r + 1] as usize;
                 for (&t, &at) in db.occ_rows[range.clone()].iter().zip(&db.occ_at[range]) {
                     let t = t as usize;
                     let end = db.offsets[t + 1] as usize;
-                    let start = if apart {
-                        db.offsets[t] as usize
-                    } else {
+                    let start = if !db.is_root {
                         at as usize + 1
+                    } else {
+                        db.offsets[t] as usize
                     };
                     f(&db.items[start..end], db.weights[t]);
                 }
@@ -314,7 +317,7 @@ impl Frequency {
             let count = std::mem::take(&mut counts[c as usize]);
             self.eval(count, support)
         }));
-        if let NodeRows::Containing(db, r, _) = rows {
+        if let NodeRows::Containing(db, r) = rows {
             counts[db.keep[r] as usize] = 0;
         }
     }
@@ -327,12 +330,14 @@ impl Frequency {
         &self,
         rows: NodeRows<'_>,
         support: u64,
+        is_root: bool,
         keep: &[u32],
         n_tail: usize,
         s: &mut Scratch,
     ) -> Node {
         let mut out = s.spare.pop().unwrap_or_default();
         out.support = support;
+        out.is_root = is_root;
         out.reduced = true;
         out.n_tail = n_tail;
         out.keep.extend_from_slice(keep);
@@ -573,25 +578,17 @@ impl Oracle for Frequency {
         })
     }
 
-    fn root(&self) -> Option<Node> {
+    fn root(&self, split: bool) -> Option<Node> {
         self.root.as_ref().map(|db| {
             Node::Horizontal(Arc::new(Db {
                 items: db.items.clone(),
                 offsets: db.offsets.clone(),
                 weights: db.weights.clone(),
                 support: db.support,
+                is_root: split,
                 ..Db::default()
             }))
         })
-    }
-
-    /// The occurrences of the node's transactions, or of its bitsets' set bits.
-    fn work(&self, node: &Node, n_tail: usize) -> u64 {
-        match node {
-            Node::Horizontal(db) => db.items.len() as u64,
-            Node::Projected(p) => p.support.saturating_mul(n_tail as u64),
-            Node::Vertical(bits) => count(&bits.tids).saturating_mul(n_tail as u64),
-        }
     }
 
     fn measure(&self, node: &Node, _: &mut Scratch) -> u64 {
@@ -619,10 +616,13 @@ impl Oracle for Frequency {
 
     fn reduce(&self, node: &mut Node, keep: &[u32], n_tail: usize, s: &mut Scratch) {
         let reduced = match &*node {
-            Node::Horizontal(db) => self.build(NodeRows::All(db), db.support, keep, n_tail, s),
+            Node::Horizontal(db) => {
+                self.build(NodeRows::All(db), db.support, db.is_root, keep, n_tail, s)
+            }
             Node::Projected(p) => self.build(
-                NodeRows::Containing(&p.parent, p.rank, p.apart),
+                NodeRows::Containing(&p.parent, p.rank),
                 p.support,
+                false,
                 keep,
                 n_tail,
                 s,
@@ -642,7 +642,7 @@ impl Oracle for Frequency {
                     })
                 } else {
                     let rows = horizontal(&db, n);
-                    self.build(NodeRows::All(&rows), bits.support, keep, n_tail, s)
+                    self.build(NodeRows::All(&rows), bits.support, false, keep, n_tail, s)
                 }
             }
         };
@@ -650,7 +650,7 @@ impl Oracle for Frequency {
         self.release(old, s);
     }
 
-    fn child(&self, node: &Node, item: u32, index: usize, apart: bool, _: &mut Scratch) -> Node {
+    fn child(&self, node: &Node, item: u32, index: usize, _: &mut Scratch) -> Node {
         match node {
             Node::Horizontal(db) => {
                 debug_assert!(db.reduced && db.keep.get(index) == Some(&item));
@@ -662,7 +662,6 @@ impl Oracle for Frequency {
                 Node::Projected(Projection {
                     parent: Arc::clone(db),
                     rank: index,
-                    apart,
                     support,
                 })
             }
