@@ -375,7 +375,9 @@ def cell(value: float | None, spec: str) -> str:
     return "–" if value is None else format(value, spec)
 
 
-def write(rows: list[dict[str, Any]], stream: dict[int, float], meta: dict) -> None:
+def write(
+    rows: list[dict[str, Any]], stream: dict[int, float], meta: dict, name: str
+) -> None:
     lines = [
         "# Scaling: one thread against two",
         "",
@@ -404,12 +406,12 @@ def write(rows: list[dict[str, Any]], stream: dict[int, float], meta: dict) -> N
             f"{cell(r['gb_per_s_2'], '.1f')} | {r['equal']} |"
         )
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "scaling.md").write_text("\n".join(lines) + "\n")
-    (RESULTS / "scaling.json").write_text(
+    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{name}.json").write_text(
         json.dumps({"meta": meta, "stream_gb_per_s": stream, "rows": rows}, indent=2)
         + "\n"
     )
-    print(f"wrote {RESULTS / 'scaling.md'}")
+    print(f"wrote {RESULTS / name}.md")
 
 
 def main() -> None:
@@ -419,6 +421,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="kernels whose name contains these")
     parser.add_argument("--no-dask", action="store_true")
     parser.add_argument("--dask-rows", type=int, default=8_000_000)
+    parser.add_argument(
+        "--name", default="scaling", help="results file name (without extension)"
+    )
     args = parser.parse_args()
     meta = {
         "machine": platform.machine(),
@@ -439,7 +444,8 @@ def main() -> None:
     meta["load_end"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     if args.only:
         return
-    write(rows, stream, meta)
+    meta["privtab"] = str(Path(pt.__file__).parent)
+    write(rows, stream, meta, args.name)
 
 
 if __name__ == "__main__":

@@ -180,6 +180,30 @@ def test_fimi_benchmarks_on_one_thread_equal_pyfim(shared_data, name, min_suppor
     assert as_dict(sets) == pyfim_maximal(B, min_support)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+@pytest.mark.parametrize(
+    ("name", "n_rows", "min_support"),
+    [
+        ("T10I4D100K", 40000, 8),
+        ("retail", 40000, 6),
+        ("mushroom", 8124, 300),
+        ("retail", 300, 2),
+    ],
+)
+def test_fimi_prefixes_equal_pyfim_on_any_thread_count(
+    shared_data, name, n_rows, min_support, threads
+):
+    # Large enough to split subtrees of the first levels into tasks (the last case is
+    # small enough to stay on the calling thread).
+    B, _ = privtab.read_transactions(shared_data / "fimi" / f"{name}.dat")
+    B = B[:n_rows]
+    with privtab.threads(threads):
+        sets = maximal_itemsets(B, min_support)
+    assert sets.complete
+    assert_canonical_order(sets)
+    assert as_dict(sets) == pyfim_maximal(B, min_support)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_more_items_than_the_bitset_cover_equal_pyfim(threads):
     # 6,000 frequent items: found sets are kept as item lists instead of bitsets.
