@@ -5,6 +5,9 @@ use privtab_core::columns;
 use crate::args::run_on_int_arrays;
 use crate::prelude::*;
 
+/// The core's `(d, n)` uint32 columns and the largest code of each.
+type ColumnsAndMaxima = (Numpy<Matrix<u32>>, Numpy<Vec<u32>>);
+
 /// The codes of a 2-D integer array as a `(d, n)` uint32 array, column after column:
 /// `codes` is the `(n, d)` table itself when `row_major`, else its `(d, n)` transpose.
 /// Returns the columns and the largest code of each (read in the same pass).
@@ -14,7 +17,7 @@ pub(crate) fn code_columns(
     codes: &Bound<'_, PyAny>,
     row_major: bool,
     n_threads: Option<usize>,
-) -> PyResult<(Numpy<Matrix<u32>>, Numpy<Vec<u32>>)> {
+) -> PyResult<ColumnsAndMaxima> {
     let mut shape = (0, 0);
     let converted = run_on_int_arrays!(
         Ix2,
