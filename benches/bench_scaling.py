@@ -444,7 +444,7 @@ def main() -> None:
     meta["load_end"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     if args.only:
         return
-    meta["privtab"] = str(Path(pt.__file__).parent)
+    meta["privtab_version"] = pt.__version__
     write(rows, stream, meta, args.name)
 
 
