@@ -165,12 +165,7 @@ pub fn code_columns<C: Code>(
     n_cols: usize,
     row_major: bool,
 ) -> Result<(Vec<u32>, Vec<u32>)> {
-    if n_rows.checked_mul(n_cols) != Some(data.len()) {
-        return Err(Error::InvalidData(format!(
-            "codes has {} values, expected n_rows * n_columns = {n_rows} * {n_cols}",
-            data.len()
-        )));
-    }
+    check_table_shape(data.len(), n_rows, n_cols, "codes")?;
     let mut out = zeroed_vec::<u32>(data.len(), "the code columns")?;
     if data.is_empty() {
         return Ok((out, vec![0; n_cols]));
@@ -256,12 +251,7 @@ pub fn code_columns<C: Code>(
 /// [`Error::InvalidData`] when `data` does not hold `n_rows * n_cols` values;
 /// [`Error::Interrupted`].
 pub fn column_maxima(data: &[u32], n_rows: usize, n_cols: usize) -> Result<Vec<u32>> {
-    if n_rows.checked_mul(n_cols) != Some(data.len()) {
-        return Err(Error::InvalidData(format!(
-            "codes has {} values, expected n_rows * n_columns = {n_rows} * {n_cols}",
-            data.len()
-        )));
-    }
+    check_table_shape(data.len(), n_rows, n_cols, "codes")?;
     if n_rows == 0 {
         return Ok(vec![0; n_cols]);
     }
@@ -306,12 +296,7 @@ pub(crate) fn check_table<C: Code + Into<u32>>(
     cardinalities: &[u32],
 ) -> Result<()> {
     let n_cols = cardinalities.len();
-    if n_rows.checked_mul(n_cols) != Some(data.len()) {
-        return Err(Error::InvalidData(format!(
-            "codes has {} values, expected n_rows * n_columns = {n_rows} * {n_cols}",
-            data.len()
-        )));
-    }
+    check_table_shape(data.len(), n_rows, n_cols, "codes")?;
     let column = |j: usize| &data[j * n_rows..(j + 1) * n_rows];
     // Columns are checked in parallel by a branch-free test; the first failing column
     // (the lowest index, whatever the threads) is then checked again for the message.
@@ -343,6 +328,26 @@ pub fn check_codes<C: Code>(codes: &[C], cardinality: u32, what: &str) -> Result
             "{what} has code {} at row {row}, which is >= its cardinality {cardinality}",
             codes[row]
         ))),
+    }
+}
+
+/// Checks that a table of `n_rows` rows and `n_cols` columns stored flat holds `len`
+/// values.
+///
+/// # Errors
+/// [`Error::InvalidData`] naming `what` and both sizes.
+pub(crate) fn check_table_shape(
+    len: usize,
+    n_rows: usize,
+    n_cols: usize,
+    what: &str,
+) -> Result<()> {
+    if n_rows.checked_mul(n_cols) == Some(len) {
+        Ok(())
+    } else {
+        Err(Error::InvalidData(format!(
+            "{what} has {len} values, expected n_rows * n_columns = {n_rows} * {n_cols}"
+        )))
     }
 }
 

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use crate::columns::check_codes;
+use crate::columns::{check_codes, check_table_shape};
 use crate::resources::{alloc_output, check_interrupt, interrupted};
 use crate::{Error, Result};
 
@@ -88,12 +88,7 @@ impl<'a> RowMatrix<'a> {
         if n_cols == 0 {
             return Err(Error::parameter("n_cols", 0, "must be >= 1"));
         }
-        if n_rows.checked_mul(n_cols) != Some(data.len()) {
-            return Err(Error::InvalidData(format!(
-                "x has {} values, which is not n_rows × n_cols = {n_rows} × {n_cols}",
-                data.len()
-            )));
-        }
+        check_table_shape(data.len(), n_rows, n_cols, "x")?;
         if let Some(pos) = first_non_finite(data) {
             return Err(Error::InvalidData(format!(
                 "x has the non-finite value {} at row {}, column {}; values must be finite",
@@ -2178,7 +2173,10 @@ mod tests {
         assert!(
             msg(RowMatrix::new(&[1.0, 2.0, f64::INFINITY, 0.0], 2, 2)).contains("row 1, column 0")
         );
-        assert!(msg(RowMatrix::new(&[1.0, 2.0, 3.0], 2, 2)).contains("not n_rows × n_cols"));
+        assert!(
+            msg(RowMatrix::new(&[1.0, 2.0, 3.0], 2, 2))
+                .contains("expected n_rows * n_columns = 2 * 2")
+        );
         assert_eq!(msg(RowMatrix::new(&[], 0, 2)), "n_rows must be >= 1, got 0");
         assert_eq!(msg(RowMatrix::new(&[], 2, 0)), "n_cols must be >= 1, got 0");
 

@@ -10,7 +10,7 @@
 use rayon::prelude::*;
 
 use crate::columns::{Code, Columns, check_codes, first_invalid, invalid_code};
-use crate::encode::RowEncoder;
+use crate::encode::{COLUMN_BLOCK, RowEncoder};
 use crate::histogram::count_blocks;
 use crate::resources::{check_interrupt, zeroed};
 use crate::rng::CHUNK;
@@ -350,9 +350,9 @@ pub fn count_columns(cols: Columns<'_>, subset: &[usize]) -> Result<SparseCounts
         return count_blocks(n, domain, |start, out| encoder.encode(start, out));
     }
     let table = dense_counts(n, domain as usize, "the counts", |table, rows| {
-        let mut keys = [0u64; KEY_BLOCK];
-        for start in rows.clone().step_by(KEY_BLOCK) {
-            let block = &mut keys[..KEY_BLOCK.min(rows.end - start)];
+        let mut keys = [0u64; COLUMN_BLOCK];
+        for start in rows.clone().step_by(COLUMN_BLOCK) {
+            let block = &mut keys[..COLUMN_BLOCK.min(rows.end - start)];
             encoder.encode(start, block);
             for &key in block.iter() {
                 table[key as usize] += 1;
@@ -361,9 +361,6 @@ pub fn count_columns(cols: Columns<'_>, subset: &[usize]) -> Result<SparseCounts
     })?;
     Ok(SparseCounts::from_dense(&table))
 }
-
-/// Rows whose keys [`count_columns`] makes at once before counting them (32 KiB of keys).
-const KEY_BLOCK: usize = 1 << 12;
 
 /// Counts of distinct `u64` keys, sorted by key; mergeable across blocks of rows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -904,7 +901,7 @@ mod tests {
 
     #[test]
     fn k_way_counts_agree_with_a_map_when_dense_and_when_sparse() {
-        // Small domains are counted in a dense table, large ones by sorting the keys; row
+        // Small domains are counted in a dense table, large ones by buckets of keys; row
         // counts straddle the encoder's blocks and the dense counter's row blocks.
         for (n_rows, cards) in [
             (3 * CHUNK + 17, vec![7u32, 5, 3]),

@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::columns::{Code, Columns, first_invalid, invalid_code};
+use crate::columns::{Code, Columns, check_table_shape, first_invalid, invalid_code};
 use crate::rng::CHUNK;
 use crate::{Error, Result};
 
@@ -157,7 +157,7 @@ fn place_values(cardinalities: &[u32]) -> Vec<u64> {
 
 /// Rows per cache block of the column-major encoder: the block's keys (32 KiB) stay in
 /// the L1 cache while every column is folded into them.
-const COLUMN_BLOCK: usize = 1 << 12;
+pub(crate) const COLUMN_BLOCK: usize = 1 << 12;
 
 /// Adds the digits `columns[j][start..start + out.len()]` of every column, times their
 /// place values, into `out`, and returns whether every code was below its radix.
@@ -255,16 +255,6 @@ fn table_error<C: Code>(
         code_at(row, col),
         &format!("cardinality {} of column {col}", cards[col]),
     ))
-}
-
-fn check_table_shape(len: usize, n_rows: usize, n_cols: usize, what: &str) -> Result<()> {
-    if n_rows.checked_mul(n_cols) == Some(len) {
-        Ok(())
-    } else {
-        Err(Error::InvalidData(format!(
-            "{what} has {len} values, expected n_rows * n_columns = {n_rows} * {n_cols}"
-        )))
-    }
 }
 
 /// Encodes `n_rows` rows of codes of any integer type stored column-major (`data[j *
