@@ -529,7 +529,9 @@ where
 #[derive(Default)]
 struct KeyTable {
     slots: Vec<(u64, u64)>,
-    len: usize,
+    /// The slots taken, in the order their keys came: emptied and read without a scan of
+    /// every slot.
+    taken: Vec<usize>,
     /// The number of distinct keys above which the table grows.
     limit: usize,
     shift: u32,
@@ -549,10 +551,16 @@ impl KeyTable {
     fn clear(&mut self, size: usize) {
         let expected = size.min(self.last_len.max(Self::INITIAL));
         let capacity = (Self::SLOTS_PER_KEY * expected).next_power_of_two().max(2);
-        self.slots.clear();
-        self.slots.resize(capacity, (0, 0));
+        if capacity == self.slots.len() {
+            for &at in &self.taken {
+                self.slots[at] = (0, 0);
+            }
+        } else {
+            self.slots.clear();
+            self.slots.resize(capacity, (0, 0));
+        }
+        self.taken.clear();
         self.shift = 64 - capacity.trailing_zeros();
-        self.len = 0;
         self.limit = capacity / Self::SLOTS_PER_KEY;
     }
 
@@ -576,8 +584,8 @@ impl KeyTable {
             }
             if slot.1 == 0 {
                 *slot = (key, 1);
-                self.len += 1;
-                if self.len > self.limit {
+                self.taken.push(at);
+                if self.taken.len() > self.limit {
                     self.grow();
                 }
                 return;
@@ -595,24 +603,21 @@ impl KeyTable {
         self.shift -= 1;
         self.limit = self.slots.len() / Self::SLOTS_PER_KEY;
         let mask = self.slots.len() - 1;
-        for (key, count) in old.into_iter().filter(|&(_, count)| count > 0) {
+        for i in 0..self.taken.len() {
+            let (key, count) = old[self.taken[i]];
             let mut at = self.home(key);
             while self.slots[at].1 != 0 {
                 at = (at + 1) & mask;
             }
             self.slots[at] = (key, count);
+            self.taken[i] = at;
         }
     }
 
     /// The counted keys in increasing order and their counts.
     fn sorted_parts(&mut self) -> (Vec<u64>, Vec<u64>) {
-        self.last_len = self.len;
-        let mut cells: Vec<(u64, u64)> = self
-            .slots
-            .iter()
-            .copied()
-            .filter(|&(_, count)| count > 0)
-            .collect();
+        self.last_len = self.taken.len();
+        let mut cells: Vec<(u64, u64)> = self.taken.iter().map(|&at| self.slots[at]).collect();
         cells.sort_unstable_by_key(|&(key, _)| key);
         cells.into_iter().unzip()
     }
@@ -735,6 +740,27 @@ mod tests {
                     .copied()
                     .eq(expected.values().copied())
             );
+        }
+    }
+
+    #[test]
+    fn a_reused_key_table_counts_every_bucket_afresh() {
+        let mut rng = Seed::from_u64(3).stream(0);
+        let mut table = KeyTable::default();
+        // Bucket sizes that keep the table's size, shrink it and make it grow.
+        for (size, distinct) in [(5_000, 900), (5_000, 900), (40, 7), (20_000, 9_000), (1, 1)] {
+            let keys: Vec<u64> = (0..size)
+                .map(|_| rand::Rng::next_u64(&mut rng) % distinct * 0x1_0000_0001)
+                .collect();
+            let mut expected = std::collections::BTreeMap::new();
+            for &key in &keys {
+                *expected.entry(key).or_insert(0u64) += 1;
+            }
+            table.clear(keys.len());
+            keys.iter().for_each(|&key| table.add(key));
+            let (got_keys, got_counts) = table.sorted_parts();
+            assert!(got_keys.iter().copied().eq(expected.keys().copied()));
+            assert!(got_counts.iter().copied().eq(expected.values().copied()));
         }
     }
 
