@@ -135,21 +135,25 @@ where
 
 /// Like [`try_fill_chunked`], for producers that fill a whole chunk at once (e.g. from a
 /// batch of random words): chunk `i` of [`CHUNK`] items is filled by
-/// `fill(&mut stream_i, chunk)`.
+/// `fill(&mut stream_i, i * CHUNK, chunk)`, the middle argument the index of its first item.
 ///
 /// # Errors
 /// The error of the lowest-indexed chunk whose producer failed.
 pub fn try_fill_chunks<T, F>(out: &mut [T], seed: &Seed, fill: F) -> crate::Result<()>
 where
     T: Send,
-    F: Fn(&mut Rng, &mut [T]) -> crate::Result<()> + Sync,
+    F: Fn(&mut Rng, usize, &mut [T]) -> crate::Result<()> + Sync,
 {
     let results: Vec<crate::Result<()>> = out
         .par_chunks_mut(CHUNK)
         .enumerate()
         .map(|(chunk_index, chunk)| {
             check_interrupt()?;
-            fill(&mut seed.stream(chunk_index as u64), chunk)
+            fill(
+                &mut seed.stream(chunk_index as u64),
+                chunk_index * CHUNK,
+                chunk,
+            )
         })
         .collect();
     results.into_iter().collect()

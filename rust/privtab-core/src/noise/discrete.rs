@@ -30,10 +30,9 @@ use super::blocks::{BLOCKS, block_index, block_index_from_prefix};
 use super::{alloc_output, below_u64, below_u128};
 use crate::error::check_positive_finite;
 use crate::resources::zeroed_vec;
-use crate::rng::{CHUNK, Rng, Seed, try_fill_chunked, try_fill_chunks};
+use crate::rng::{Rng, Seed, try_fill_chunked, try_fill_chunks};
 use crate::{Error, Result};
 use rand::Rng as _;
-use rayon::prelude::*;
 
 /// A positive rational `num / den` in lowest terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -839,9 +838,32 @@ impl DiscreteLaplace {
     /// scales measured faster one variate at a time.
     fn fill(&self, out: &mut [i64], seed: &Seed) -> Result<()> {
         match self.blocked.as_ref().and_then(BlockTable::new) {
-            Some(table) => try_fill_chunks(out, seed, |rng, chunk| table.fill(rng, chunk)),
+            Some(table) => try_fill_chunks(out, seed, |rng, _, chunk| table.fill(rng, chunk)),
             None => try_fill_chunked(out, seed, |rng, _| self.sample(rng)),
         }
+    }
+
+    /// `values[i]` plus the variate [`DiscreteLaplace::samples`] draws at `i` for the same
+    /// seed, saturating at the bounds of `i64`, in parallel: each chunk's noise is added
+    /// while it is in the cache.
+    ///
+    /// # Errors
+    /// As [`DiscreteLaplace::samples`].
+    pub fn add_to(&self, values: &[i64], seed: &Seed) -> Result<Vec<i64>> {
+        let mut out = zeroed_vec(values.len(), "discrete laplace noisy values")?;
+        match self.blocked.as_ref().and_then(BlockTable::new) {
+            Some(table) => try_fill_chunks(&mut out, seed, |rng, start, chunk| {
+                table.fill(rng, chunk)?;
+                for (noisy, &value) in chunk.iter_mut().zip(&values[start..]) {
+                    *noisy = value.saturating_add(*noisy);
+                }
+                Ok(())
+            }),
+            None => try_fill_chunked(&mut out, seed, |rng, i| {
+                Ok(values[i].saturating_add(self.sample(rng)?))
+            }),
+        }?;
+        Ok(out)
     }
 
     /// `n` variates of the tail `Z > threshold`, in parallel.
@@ -905,15 +927,7 @@ pub fn add_discrete_laplace(
     epsilon: f64,
     seed: &Seed,
 ) -> Result<Vec<i64>> {
-    let mut out = DiscreteLaplace::new(sensitivity, epsilon)?.samples(values.len(), seed)?;
-    out.par_chunks_mut(CHUNK)
-        .zip(values.par_chunks(CHUNK))
-        .for_each(|(noisy, values)| {
-            for (noisy, &value) in noisy.iter_mut().zip(values) {
-                *noisy = value.saturating_add(*noisy);
-            }
-        });
-    Ok(out)
+    DiscreteLaplace::new(sensitivity, epsilon)?.add_to(values, seed)
 }
 
 #[cfg(test)]
@@ -1133,15 +1147,27 @@ mod tests {
 
     #[test]
     fn sums_beyond_the_int64_range_saturate_and_equal_the_samples_added() {
-        let values: Vec<i64> = [i64::MAX, i64::MIN, 0, -5].repeat(16);
-        let out = add_discrete_laplace(&values, 1e6, 1e-6, &seed(1)).expect("added");
-        let noise = discrete_laplace_samples(values.len(), 1e6, 1e-6, &seed(1)).expect("noise");
-        for ((&value, &noise), &got) in values.iter().zip(&noise).zip(&out) {
-            let exact = (i128::from(value) + i128::from(noise))
-                .clamp(i128::from(i64::MIN), i128::from(i64::MAX));
-            assert_eq!(i128::from(got), exact, "{value} + {noise}");
+        // Scale 10^12 draws one variate at a time, scale 1 by blocks; several chunks, so
+        // each chunk's values must meet its own noise.
+        for (sensitivity, epsilon) in [(1e6, 1e-6), (1.0, 1.0)] {
+            let values: Vec<i64> = (0..3 * CHUNK as i64 + 5)
+                .map(|i| match i % 4 {
+                    0 => i64::MAX,
+                    1 => i64::MIN,
+                    2 => i,
+                    _ => -i,
+                })
+                .collect();
+            let out = add_discrete_laplace(&values, sensitivity, epsilon, &seed(1)).expect("added");
+            let noise = discrete_laplace_samples(values.len(), sensitivity, epsilon, &seed(1))
+                .expect("noise");
+            for ((&value, &noise), &got) in values.iter().zip(&noise).zip(&out) {
+                let exact = (i128::from(value) + i128::from(noise))
+                    .clamp(i128::from(i64::MIN), i128::from(i64::MAX));
+                assert_eq!(i128::from(got), exact, "{value} + {noise}");
+            }
+            assert!(out.contains(&i64::MAX) && out.contains(&i64::MIN));
         }
-        assert!(out.contains(&i64::MAX) && out.contains(&i64::MIN));
     }
 
     #[test]
