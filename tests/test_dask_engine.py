@@ -411,3 +411,48 @@ def test_encoded_columns_and_the_label_of_one_parquet_table(client, data, tmp_pa
         pt.greedy_discernibility(table, frame["label"], 6),
         pt.greedy_discernibility(X, y, 6, cardinalities=CARDS),
     )
+
+
+# Columns read --------------------------------------------------------------------
+def parquet_columns_read(monkeypatch, action):
+    """Run ``action`` on Dask's in-process scheduler; return the columns of every
+    Parquet read it makes (as pyarrow is asked for them)."""
+    import pyarrow.parquet as pq
+
+    asked = []
+    for method in ("read", "read_row_groups"):
+        original = getattr(pq.ParquetFile, method)
+
+        def spy(self, *args, _original=original, columns=None, **kwargs):
+            asked.append(None if columns is None else sorted(columns))
+            return _original(self, *args, columns=columns, **kwargs)
+
+        monkeypatch.setattr(pq.ParquetFile, method, spy)
+    with dask.config.set(scheduler="sync"):
+        result = action()
+    return asked, result
+
+
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame")
+def test_counting_some_columns_of_a_parquet_table_reads_only_those(
+    client, data, tmp_path, monkeypatch
+):
+    X, _ = data
+    as_frame(X, npartitions=3).to_parquet(tmp_path / "codes", write_index=False)
+    frame = dd.read_parquet(tmp_path / "codes")
+    asked, counts = parquet_columns_read(
+        monkeypatch, lambda: pt.count_columns(frame, CARDS, [4, 1, 4])
+    )
+    assert asked
+    assert all(columns == ["c1", "c4"] for columns in asked)
+    keys = X[:, 4] * CARDS[1] * CARDS[4] + X[:, 1] * CARDS[4] + X[:, 4]
+    expected_keys, expected_counts = np.unique(keys, return_counts=True)
+    np.testing.assert_array_equal(counts.keys, expected_keys)
+    np.testing.assert_array_equal(counts.counts, expected_counts)
+    np.testing.assert_array_equal(counts.cardinalities, [CARDS[4], CARDS[1], CARDS[4]])
+
+
+def test_counting_some_columns_checks_every_cardinality(client, data):
+    X, _ = data
+    with pytest.raises(ValueError, match="cardinalities"):
+        pt.count_columns(as_frame(X), CARDS[:-1], [0, 1])

@@ -86,6 +86,7 @@ from __future__ import annotations
 from privtab.engine._dask import (
     DaskTable,
     dask_table,
+    distributed_n_columns,
     is_distributed,
     map_blocks_1d,
     map_rows,
@@ -99,6 +100,7 @@ __all__ = [
     "DaskTable",
     "MemoryTable",
     "dask_table",
+    "distributed_n_columns",
     "is_distributed",
     "map_blocks_1d",
     "map_rows",

@@ -45,6 +45,7 @@ from privtab.exceptions import DomainError
 __all__ = [
     "DaskTable",
     "dask_table",
+    "distributed_n_columns",
     "is_distributed",
     "map_blocks_1d",
     "map_rows",
@@ -1494,7 +1495,9 @@ def _stack_label(
     return np.ascontiguousarray(np.vstack([columns[index], labels[None, :]]))
 
 
-def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, bool]:
+def dask_table(
+    X: Any, cardinalities: Any, name: str = "X", columns: Sequence[int] | None = None
+) -> tuple[DaskTable, bool]:
     """Wrap a Dask array or DataFrame of codes (or a lazy EncodedTable) in a DaskTable.
 
     Parameters
@@ -1507,6 +1510,12 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
         code + 1 of every column over all partitions (one pass).
     name : str
         The argument's name, for messages.
+    columns : sequence of int, optional
+        Column numbers (distinct, checked by the caller) of the only columns the
+        table holds, in this order; every column by default. They are selected on
+        the collection before its partitions are taken, so that Dask reads only
+        these (a Parquet read reads only their column chunks); the cardinalities,
+        given for every column of ``X``, are checked for all of them first.
 
     Returns
     -------
@@ -1515,12 +1524,21 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
         Whether the cardinalities were read off the data (the caller warns, as the
         in-memory path of the same method does).
     """
+    from privtab._validation import check_cardinalities
+
     encoded_frame = None
     if is_encoded(X):
         if cardinalities is None:
             cardinalities = X.cardinalities
         encoded_frame = getattr(X, "_encoded_frame", None)
         X = X.codes
+    if columns is not None:
+        index = list(columns)
+        if cardinalities is not None:
+            every = check_cardinalities(cardinalities, _n_columns(X, cardinalities))
+            cardinalities = every[index]
+        X = _projected(X, index)
+        encoded_frame = None
     raw, files = _partitions(X, name, 2)
     lengths = None
     chunks = getattr(X, "chunks", None)
@@ -1538,8 +1556,6 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
         cards = found
     else:
         cards = np.asarray(cardinalities)
-    from privtab._validation import check_cardinalities
-
     n_columns = _n_columns(X, cards)
     table = DaskTable(
         raw, check_cardinalities(cards, n_columns), name, lengths, files=files
@@ -1547,6 +1563,33 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
     table._source = X
     table._encoded_frame = encoded_frame
     return table, inferred
+
+
+def distributed_n_columns(X: Any) -> int | None:
+    """Return the number of columns of a 2-D Dask collection or lazy ``EncodedTable``.
+
+    From the collection's column names or shape, nothing read; ``None`` where neither
+    says.
+    """
+    codes = X.codes if is_encoded(X) else X
+    if getattr(codes, "columns", None) is not None:
+        return len(codes.columns)
+    shape = getattr(codes, "shape", None)
+    if shape is not None and len(shape) == 2 and not np.isnan(shape[1]):
+        return int(shape[1])
+    return None
+
+
+def _projected(X: Any, columns: list[int]) -> Any:
+    """Select the columns numbered ``columns`` of a Dask DataFrame or 2-D Dask array.
+
+    dask-expr carries a selection made before the collection is optimized down to
+    its source: a Parquet read then reads only these columns.
+    """
+    names = getattr(X, "columns", None)
+    if names is not None:
+        return X[[names[j] for j in columns]]
+    return X[:, columns]
 
 
 def _n_columns(X: Any, cards: np.ndarray) -> int:
