@@ -5,6 +5,8 @@ runs a method on numpy data and on the same rows as Dask partitions with the sam
 seed, and compares the results exactly.
 """
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -456,3 +458,76 @@ def test_counting_some_columns_checks_every_cardinality(client, data):
     X, _ = data
     with pytest.raises(ValueError, match="cardinalities"):
         pt.count_columns(as_frame(X), CARDS[:-1], [0, 1])
+
+
+# Code conversion of a partition --------------------------------------------------
+def odd_codes(kind):
+    """A pandas frame of codes in 0..2 (cardinality 3) of an unusual kind."""
+    rng = np.random.default_rng(7)
+    a, b = rng.integers(0, 3, size=(2, 40))
+    frames = {
+        "one narrow dtype": {"a": a.astype(np.uint8), "b": b.astype(np.uint8)},
+        "signed": {"a": a.astype(np.int8), "b": b.astype(np.int64)},
+        "unsigned and signed": {"a": a.astype(np.uint8), "b": b.astype(np.int64)},
+        "nullable": {"a": pd.array(a, dtype="Int64"), "b": pd.array(b, dtype="Int64")},
+        "nullable with NA": {"a": pd.array([*a[:-1], None], dtype="Int64")},
+        "pyarrow": {"a": pd.Series(a, dtype="uint8[pyarrow]")},
+        "categorical": {"a": pd.Categorical(a), "b": b},
+        "negative": {"a": np.r_[a[:-1], -1], "b": b},
+        "beyond uint32": {"a": np.r_[a[:-1], 2**33], "b": b},
+        "at the cardinality": {"a": a, "b": np.r_[b[:-1], 3]},
+    }
+    return pd.DataFrame(frames[kind])
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "one narrow dtype",
+        "signed",
+        "unsigned and signed",
+        "nullable",
+        "nullable with NA",
+        "pyarrow",
+        "categorical",
+        "negative",
+        "beyond uint32",
+        "at the cardinality",
+    ],
+)
+def test_partition_codes_count_or_fail_as_in_memory(client, kind):
+    frame = odd_codes(kind)
+    cards = [3] * frame.shape[1]
+    spread = dd.from_pandas(frame, npartitions=2)
+    try:
+        expected = pt.count_columns(frame, cards)
+    except (TypeError, ValueError) as exc:
+        in_memory = exc
+    else:
+        in_memory = None
+    if in_memory is not None:
+        with pytest.raises(type(in_memory)) as raised:
+            pt.count_columns(spread, cards)
+        # The in-memory message after the partition it names, with the row counted
+        # in that partition: the bad codes are in the last row, row 19 of partition 1.
+        where, message = str(raised.value).split(": ", 1)
+        assert where in ("partition 0 of codes", "partition 1 of codes")
+        assert message == re.sub(r"\b39\b", "19", str(in_memory))
+        return
+    # Mixed-radix keys, the first column most significant.
+    keys = frame.to_numpy(dtype=np.int64) @ np.array([3, 1])[-frame.shape[1] :]
+    expected_keys, expected_counts = np.unique(keys, return_counts=True)
+    np.testing.assert_array_equal(expected.keys, expected_keys)
+    np.testing.assert_array_equal(expected.counts, expected_counts)
+    got = pt.count_columns(spread, cards)
+    np.testing.assert_array_equal(got.keys, expected_keys)
+    np.testing.assert_array_equal(got.counts, expected_counts)
+
+
+def test_columns_of_one_dtype_in_another_order_keep_their_order(client, data):
+    X, _ = data
+    frame = pd.DataFrame(X.astype(np.uint8), columns=[f"c{j}" for j in range(6)])
+    reordered = frame[["c3", "c0", "c5", "c1", "c4", "c2"]]
+    cards = [CARDS[j] for j in (3, 0, 5, 1, 4, 2)]
+    spread = pt.count_columns(dd.from_pandas(reordered, npartitions=3), cards)
+    assert spread == pt.count_columns(X[:, [3, 0, 5, 1, 4, 2]], cards)

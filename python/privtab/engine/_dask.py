@@ -573,8 +573,8 @@ def _block_columns(raw: Any, cards: np.ndarray, name: str) -> np.ndarray:
 
     Codes stay in the dtype of :func:`narrow_dtype` (one byte a code for cardinalities
     up to 256), so a partition kept on a worker costs a quarter of ``uint32``; counting
-    widens only the columns it reads. Integer columns are checked and copied one at a
-    time; anything else (and any invalid code, for the error message) goes through
+    widens only the columns it reads. Integer columns are checked and converted
+    (:func:`_integer_columns`); anything else (and any invalid code, for the error message) goes through
     :func:`privtab._validation.as_code_columns`, whose error (one line) names the
     column by its name too (the task adds the partition, :func:`_located_error`).
     """
@@ -613,28 +613,56 @@ def _integer_columns(raw: Any, cards: np.ndarray, dtype: np.dtype) -> np.ndarray
     """Codes of a block of plain integer columns, all in range, column-major; else None.
 
     ``None`` sends the block through the general validation (which names the problem).
+    Codes are read once for their range (the maximum, and the minimum if signed) and
+    once to convert them straight into ``dtype``. Codes of one integer dtype are
+    taken as one 2-D array: a DataFrame's values are then pandas' own block (no
+    copy), used in place when already of ``dtype`` (as a Parquet read of narrow
+    codes makes them); columns of several dtypes are converted one at a time.
     """
     if hasattr(raw, "columns") and hasattr(raw, "dtypes"):
         if len(raw.columns) != cards.shape[0]:
             return None
-        sources = [raw.iloc[:, j] for j in range(cards.shape[0])]
-        arrays = [
-            s.to_numpy() if isinstance(s.dtype, np.dtype) else None for s in sources
-        ]
-    elif isinstance(raw, np.ndarray) and raw.ndim == 2:
+        dtypes = list(raw.dtypes)
+        if not all(isinstance(t, np.dtype) and t.kind in "iu" for t in dtypes):
+            return None
+        if len(set(dtypes)) == 1:
+            return _narrowed(raw.to_numpy().T, cards, dtype)
+        arrays = [raw.iloc[:, j].to_numpy() for j in range(cards.shape[0])]
+    elif isinstance(raw, np.ndarray) and raw.ndim == 2 and raw.dtype.kind in "iu":
         if raw.shape[1] != cards.shape[0]:
             return None
-        arrays = [raw[:, j] for j in range(cards.shape[0])]
+        return _narrowed(raw.T, cards, dtype)
     else:
         return None
     out = np.empty((cards.shape[0], len(raw)), dtype=dtype)
     for j, array in enumerate(arrays):
-        if array is None or array.dtype.kind not in "iu" or array.ndim != 1:
-            return None
-        if array.min() < 0 or int(array.max()) >= int(cards[j]):
+        if not _in_range(array[None, :], cards[j : j + 1]):
             return None
         out[j] = array
     return out
+
+
+def _narrowed(
+    values: np.ndarray, cards: np.ndarray, dtype: np.dtype
+) -> np.ndarray | None:
+    """Integer codes (columns, rows) as C-ordered ``dtype``; None if one is out of range.
+
+    Already C-ordered codes of ``dtype`` are returned as they are.
+    """
+    if not _in_range(values, cards):
+        return None
+    if values.dtype == dtype and values.flags.c_contiguous:
+        return values
+    return values.astype(dtype, order="C")
+
+
+def _in_range(values: np.ndarray, cards: np.ndarray) -> bool:
+    """Whether integer codes (columns, rows) are >= 0 and below their cardinalities."""
+    if values.shape[1] == 0:
+        return True
+    if values.dtype.kind == "i" and values.min() < 0:
+        return False
+    return not np.any(values.max(axis=1) >= cards)
 
 
 def _block_cardinalities(raw: Any, name: str) -> np.ndarray | None:
