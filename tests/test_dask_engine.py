@@ -531,3 +531,33 @@ def test_columns_of_one_dtype_in_another_order_keep_their_order(client, data):
     cards = [CARDS[j] for j in (3, 0, 5, 1, 4, 2)]
     spread = pt.count_columns(dd.from_pandas(reordered, npartitions=3), cards)
     assert spread == pt.count_columns(X[:, [3, 0, 5, 1, 4, 2]], cards)
+
+
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame")
+def test_projected_histogram_reads_only_its_attributes_for_the_histogram(
+    client, data, tmp_path, monkeypatch
+):
+    X, y = data
+    as_frame(X, y, npartitions=3).to_parquet(tmp_path / "table", write_index=False)
+    frame = dd.read_parquet(tmp_path / "table")
+    names = [f"c{j}" for j in range(X.shape[1])]
+
+    def fit(codes, labels):
+        return pt.ProjectedHistogram(
+            2.0, random_state=5, accountant=fresh(), classes=[0, 1, 2]
+        ).fit(codes, labels, cardinalities=CARDS)
+
+    memory = fit(X, y)
+    asked, spread = parquet_columns_read(
+        monkeypatch, lambda: fit(frame[names], frame["label"])
+    )
+    np.testing.assert_array_equal(spread.selection_order_, memory.selection_order_)
+    np.testing.assert_array_equal(spread.histogram_.keys, memory.histogram_.keys)
+    np.testing.assert_array_equal(spread.histogram_.values, memory.histogram_.values)
+    assert len(memory.selection_order_) < len(names)
+    selected = sorted([names[j] for j in memory.selection_order_] + ["label"])
+    # The search reads every attribute and the label; the histogram its own only.
+    assert {tuple(columns) for columns in asked} == {
+        tuple(sorted([*names, "label"])),
+        tuple(selected),
+    }

@@ -1174,7 +1174,10 @@ class DaskTable(CodeTable):
                 for p, raw in enumerate(raw_blocks)
             ]
         self._labels: list[Any] | None = None
+        # The collection of codes the blocks are read from, and that of the labels
+        # (with its name and label set): a selection reads only its columns of them.
         self._source: Any = None
+        self._label_source: tuple[Any, str, np.ndarray] | None = None
         # (frame, encode, args): codes encoded lazily, encode(partition, *args).
         self._encoded_frame: tuple[Any, Callable[..., np.ndarray], tuple] | None = None
         self._lengths = lengths
@@ -1259,6 +1262,7 @@ class DaskTable(CodeTable):
             for where, yb, raw in zip(places, y_blocks, table._raw, strict=True)
         ]
         labelled.n_labels = int(label_set.shape[0])
+        labelled._label_source = (y, name, label_set)
         return labelled, label_set
 
     def _aligned_with(
@@ -1311,6 +1315,7 @@ class DaskTable(CodeTable):
                 files=files,
             )
             table._source = frame
+            table._encoded_frame = encoded
             return table, [_delayed(_label_column)(b) for b in blocks], files
         read, y_files = _partitions(y, name, 1)
         _, y_blocks = _aligned_rows([self._raw, read], ["X", name])
@@ -1325,8 +1330,16 @@ class DaskTable(CodeTable):
         return self._labels
 
     def select(self, columns: Sequence[int], *, with_label: bool = False) -> DaskTable:
-        """Return a table of some columns (and the label codes last, if asked)."""
+        """Return a table of some columns (and the label codes last, if asked).
+
+        Where the table wraps a collection of codes, the new one reads only the
+        selected columns (and the labels) from it (:meth:`_projected`): a Parquet
+        read then reads only those.
+        """
         index = list(columns)
+        projected = self._projected(index, with_label)
+        if projected is not None:
+            return projected
         cards = self.cardinalities[index].astype(np.int64)
         if with_label:
             assert self.n_labels is not None
@@ -1344,6 +1357,30 @@ class DaskTable(CodeTable):
         selected._raw = self._raw
         selected._rows = self._rows
         return selected
+
+    def _projected(self, index: list[int], with_label: bool) -> DaskTable | None:
+        """:meth:`select` on the columns ``index`` of the source collection, if known.
+
+        ``None`` where the source is not a collection of these codes (codes encoded
+        lazily, or a table made by :meth:`select`), or where the selection is every
+        column in order, or repeats one.
+        """
+        source = self._source
+        if (
+            source is None
+            or self._encoded_frame is not None
+            or len(set(index)) != len(index)
+            or index == list(range(self.n_columns))
+            or (with_label and self._label_source is None)
+        ):
+            return None
+        table, _ = dask_table(source, self.cardinalities, self.name, columns=index)
+        if not with_label:
+            return table
+        assert self._label_source is not None
+        y, name, label_set = self._label_source
+        table, _ = table.with_labels(y, label_set, name=name, warn=False)
+        return table.select(list(range(len(index))), with_label=True)
 
     # Primitives ------------------------------------------------------------------
     def _labels_or_none(self) -> list[Any]:
