@@ -1633,8 +1633,16 @@ def dask_table(
 def distributed_n_columns(X: Any) -> int | None:
     """Return the number of columns of a 2-D Dask collection or lazy ``EncodedTable``.
 
-    From the collection's column names or shape, nothing read; ``None`` where neither
-    says.
+    Parameters
+    ----------
+    X : dask.array.Array, dask.dataframe.DataFrame or EncodedTable
+        The codes (an ``EncodedTable``'s are a Dask array).
+
+    Returns
+    -------
+    int or None
+        From the collection's column names or shape, nothing read; ``None`` where
+        neither says (a Dask array whose column chunks are unknown).
     """
     codes = X.codes if is_encoded(X) else X
     if getattr(codes, "columns", None) is not None:
