@@ -5,6 +5,8 @@ runs a method on numpy data and on the same rows as Dask partitions with the sam
 seed, and compares the results exactly.
 """
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -411,3 +413,151 @@ def test_encoded_columns_and_the_label_of_one_parquet_table(client, data, tmp_pa
         pt.greedy_discernibility(table, frame["label"], 6),
         pt.greedy_discernibility(X, y, 6, cardinalities=CARDS),
     )
+
+
+# Columns read --------------------------------------------------------------------
+def parquet_columns_read(monkeypatch, action):
+    """Run ``action`` on Dask's in-process scheduler; return the columns of every
+    Parquet read it makes (as pyarrow is asked for them)."""
+    import pyarrow.parquet as pq
+
+    asked = []
+    for method in ("read", "read_row_groups"):
+        original = getattr(pq.ParquetFile, method)
+
+        def spy(self, *args, _original=original, columns=None, **kwargs):
+            asked.append(None if columns is None else sorted(columns))
+            return _original(self, *args, columns=columns, **kwargs)
+
+        monkeypatch.setattr(pq.ParquetFile, method, spy)
+    with dask.config.set(scheduler="sync"):
+        result = action()
+    return asked, result
+
+
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame")
+def test_counting_some_columns_of_a_parquet_table_reads_only_those(
+    client, data, tmp_path, monkeypatch
+):
+    X, _ = data
+    as_frame(X, npartitions=3).to_parquet(tmp_path / "codes", write_index=False)
+    frame = dd.read_parquet(tmp_path / "codes")
+    asked, counts = parquet_columns_read(
+        monkeypatch, lambda: pt.count_columns(frame, CARDS, [4, 1, 4])
+    )
+    assert asked
+    assert all(columns == ["c1", "c4"] for columns in asked)
+    keys = X[:, 4] * CARDS[1] * CARDS[4] + X[:, 1] * CARDS[4] + X[:, 4]
+    expected_keys, expected_counts = np.unique(keys, return_counts=True)
+    np.testing.assert_array_equal(counts.keys, expected_keys)
+    np.testing.assert_array_equal(counts.counts, expected_counts)
+    np.testing.assert_array_equal(counts.cardinalities, [CARDS[4], CARDS[1], CARDS[4]])
+
+
+def test_counting_some_columns_checks_every_cardinality(client, data):
+    X, _ = data
+    with pytest.raises(ValueError, match="cardinalities"):
+        pt.count_columns(as_frame(X), CARDS[:-1], [0, 1])
+
+
+# Code conversion of a partition --------------------------------------------------
+def odd_codes(kind):
+    """A pandas frame of codes in 0..2 (cardinality 3) of an unusual kind."""
+    rng = np.random.default_rng(7)
+    a, b = rng.integers(0, 3, size=(2, 40))
+    frames = {
+        "one narrow dtype": {"a": a.astype(np.uint8), "b": b.astype(np.uint8)},
+        "signed": {"a": a.astype(np.int8), "b": b.astype(np.int64)},
+        "unsigned and signed": {"a": a.astype(np.uint8), "b": b.astype(np.int64)},
+        "nullable": {"a": pd.array(a, dtype="Int64"), "b": pd.array(b, dtype="Int64")},
+        "nullable with NA": {"a": pd.array([*a[:-1], None], dtype="Int64")},
+        "pyarrow": {"a": pd.Series(a, dtype="uint8[pyarrow]")},
+        "categorical": {"a": pd.Categorical(a), "b": b},
+        "negative": {"a": np.r_[a[:-1], -1], "b": b},
+        "beyond uint32": {"a": np.r_[a[:-1], 2**33], "b": b},
+        "at the cardinality": {"a": a, "b": np.r_[b[:-1], 3]},
+    }
+    return pd.DataFrame(frames[kind])
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "one narrow dtype",
+        "signed",
+        "unsigned and signed",
+        "nullable",
+        "nullable with NA",
+        "pyarrow",
+        "categorical",
+        "negative",
+        "beyond uint32",
+        "at the cardinality",
+    ],
+)
+def test_partition_codes_count_or_fail_as_in_memory(client, kind):
+    frame = odd_codes(kind)
+    cards = [3] * frame.shape[1]
+    spread = dd.from_pandas(frame, npartitions=2)
+    try:
+        expected = pt.count_columns(frame, cards)
+    except (TypeError, ValueError) as exc:
+        in_memory = exc
+    else:
+        in_memory = None
+    if in_memory is not None:
+        with pytest.raises(type(in_memory)) as raised:
+            pt.count_columns(spread, cards)
+        # The in-memory message after the partition it names, with the row counted
+        # in that partition: the bad codes are in the last row, row 19 of partition 1.
+        where, message = str(raised.value).split(": ", 1)
+        assert where in ("partition 0 of codes", "partition 1 of codes")
+        assert message == re.sub(r"\b39\b", "19", str(in_memory))
+        return
+    # Mixed-radix keys, the first column most significant.
+    keys = frame.to_numpy(dtype=np.int64) @ np.array([3, 1])[-frame.shape[1] :]
+    expected_keys, expected_counts = np.unique(keys, return_counts=True)
+    np.testing.assert_array_equal(expected.keys, expected_keys)
+    np.testing.assert_array_equal(expected.counts, expected_counts)
+    got = pt.count_columns(spread, cards)
+    np.testing.assert_array_equal(got.keys, expected_keys)
+    np.testing.assert_array_equal(got.counts, expected_counts)
+
+
+def test_columns_of_one_dtype_in_another_order_keep_their_order(client, data):
+    X, _ = data
+    frame = pd.DataFrame(X.astype(np.uint8), columns=[f"c{j}" for j in range(6)])
+    reordered = frame[["c3", "c0", "c5", "c1", "c4", "c2"]]
+    cards = [CARDS[j] for j in (3, 0, 5, 1, 4, 2)]
+    spread = pt.count_columns(dd.from_pandas(reordered, npartitions=3), cards)
+    assert spread == pt.count_columns(X[:, [3, 0, 5, 1, 4, 2]], cards)
+
+
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame")
+def test_projected_histogram_reads_only_its_attributes_for_the_histogram(
+    client, data, tmp_path, monkeypatch
+):
+    X, y = data
+    as_frame(X, y, npartitions=3).to_parquet(tmp_path / "table", write_index=False)
+    frame = dd.read_parquet(tmp_path / "table")
+    names = [f"c{j}" for j in range(X.shape[1])]
+
+    def fit(codes, labels):
+        return pt.ProjectedHistogram(
+            2.0, random_state=5, accountant=fresh(), classes=[0, 1, 2]
+        ).fit(codes, labels, cardinalities=CARDS)
+
+    memory = fit(X, y)
+    asked, spread = parquet_columns_read(
+        monkeypatch, lambda: fit(frame[names], frame["label"])
+    )
+    np.testing.assert_array_equal(spread.selection_order_, memory.selection_order_)
+    np.testing.assert_array_equal(spread.histogram_.keys, memory.histogram_.keys)
+    np.testing.assert_array_equal(spread.histogram_.values, memory.histogram_.values)
+    assert len(memory.selection_order_) < len(names)
+    selected = sorted([names[j] for j in memory.selection_order_] + ["label"])
+    # The search reads every attribute and the label; the histogram its own only.
+    assert {tuple(columns) for columns in asked} == {
+        tuple(sorted([*names, "label"])),
+        tuple(selected),
+    }

@@ -40,7 +40,13 @@ from privtab._validation import (
     warn_inferred_domain,
 )
 from privtab.accountant import BudgetAccountant
-from privtab.engine import dask_table, is_distributed, map_blocks_1d, sum_arrays
+from privtab.engine import (
+    dask_table,
+    distributed_n_columns,
+    is_distributed,
+    map_blocks_1d,
+    sum_arrays,
+)
 from privtab.mechanisms import add_discrete_laplace
 from privtab.mixed_radix import mixed_radix_decode
 from privtab.table import EncodedTable
@@ -270,14 +276,7 @@ def count_columns(
            [1, 0]], dtype=uint32), array([2, 1]))
     """
     if is_distributed(codes):
-        table, _ = dask_table(codes, cardinalities, "codes")
-        subset = _column_subset(columns, table.n_columns)
-        ((keys, counts),) = table.count([subset])
-        return SparseCounts(
-            keys,
-            counts.astype(np.int64),
-            table.cardinalities[subset] if subset else None,
-        )
+        return _distributed_count_columns(codes, cardinalities, columns)
     data, cards = as_code_columns(codes, "codes", cardinalities)
     subset = _column_subset(columns, cards.shape[0])
     keys, counts = _core.count_columns(
@@ -285,6 +284,32 @@ def count_columns(
     )
     sub_cards = [int(cards[j]) for j in subset] if subset else None
     return SparseCounts(keys, counts.astype(np.int64), sub_cards)
+
+
+def _distributed_count_columns(
+    codes: Any, cardinalities: Any, columns: Any
+) -> SparseCounts:
+    """:func:`count_columns` of a Dask collection; Dask reads the counted columns only.
+
+    Where the collection does not say how many columns it has, every column is read.
+    """
+    n_columns = distributed_n_columns(codes)
+    if n_columns is None:
+        table, _ = dask_table(codes, cardinalities, "codes")
+        subset = _column_subset(columns, table.n_columns)
+    else:
+        subset = _column_subset(columns, n_columns)
+        used = list(dict.fromkeys(subset))
+        table, _ = dask_table(codes, cardinalities, "codes", columns=used or None)
+        if used:
+            position = {j: p for p, j in enumerate(used)}
+            subset = [position[j] for j in subset]
+    ((keys, counts),) = table.count([subset])
+    return SparseCounts(
+        keys,
+        counts.astype(np.int64),
+        table.cardinalities[subset] if subset else None,
+    )
 
 
 def _column_subset(columns: Any, n_columns: int) -> list[int]:

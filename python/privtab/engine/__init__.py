@@ -59,6 +59,14 @@ Where it does not hold, and why:
   round, and while a partition's round runs a ``uint32`` copy of its codes (the
   kernel's type). DP-DILCA's MaxDependency counts every candidate subset separately, where
   the in-memory kernels refine one partition in place.
+- Dask reads only the columns a method uses: ``count_columns(columns=...)`` and a
+  table's selection (ProjectedHistogram's histogram of the chosen attributes and the
+  label) select their columns on the collection before Dask optimizes it, so that
+  ``read_parquet`` reads only theirs; select the columns yourself
+  (``frame[names]``) for a method that reads every column it is given. A partition
+  whose columns share one integer dtype is checked and narrowed as one array: pandas'
+  block is used in place when it already is the narrow dtype (as a Parquet read of
+  ``uint8`` codes gives it), else converted in one pass, with no wider copy.
 
 Running on a cluster
 --------------------
@@ -86,6 +94,7 @@ from __future__ import annotations
 from privtab.engine._dask import (
     DaskTable,
     dask_table,
+    distributed_n_columns,
     is_distributed,
     map_blocks_1d,
     map_rows,
@@ -99,6 +108,7 @@ __all__ = [
     "DaskTable",
     "MemoryTable",
     "dask_table",
+    "distributed_n_columns",
     "is_distributed",
     "map_blocks_1d",
     "map_rows",

@@ -45,6 +45,7 @@ from privtab.exceptions import DomainError
 __all__ = [
     "DaskTable",
     "dask_table",
+    "distributed_n_columns",
     "is_distributed",
     "map_blocks_1d",
     "map_rows",
@@ -572,8 +573,8 @@ def _block_columns(raw: Any, cards: np.ndarray, name: str) -> np.ndarray:
 
     Codes stay in the dtype of :func:`narrow_dtype` (one byte a code for cardinalities
     up to 256), so a partition kept on a worker costs a quarter of ``uint32``; counting
-    widens only the columns it reads. Integer columns are checked and copied one at a
-    time; anything else (and any invalid code, for the error message) goes through
+    widens only the columns it reads. Integer columns are checked and converted
+    (:func:`_integer_columns`); anything else (and any invalid code, for the error message) goes through
     :func:`privtab._validation.as_code_columns`, whose error (one line) names the
     column by its name too (the task adds the partition, :func:`_located_error`).
     """
@@ -612,28 +613,56 @@ def _integer_columns(raw: Any, cards: np.ndarray, dtype: np.dtype) -> np.ndarray
     """Codes of a block of plain integer columns, all in range, column-major; else None.
 
     ``None`` sends the block through the general validation (which names the problem).
+    Codes are read once for their range (the maximum, and the minimum if signed) and
+    once to convert them straight into ``dtype``. Codes of one integer dtype are
+    taken as one 2-D array: a DataFrame's values are then pandas' own block (no
+    copy), used in place when already of ``dtype`` (as a Parquet read of narrow
+    codes makes them); columns of several dtypes are converted one at a time.
     """
     if hasattr(raw, "columns") and hasattr(raw, "dtypes"):
         if len(raw.columns) != cards.shape[0]:
             return None
-        sources = [raw.iloc[:, j] for j in range(cards.shape[0])]
-        arrays = [
-            s.to_numpy() if isinstance(s.dtype, np.dtype) else None for s in sources
-        ]
-    elif isinstance(raw, np.ndarray) and raw.ndim == 2:
+        dtypes = list(raw.dtypes)
+        if not all(isinstance(t, np.dtype) and t.kind in "iu" for t in dtypes):
+            return None
+        if len(set(dtypes)) == 1:
+            return _narrowed(raw.to_numpy().T, cards, dtype)
+        arrays = [raw.iloc[:, j].to_numpy() for j in range(cards.shape[0])]
+    elif isinstance(raw, np.ndarray) and raw.ndim == 2 and raw.dtype.kind in "iu":
         if raw.shape[1] != cards.shape[0]:
             return None
-        arrays = [raw[:, j] for j in range(cards.shape[0])]
+        return _narrowed(raw.T, cards, dtype)
     else:
         return None
     out = np.empty((cards.shape[0], len(raw)), dtype=dtype)
     for j, array in enumerate(arrays):
-        if array is None or array.dtype.kind not in "iu" or array.ndim != 1:
-            return None
-        if array.min() < 0 or int(array.max()) >= int(cards[j]):
+        if not _in_range(array[None, :], cards[j : j + 1]):
             return None
         out[j] = array
     return out
+
+
+def _narrowed(
+    values: np.ndarray, cards: np.ndarray, dtype: np.dtype
+) -> np.ndarray | None:
+    """Integer codes (columns, rows) as C-ordered ``dtype``; None if one is out of range.
+
+    Already C-ordered codes of ``dtype`` are returned as they are.
+    """
+    if not _in_range(values, cards):
+        return None
+    if values.dtype == dtype and values.flags.c_contiguous:
+        return values
+    return values.astype(dtype, order="C")
+
+
+def _in_range(values: np.ndarray, cards: np.ndarray) -> bool:
+    """Whether integer codes (columns, rows) are >= 0 and below their cardinalities."""
+    if values.shape[1] == 0:
+        return True
+    if values.dtype.kind == "i" and values.min() < 0:
+        return False
+    return not np.any(values.max(axis=1) >= cards)
 
 
 def _block_cardinalities(raw: Any, name: str) -> np.ndarray | None:
@@ -1145,7 +1174,10 @@ class DaskTable(CodeTable):
                 for p, raw in enumerate(raw_blocks)
             ]
         self._labels: list[Any] | None = None
+        # The collection of codes the blocks are read from, and that of the labels
+        # (with its name and label set): a selection reads only its columns of them.
         self._source: Any = None
+        self._label_source: tuple[Any, str, np.ndarray] | None = None
         # (frame, encode, args): codes encoded lazily, encode(partition, *args).
         self._encoded_frame: tuple[Any, Callable[..., np.ndarray], tuple] | None = None
         self._lengths = lengths
@@ -1230,6 +1262,7 @@ class DaskTable(CodeTable):
             for where, yb, raw in zip(places, y_blocks, table._raw, strict=True)
         ]
         labelled.n_labels = int(label_set.shape[0])
+        labelled._label_source = (y, name, label_set)
         return labelled, label_set
 
     def _aligned_with(
@@ -1282,6 +1315,7 @@ class DaskTable(CodeTable):
                 files=files,
             )
             table._source = frame
+            table._encoded_frame = encoded
             return table, [_delayed(_label_column)(b) for b in blocks], files
         read, y_files = _partitions(y, name, 1)
         _, y_blocks = _aligned_rows([self._raw, read], ["X", name])
@@ -1296,8 +1330,16 @@ class DaskTable(CodeTable):
         return self._labels
 
     def select(self, columns: Sequence[int], *, with_label: bool = False) -> DaskTable:
-        """Return a table of some columns (and the label codes last, if asked)."""
+        """Return a table of some columns (and the label codes last, if asked).
+
+        Where the table wraps a collection of codes, the new one reads only the
+        selected columns (and the labels) from it (:meth:`_projected`): a Parquet
+        read then reads only those.
+        """
         index = list(columns)
+        projected = self._projected(index, with_label)
+        if projected is not None:
+            return projected
         cards = self.cardinalities[index].astype(np.int64)
         if with_label:
             assert self.n_labels is not None
@@ -1315,6 +1357,30 @@ class DaskTable(CodeTable):
         selected._raw = self._raw
         selected._rows = self._rows
         return selected
+
+    def _projected(self, index: list[int], with_label: bool) -> DaskTable | None:
+        """:meth:`select` on the columns ``index`` of the source collection, if known.
+
+        ``None`` where the source is not a collection of these codes (codes encoded
+        lazily, or a table made by :meth:`select`), or where the selection is every
+        column in order, or repeats one.
+        """
+        source = self._source
+        if (
+            source is None
+            or self._encoded_frame is not None
+            or len(set(index)) != len(index)
+            or index == list(range(self.n_columns))
+            or (with_label and self._label_source is None)
+        ):
+            return None
+        table, _ = dask_table(source, self.cardinalities, self.name, columns=index)
+        if not with_label:
+            return table
+        assert self._label_source is not None
+        y, name, label_set = self._label_source
+        table, _ = table.with_labels(y, label_set, name=name, warn=False)
+        return table.select(list(range(len(index))), with_label=True)
 
     # Primitives ------------------------------------------------------------------
     def _labels_or_none(self) -> list[Any]:
@@ -1494,7 +1560,9 @@ def _stack_label(
     return np.ascontiguousarray(np.vstack([columns[index], labels[None, :]]))
 
 
-def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, bool]:
+def dask_table(
+    X: Any, cardinalities: Any, name: str = "X", columns: Sequence[int] | None = None
+) -> tuple[DaskTable, bool]:
     """Wrap a Dask array or DataFrame of codes (or a lazy EncodedTable) in a DaskTable.
 
     Parameters
@@ -1507,6 +1575,12 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
         code + 1 of every column over all partitions (one pass).
     name : str
         The argument's name, for messages.
+    columns : sequence of int, optional
+        Column numbers (distinct, checked by the caller) of the only columns the
+        table holds, in this order; every column by default. They are selected on
+        the collection before its partitions are taken, so that Dask reads only
+        these (a Parquet read reads only their column chunks); the cardinalities,
+        given for every column of ``X``, are checked for all of them first.
 
     Returns
     -------
@@ -1515,12 +1589,21 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
         Whether the cardinalities were read off the data (the caller warns, as the
         in-memory path of the same method does).
     """
+    from privtab._validation import check_cardinalities
+
     encoded_frame = None
     if is_encoded(X):
         if cardinalities is None:
             cardinalities = X.cardinalities
         encoded_frame = getattr(X, "_encoded_frame", None)
         X = X.codes
+    if columns is not None:
+        index = list(columns)
+        if cardinalities is not None:
+            every = check_cardinalities(cardinalities, _n_columns(X, cardinalities))
+            cardinalities = every[index]
+        X = _projected(X, index)
+        encoded_frame = None
     raw, files = _partitions(X, name, 2)
     lengths = None
     chunks = getattr(X, "chunks", None)
@@ -1538,8 +1621,6 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
         cards = found
     else:
         cards = np.asarray(cardinalities)
-    from privtab._validation import check_cardinalities
-
     n_columns = _n_columns(X, cards)
     table = DaskTable(
         raw, check_cardinalities(cards, n_columns), name, lengths, files=files
@@ -1547,6 +1628,41 @@ def dask_table(X: Any, cardinalities: Any, name: str = "X") -> tuple[DaskTable, 
     table._source = X
     table._encoded_frame = encoded_frame
     return table, inferred
+
+
+def distributed_n_columns(X: Any) -> int | None:
+    """Return the number of columns of a 2-D Dask collection or lazy ``EncodedTable``.
+
+    Parameters
+    ----------
+    X : dask.array.Array, dask.dataframe.DataFrame or EncodedTable
+        The codes (an ``EncodedTable``'s are a Dask array).
+
+    Returns
+    -------
+    int or None
+        From the collection's column names or shape, nothing read; ``None`` where
+        neither says (a Dask array whose column chunks are unknown).
+    """
+    codes = X.codes if is_encoded(X) else X
+    if getattr(codes, "columns", None) is not None:
+        return len(codes.columns)
+    shape = getattr(codes, "shape", None)
+    if shape is not None and len(shape) == 2 and not np.isnan(shape[1]):
+        return int(shape[1])
+    return None
+
+
+def _projected(X: Any, columns: list[int]) -> Any:
+    """Select the columns numbered ``columns`` of a Dask DataFrame or 2-D Dask array.
+
+    dask-expr carries a selection made before the collection is optimized down to
+    its source: a Parquet read then reads only these columns.
+    """
+    names = getattr(X, "columns", None)
+    if names is not None:
+        return X[[names[j] for j in columns]]
+    return X[:, columns]
 
 
 def _n_columns(X: Any, cards: np.ndarray) -> int:
