@@ -1333,7 +1333,7 @@ class DaskTable(CodeTable):
         """Return a table of some columns (and the label codes last, if asked).
 
         Where the table wraps a collection of codes, the new one reads only the
-        selected columns (and the labels) from it (:meth:`_projected`): a Parquet
+        selected columns (and the labels) from it (``_projected``): a Parquet
         read then reads only those.
         """
         index = list(columns)
