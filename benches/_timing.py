@@ -33,6 +33,15 @@ def best_seconds(repeats: int, fn: Callable[[], object]) -> float:
     return best_of(repeats, fn)[0]
 
 
+def best_interleaved(
+    repeats: int, first: Callable[[], object], second: Callable[[], object]
+) -> tuple[float, float]:
+    """Best wall-clock seconds of ``first`` and of ``second``, called in turn ``repeats``
+    times each, so that a machine whose speed drifts weighs on both alike."""
+    pairs = [(_times(1, first)[0][0], _times(1, second)[0][0]) for _ in range(repeats)]
+    return min(a for a, _ in pairs), min(b for _, b in pairs)
+
+
 def median_of(repeats: int, fn: Callable[[], T]) -> tuple[float, T]:
     """Median wall-clock seconds of ``repeats`` calls of ``fn``, and the last result."""
     times, result = _times(repeats, fn)

@@ -30,10 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
+import privtab
 from privtab import _core, thresholded_histogram
 from privtab.mixed_radix import mixed_radix_encode
 
-from _timing import Stopwatch, best_of, best_seconds
+from _timing import Stopwatch, best_interleaved, best_of, best_seconds
 
 EPSILON = 1.0
 A = 2.0
@@ -114,11 +115,24 @@ def main() -> None:
         f"numpy.unique(keys, return_counts=True): {t_np:.3f} s  "
         f"(privtab / numpy = {t_api / t_np:.2f})"
     )
+    # NumPy counts on one thread: privtab on one thread too, the two interleaved.
+    with privtab.threads(1):
+        t_one, t_np_one = best_interleaved(
+            3,
+            lambda: thresholded_histogram(codes, CARDS, EPSILON, A=A, random_state=1),
+            lambda: np.unique(keys, return_counts=True),
+        )
+    print(
+        f"one thread: privtab {t_one:.3f} s, numpy.unique {t_np_one:.3f} s "
+        f"(privtab / numpy = {t_one / t_np_one:.2f})"
+    )
     results.update(
         privtab_seconds=t_api,
         privtab_core_seconds=t_core,
         privtab_discrete_seconds=t_disc,
         numpy_unique_seconds=t_np,
+        one_thread_privtab_seconds=t_one,
+        one_thread_numpy_unique_seconds=t_np_one,
         cells_kept=len(hist),
         observed_cells_kept=int(observed.sum()),
         empty_cells_kept=int((~observed).sum()),
