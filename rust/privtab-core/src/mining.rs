@@ -15,10 +15,12 @@
 //! - the tail is re-sorted by increasing conditional support at every node;
 //! - inside a sequential search the excluded items ordered before a node are decided by
 //!   the maximal sets already found ([`Cover`]), so only the top-level branches carry them;
-//! - the top-level branches run on rayon; each branch is sequential and the results are
-//!   sorted at the end, so the output does not depend on the thread count. On one thread
-//!   with no cap, an oracle that asks for it ([`Oracle::sequential`]) is searched as one
-//!   sequence from the root instead;
+//! - the top-level branches run on rayon, one task each (the costly ones sit anywhere in
+//!   the order); each branch is sequential and the results are sorted at the end, so the
+//!   output does not depend on the thread count. With no cap, an oracle that asks for it
+//!   ([`Oracle::sequential`]) is searched as one sequence from the root instead, which on
+//!   several threads meets branches searched apart from the last one back
+//!   ([`from_both_ends`]);
 //! - a cap on the number of sets is global ([`SharedCap`]): the branches, taken in their
 //!   fixed order, keep the first `max_sets` sets between them, and a branch stops as soon
 //!   as the sets found by it and by the branches before it reach the cap, whichever thread
@@ -111,6 +113,18 @@ pub trait Oracle: Sync {
         index: usize,
         scratch: &mut Self::Scratch,
     ) -> Self::Node;
+    /// [`Oracle::child`] for a top-level branch of a split root that is searched in sequence
+    /// with its siblings, as from a root that is not split: the child's candidates are the
+    /// later items only, its earlier siblings being decided by found sets.
+    fn child_in_sequence(
+        &self,
+        node: &Self::Node,
+        item: u32,
+        index: usize,
+        scratch: &mut Self::Scratch,
+    ) -> Self::Node {
+        self.child(node, item, index, scratch)
+    }
     /// Takes back a node the search is done with, so its memory can serve later nodes.
     fn release(&self, node: Self::Node, scratch: &mut Self::Scratch) {
         let _ = (node, scratch);
@@ -614,6 +628,113 @@ fn explore<O: Oracle>(
     set.truncate(depth);
 }
 
+/// The prepared root of a split search and its top-level branches.
+struct Root<'r, N> {
+    node: &'r N,
+    set: &'r [u32],
+    tail: &'r [u32],
+    excluded: &'r [u32],
+}
+
+impl<N> Root<'_, N> {
+    /// Searches top-level branch `index` apart from the others: its earlier siblings are
+    /// excluded items of every node below it.
+    fn search_apart<O: Oracle<Node = N>>(
+        &self,
+        oracle: &O,
+        index: usize,
+        scratch: &mut O::Scratch,
+        found: &mut Found,
+    ) {
+        let item = self.tail[index];
+        let mut excluded = self.excluded.to_vec();
+        excluded.extend_from_slice(&self.tail[..index]);
+        let child = oracle.child(self.node, item, index, scratch);
+        let mut set = self.set.to_vec();
+        set.push(item);
+        explore(
+            oracle,
+            child,
+            &mut set,
+            &self.tail[index + 1..],
+            &excluded,
+            scratch,
+            found,
+        );
+    }
+}
+
+/// Searches the top-level branches of a sequential oracle from both ends.
+///
+/// The calling thread takes the branches from the first on as one search from the root
+/// (`found`, whose found sets decide every earlier branch's items, as on one thread); the
+/// other threads take the last branches left, each searched apart (`search_apart`, which
+/// carries its earlier siblings as excluded items). The two ends meet wherever the work
+/// does, so the costly first branches stay on the cheaper sequential search, and a search
+/// too small to share ends on the calling thread after few branches were taken from the
+/// back. A branch's maximal sets have no superset in a later branch, so each end finds
+/// exactly the maximal sets of its own branches, whichever thread took them; the result
+/// does not depend on the thread count once sorted. Returns the branches searched apart.
+fn from_both_ends<'s, O: Oracle>(
+    oracle: &O,
+    root: &Root<'_, O::Node>,
+    n_threads: usize,
+    scratch: &mut O::Scratch,
+    found: &mut Found<'s>,
+    search_apart: impl Fn(usize, &mut O::Scratch) -> Found<'s> + Sync,
+) -> Vec<Found<'s>> {
+    // The next branch from the front, and the end of those not taken yet.
+    let unclaimed = Mutex::new((0usize, root.tail.len()));
+    let claim = |from_front: bool| {
+        let mut range = unclaimed.lock().unwrap_or_else(|e| e.into_inner());
+        if range.0 >= range.1 {
+            return None;
+        }
+        if from_front {
+            range.0 += 1;
+            Some(range.0 - 1)
+        } else {
+            range.1 -= 1;
+            Some(range.1)
+        }
+    };
+    let apart = Mutex::new(Vec::new());
+    rayon::scope(|s| {
+        for _ in 1..n_threads {
+            s.spawn(|_| {
+                let mut scratch = oracle.scratch();
+                while let Some(index) = claim(false) {
+                    let branch = search_apart(index, &mut scratch);
+                    apart.lock().unwrap_or_else(|e| e.into_inner()).push(branch);
+                }
+            });
+        }
+        let mut set = root.set.to_vec();
+        while !found.full()
+            && let Some(index) = claim(true)
+        {
+            set.push(root.tail[index]);
+            found.cover.enter(&set);
+            if !found.cover.covers(&set, &root.tail[index + 1..]) {
+                let child = oracle.child_in_sequence(root.node, root.tail[index], index, scratch);
+                explore(
+                    oracle,
+                    child,
+                    &mut set,
+                    &root.tail[index + 1..],
+                    root.excluded,
+                    scratch,
+                    found,
+                );
+            }
+            found.cover.leave();
+            set.pop();
+            found.progress.branches_done.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    apart.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Enumerates the maximal sets of a downward-closed predicate, reporting its progress in
 /// `progress` while it runs.
 ///
@@ -637,10 +758,13 @@ pub fn maximal_sets<O: Oracle>(
     }
     let cap = limits.max_sets.unwrap_or(usize::MAX);
     let deadline = limits.time_limit.map(|d| Instant::now() + d);
-    // On one thread with no cap, one search may keep every found set, so no node carries
-    // the earlier top-level branches' items; the sets are the same and sorted at the end.
-    let split =
-        limits.max_sets.is_some() || rayon::current_num_threads() > 1 || !oracle.sequential();
+    // With no cap, a sequential oracle is searched as one sequence from the root, which
+    // keeps every found set, so its nodes carry none of the earlier top-level branches'
+    // items; on several threads that sequence meets branches searched apart
+    // ([`from_both_ends`]). The sets are the same either way and sorted at the end.
+    let sequential = limits.max_sets.is_none() && oracle.sequential();
+    let n_threads = rayon::current_num_threads();
+    let split = !sequential || n_threads > 1;
     let shared = SharedCap::new(cap, oracle.n_items() + 1);
     let new_found = |slot, from_root| Found {
         sets: Vec::new(),
@@ -665,35 +789,39 @@ pub fn maximal_sets<O: Oracle>(
             excluded,
         } = prepare(oracle, root, &mut set, &all, &[], &mut scratch, &mut found)
         {
-            let node = &node;
-            let (tail, excluded, set) = (&tail, &excluded, &set);
             progress.branches.store(tail.len(), Ordering::Relaxed);
-            branches = (0..tail.len())
-                .into_par_iter()
-                .map_init(
-                    || oracle.scratch(),
-                    |scratch, index| {
-                        let mut found = new_found(index + 1, false);
-                        let item = tail[index];
-                        let mut child_excluded = excluded.clone();
-                        child_excluded.extend_from_slice(&tail[..index]);
-                        let child = oracle.child(node, item, index, scratch);
-                        let mut branch_set = set.clone();
-                        branch_set.push(item);
-                        explore(
-                            oracle,
-                            child,
-                            &mut branch_set,
-                            &tail[index + 1..],
-                            &child_excluded,
-                            scratch,
-                            &mut found,
-                        );
-                        progress.branches_done.fetch_add(1, Ordering::Relaxed);
-                        found
-                    },
+            let root = Root {
+                node: &node,
+                set: &set,
+                tail: &tail,
+                excluded: &excluded,
+            };
+            let search_apart = |index: usize, scratch: &mut O::Scratch| {
+                let mut found = new_found(index + 1, false);
+                root.search_apart(oracle, index, scratch, &mut found);
+                progress.branches_done.fetch_add(1, Ordering::Relaxed);
+                found
+            };
+            branches = if sequential {
+                from_both_ends(
+                    oracle,
+                    &root,
+                    n_threads,
+                    &mut scratch,
+                    &mut found,
+                    search_apart,
                 )
-                .collect();
+            } else {
+                // One task per branch: the costly branches sit anywhere in the order.
+                (0..tail.len())
+                    .into_par_iter()
+                    .with_max_len(1)
+                    .map_init(
+                        || oracle.scratch(),
+                        |scratch, index| search_apart(index, scratch),
+                    )
+                    .collect()
+            };
         }
     }
     check_interrupt()?;
@@ -707,15 +835,13 @@ pub fn maximal_sets<O: Oracle>(
         sets.truncate(cap);
         complete = false;
     }
-    let mut sets: Vec<(Vec<u32>, u64)> = sets
-        .into_iter()
-        .map(|(items, measure)| {
-            let mut items: Vec<u32> = items.iter().map(|&i| original[i as usize]).collect();
-            items.sort_unstable();
-            (items, measure)
-        })
-        .collect();
-    sets.sort_unstable_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+    sets.par_iter_mut().for_each(|(items, _)| {
+        for item in items.iter_mut() {
+            *item = original[*item as usize];
+        }
+        items.sort_unstable();
+    });
+    sets.par_sort_unstable_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
     let total: usize = sets.iter().map(|s| s.0.len()).sum();
     let mut items = Vec::new();
     items.try_reserve_exact(total).map_err(|_| {

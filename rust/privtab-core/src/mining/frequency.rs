@@ -123,6 +123,9 @@ pub struct Projection {
     parent: Arc<Db>,
     rank: usize,
     support: u64,
+    /// Whether the child reads its transactions whole (a top-level branch searched apart,
+    /// whose earlier siblings are excluded items) rather than after its item.
+    whole: bool,
 }
 
 /// A vertical node: the transactions of `db` that contain `S`, and their total weight.
@@ -153,14 +156,14 @@ pub struct Scratch {
 #[derive(Clone, Copy)]
 enum NodeRows<'a> {
     All(&'a Db),
-    Containing(&'a Db, usize),
+    Containing(&'a Projection),
 }
 
 impl<'a> NodeRows<'a> {
     fn of(node: &'a Node) -> Option<Self> {
         match node {
             Node::Horizontal(db) => Some(NodeRows::All(db)),
-            Node::Projected(p) => Some(NodeRows::Containing(&p.parent, p.rank)),
+            Node::Projected(p) => Some(NodeRows::Containing(p)),
             Node::Vertical(_) => None,
         }
     }
@@ -168,7 +171,9 @@ impl<'a> NodeRows<'a> {
     fn len(self) -> usize {
         match self {
             NodeRows::All(db) => db.len(),
-            NodeRows::Containing(db, r) => (db.occ_offsets[r + 1] - db.occ_offsets[r]) as usize,
+            NodeRows::Containing(p) => {
+                (p.parent.occ_offsets[p.rank + 1] - p.parent.occ_offsets[p.rank]) as usize
+            }
         }
     }
 
@@ -179,12 +184,13 @@ impl<'a> NodeRows<'a> {
                     f(db.transaction(t), db.weights[t]);
                 }
             }
-            NodeRows::Containing(db, r) => {
+            NodeRows::Containing(p) => {
+                let (db, r) = (&*p.parent, p.rank);
                 let range = db.occ_offsets[r] as usize..db.occ_offsets[r + 1] as usize;
                 for (&t, &at) in db.occ_rows[range.clone()].iter().zip(&db.occ_at[range]) {
                     let t = t as usize;
                     let end = db.offsets[t + 1] as usize;
-                    let start = if !db.is_root {
+                    let start = if !p.whole {
                         at as usize + 1
                     } else {
                         db.offsets[t] as usize
@@ -317,8 +323,8 @@ impl Frequency {
             let count = std::mem::take(&mut counts[c as usize]);
             self.eval(count, support)
         }));
-        if let NodeRows::Containing(db, r) = rows {
-            counts[db.keep[r] as usize] = 0;
+        if let NodeRows::Containing(p) = rows {
+            counts[p.parent.keep[p.rank] as usize] = 0;
         }
     }
 
@@ -619,14 +625,9 @@ impl Oracle for Frequency {
             Node::Horizontal(db) => {
                 self.build(NodeRows::All(db), db.support, db.is_root, keep, n_tail, s)
             }
-            Node::Projected(p) => self.build(
-                NodeRows::Containing(&p.parent, p.rank),
-                p.support,
-                false,
-                keep,
-                n_tail,
-                s,
-            ),
+            Node::Projected(p) => {
+                self.build(NodeRows::Containing(p), p.support, false, keep, n_tail, s)
+            }
             Node::Vertical(bits) => {
                 let n = count(&bits.tids) as usize;
                 let width = bits.db.words() * 64;
@@ -663,6 +664,7 @@ impl Oracle for Frequency {
                     parent: Arc::clone(db),
                     rank: index,
                     support,
+                    whole: db.is_root,
                 })
             }
             Node::Projected(_) => unreachable!("children come from reduced nodes"),
@@ -676,6 +678,14 @@ impl Oracle for Frequency {
                 })
             }
         }
+    }
+
+    fn child_in_sequence(&self, node: &Node, item: u32, index: usize, s: &mut Scratch) -> Node {
+        let mut child = self.child(node, item, index, s);
+        if let Node::Projected(p) = &mut child {
+            p.whole = false;
+        }
+        child
     }
 
     fn release(&self, node: Node, s: &mut Scratch) {
