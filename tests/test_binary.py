@@ -40,6 +40,27 @@ def test_every_input_form_gives_the_same_rows(dense):
         np.testing.assert_array_equal(matrix.dense(), dense)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, bool])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_byte_matrices_over_many_row_blocks_equal_numpy(dtype, layout):
+    # Bytes are converted by the core in blocks of 2^14 rows, in parallel.
+    rng = np.random.default_rng(4)
+    dense = (rng.random((40_000, 13)) < np.linspace(0.0, 1.0, 13)).astype(dtype)
+    form = {
+        "C": dense,
+        "F": np.asfortranarray(dense),
+        "strided": np.repeat(dense, 2, axis=1)[:, ::2],
+    }[layout]
+    matrix = as_binary_matrix(form)
+    rows, columns = np.nonzero(dense)
+    np.testing.assert_array_equal(matrix.indices, columns)
+    np.testing.assert_array_equal(
+        matrix.indptr, np.r_[0, np.cumsum(np.bincount(rows, minlength=len(dense)))]
+    )
+    assert matrix.indptr.dtype == np.int64
+    assert matrix.indices.dtype == np.uint32
+
+
 @given(binary_matrices, st.data())
 def test_column_codes_select_features(dense, data):
     features = data.draw(
@@ -102,6 +123,12 @@ def test_a_csr_input_is_never_changed(data, indices):
     ("value", "error", "match"),
     [
         (np.array([[0, 2]]), ValueError, r"B must be binary \(0/1\), found 2 at row 0"),
+        (
+            np.array([[0, 1], [1, 2]], dtype=np.uint8),
+            ValueError,
+            r"found 2 at row 1, column 1",
+        ),
+        (np.array([[1, -1]], dtype=np.int8), ValueError, r"found -1 at row 0"),
         (np.array([[0.0, np.nan]]), ValueError, "B contains NaN"),
         (np.array([[0.5, 1.0]]), ValueError, "found 0.5"),
         (np.array([["a", "b"]]), TypeError, "B must hold 0/1 numbers"),

@@ -381,6 +381,10 @@ def class_sizes(
     features: list[int],
     n_threads: int | None = None,
 ) -> npt.NDArray[np.int64]: ...
+def binary_csr_from_dense(
+    values: npt.NDArray[np.uint8],
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32]] | None: ...
 
 # --- mining (rust/privtab-py/src/mining.rs) ---
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from privtab import _core
 from privtab._validation import (
     MISSING_FIX,
     cell_at,
@@ -229,6 +230,20 @@ def as_binary_matrix(B: Any, name: str = "B") -> BinaryMatrix:
         raise ValueError(
             _not_finite(name, array[row, column], cell_at((row, column), labels))
         )
+    n_rows, n_features = array.shape
+    if array.dtype.itemsize == 1 and array.dtype.kind in "biu":
+        # Bytes are converted in parallel by the core; a byte other than 0/1 is named
+        # below.
+        bytes_ = np.ascontiguousarray(array).view(np.uint8)
+        csr = _core.binary_csr_from_dense(bytes_)
+        if csr is not None:
+            indptr, indices = csr
+            return BinaryMatrix(
+                indptr=indptr,
+                indices=indices,
+                n_features=int(n_features),
+                feature_names=names,
+            )
     ones = array == 1
     bad = ~ones & (array != 0)
     if bad.any():
@@ -237,7 +252,6 @@ def as_binary_matrix(B: Any, name: str = "B") -> BinaryMatrix:
             f"{name} must be binary (0/1), found {array[row, column].item()!r}"
             f"{cell_at((row, column), labels)}: {BINARY_FIX.format(name=name)}"
         )
-    n_rows, n_features = array.shape
     rows, columns = np.nonzero(ones)
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])

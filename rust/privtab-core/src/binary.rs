@@ -2,6 +2,9 @@
 //! anonymity, maximal-set mining, k-member clustering): row `u` holds the sorted indices of
 //! its features equal to 1. Sparse data stays sparse, and one validation serves them all.
 
+use rayon::prelude::*;
+
+use crate::resources::zeroed_vec;
 use crate::{Error, Result};
 
 /// A validated borrowed CSR view of an n × m binary matrix.
@@ -92,6 +95,83 @@ impl<'a> BinaryCsr<'a> {
     }
 }
 
+/// Rows per task of [`csr_from_dense`].
+const DENSE_ROWS_BLOCK: usize = 1 << 14;
+
+/// The CSR arrays (`indptr`, `indices`) of a dense row-major `n_rows × n_features` matrix
+/// of 0/1 bytes (numpy `bool` or `uint8`), or `None` when a byte is neither 0 nor 1 (the
+/// caller names the cell). Two parallel passes over blocks of rows, counting then filling,
+/// so the indices are written once and as `u32`; the result does not depend on the
+/// thread count.
+///
+/// # Errors
+/// [`Error::InvalidData`] when `values` does not hold `n_rows × n_features` bytes, or when
+/// there are 2^32 rows or features or more; [`Error::OutputTooLarge`] when the arrays
+/// cannot be allocated.
+pub fn csr_from_dense(
+    values: &[u8],
+    n_rows: usize,
+    n_features: usize,
+) -> Result<Option<(Vec<i64>, Vec<u32>)>> {
+    if n_rows.checked_mul(n_features) != Some(values.len()) {
+        return Err(Error::InvalidData(format!(
+            "a dense matrix of {n_rows} x {n_features} must hold {} values, got {}",
+            n_rows.saturating_mul(n_features),
+            values.len()
+        )));
+    }
+    if u32::try_from(n_rows).is_err() || u32::try_from(n_features).is_err() {
+        return Err(Error::InvalidData(format!(
+            "a binary matrix of {n_rows} x {n_features} exceeds the limit of 2^32 - 1 rows \
+             and features"
+        )));
+    }
+    let width = n_features.max(1);
+    let block_values = DENSE_ROWS_BLOCK * n_features;
+    let mut indptr = zeroed_vec::<i64>(n_rows + 1, "indptr")?;
+    let valid = indptr[1..]
+        .par_chunks_mut(DENSE_ROWS_BLOCK)
+        .zip(values.par_chunks(block_values.max(1)))
+        .map(|(lengths, block)| {
+            let mut seen = 0u8;
+            for (length, row) in lengths.iter_mut().zip(block.chunks(width)) {
+                seen |= row.iter().fold(0u8, |a, &v| a | v);
+                *length = row.iter().filter(|&&v| v != 0).count() as i64;
+            }
+            seen <= 1
+        })
+        .reduce(|| true, |a, b| a && b);
+    if !valid {
+        return Ok(None);
+    }
+    for u in 0..n_rows {
+        indptr[u + 1] += indptr[u];
+    }
+    let total = indptr[n_rows] as usize;
+    let mut indices = zeroed_vec::<u32>(total, "indices")?;
+    let mut pieces = Vec::with_capacity(n_rows.div_ceil(DENSE_ROWS_BLOCK));
+    let mut rest = indices.as_mut_slice();
+    for start in (0..n_rows).step_by(DENSE_ROWS_BLOCK) {
+        let end = (start + DENSE_ROWS_BLOCK).min(n_rows);
+        let (piece, tail) = rest.split_at_mut((indptr[end] - indptr[start]) as usize);
+        pieces.push((start..end, piece));
+        rest = tail;
+    }
+    pieces.into_par_iter().for_each(|(rows, piece)| {
+        let block = &values[rows.start * n_features..rows.end * n_features];
+        let mut at = 0;
+        for row in block.chunks(width) {
+            for (j, &v) in row.iter().enumerate() {
+                if v != 0 {
+                    piece[at] = j as u32;
+                    at += 1;
+                }
+            }
+        }
+    });
+    Ok(Some((indptr, indices)))
+}
+
 /// The CSR arrays of rows given as sorted feature lists (for the kernels' tests).
 #[cfg(test)]
 pub(crate) fn csr_from_rows(rows: &[Vec<u32>]) -> (Vec<i64>, Vec<u32>) {
@@ -107,6 +187,38 @@ pub(crate) fn csr_from_rows(rows: &[Vec<u32>]) -> (Vec<i64>, Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Dense bytes against the row lists they hold, on any thread count; a byte above 1
+    /// gives no matrix, and a wrong size is an error.
+    #[test]
+    fn dense_bytes_give_the_csr_of_their_ones() {
+        use crate::resources::with_threads;
+        let (n, m) = (DENSE_ROWS_BLOCK * 2 + 37, 11);
+        let values: Vec<u8> = (0..n * m)
+            .map(|i| u8::from((i * 7919 + i / 13) % 5 < 2))
+            .collect();
+        let rows: Vec<Vec<u32>> = values
+            .chunks(m)
+            .map(|row| (0..m as u32).filter(|&j| row[j as usize] == 1).collect())
+            .collect();
+        let expected = csr_from_rows(&rows);
+        for threads in [1, 2, 3] {
+            let got = with_threads(Some(threads), || csr_from_dense(&values, n, m)).unwrap();
+            assert_eq!(got, Some(expected.clone()));
+        }
+        let mut bad = values.clone();
+        bad[n * m - 1] = 2;
+        assert_eq!(csr_from_dense(&bad, n, m).unwrap(), None);
+        assert!(csr_from_dense(&values, n, m + 1).is_err());
+        assert_eq!(
+            csr_from_dense(&[], 3, 0).unwrap(),
+            Some((vec![0i64; 4], Vec::new()))
+        );
+        assert_eq!(
+            csr_from_dense(&[], 0, 5).unwrap(),
+            Some((vec![0i64], Vec::new()))
+        );
+    }
 
     #[test]
     fn rejects_malformed_csr() {

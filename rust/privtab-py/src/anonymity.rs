@@ -1,5 +1,6 @@
 //! Bindings of `privtab_core::anonymity`: containment anonymity and class sizes of a binary
-//! matrix in CSR form, projected onto a feature subset.
+//! matrix in CSR form, projected onto a feature subset; and the CSR form of a dense 0/1
+//! matrix of bytes, the input of every binary-matrix kernel.
 
 use privtab_core::anonymity;
 use privtab_core::binary::BinaryCsr;
@@ -53,4 +54,24 @@ pub(crate) fn class_sizes(
     per_row(&indptr, &indices, n_features, n_threads, |matrix| {
         anonymity::class_sizes(matrix, &features)
     })
+}
+
+/// CSR arrays: `indptr` (int64) and `indices` (uint32).
+type Csr = (Numpy<Vec<i64>>, Numpy<Vec<u32>>);
+
+/// `(indptr, indices)` (int64, uint32) of a C-contiguous 2-D array of 0/1 bytes, or `None`
+/// when a byte is neither 0 nor 1 (the caller names the cell).
+#[pyfunction]
+#[pyo3(signature = (values, n_threads=None))]
+pub(crate) fn binary_csr_from_dense(
+    values: PyReadonlyArray2<'_, u8>,
+    n_threads: Option<usize>,
+) -> PyResult<Option<Csr>> {
+    let shape = values.shape();
+    let (n_rows, n_features) = (shape[0], shape[1]);
+    let bytes = contiguous(&values, "values")?;
+    let csr = run(values.py(), n_threads, || {
+        privtab_core::binary::csr_from_dense(bytes, n_rows, n_features)
+    })?;
+    Ok(csr.map(|(indptr, indices)| (Numpy(indptr), Numpy(indices))))
 }

@@ -43,7 +43,7 @@ use pyo3::prelude::*;
 mod _core {
     #[pymodule_export]
     use crate::{
-        anonymity::{class_sizes, containment_anonymity},
+        anonymity::{binary_csr_from_dense, class_sizes, containment_anonymity},
         clustering::randomization_flipping,
         columns::code_columns,
         columns::column_maxima,
