@@ -136,10 +136,13 @@ def containment_anonymity(
 
     Notes
     -----
-    Rows are grouped by their projected pattern; for each distinct pattern the rows
-    whose pattern contains it are counted by intersecting per-feature lists of
-    patterns, shortest first, in parallel over patterns. The cost depends on the
-    number of distinct patterns and their lengths, never on n² row pairs.
+    Rows are grouped by their projected pattern (a bitmask key when S has at most 64
+    features, counted as the histogram counts cells). For each distinct pattern the
+    rows whose pattern contains it are counted either by summing the counts over the
+    supersets of every mask of S at once (the zeta transform, ``2^|S|·|S|`` additions)
+    or by intersecting per-feature lists of patterns, shortest first, in parallel over
+    patterns, whichever costs less. The cost depends on n, |S| and the number of
+    distinct patterns, never on n² row pairs.
 
     Examples
     --------
