@@ -141,8 +141,8 @@ def containment_anonymity(
     rows whose pattern contains it are counted either by summing the counts over the
     supersets of every mask of S at once (the zeta transform, ``2^|S|·|S|`` additions)
     or by intersecting per-feature lists of patterns, shortest first, in parallel over
-    patterns, whichever costs less. The cost depends on n, |S| and the number of
-    distinct patterns, never on n² row pairs.
+    patterns, whichever costs less. The cost depends on n, the size of S and the
+    number of distinct patterns, never on n² row pairs.
 
     Examples
     --------
