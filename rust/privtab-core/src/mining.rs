@@ -812,14 +812,24 @@ pub fn maximal_sets<O: Oracle>(
                     search_apart,
                 )
             } else {
-                // One task per branch: the costly branches sit anywhere in the order.
+                // One task per branch (the costly branches sit anywhere in the order), and
+                // one scratch per pool thread: `map_init` would make one per task, losing
+                // the spare databases a thread's earlier branches left. A task that finds
+                // its thread's scratch in use (a branch waiting on nested work) takes a
+                // fresh one rather than wait.
+                let scratches: Vec<Mutex<O::Scratch>> = (0..n_threads)
+                    .map(|_| Mutex::new(oracle.scratch()))
+                    .collect();
                 (0..tail.len())
                     .into_par_iter()
                     .with_max_len(1)
-                    .map_init(
-                        || oracle.scratch(),
-                        |scratch, index| search_apart(index, scratch),
-                    )
+                    .map(|index| {
+                        let thread = rayon::current_thread_index().unwrap_or(0) % n_threads;
+                        match scratches[thread].try_lock() {
+                            Ok(mut scratch) => search_apart(index, &mut scratch),
+                            Err(_) => search_apart(index, &mut oracle.scratch()),
+                        }
+                    })
                     .collect()
             };
         }
