@@ -566,7 +566,7 @@ def test_exports():
         assert name in pt.__all__
 
 
-LAYOUTS = ["auto", "full_pass", "indexed", "copied"]
+LAYOUTS = ["auto", "full_pass", "indexed", "copied", "records"]
 
 
 def _core_inputs(X, y):

@@ -16,9 +16,11 @@
 //! prefix partition once per prefix.
 //!
 //! `mod.rs` holds the partition and its scores; `subsets` the walk over all size-k
-//! subsets (DILCA); `search` the incremental [`DiscernibilitySearch`] with its layouts;
+//! subsets (DILCA); `search` the incremental [`DiscernibilitySearch`] with its layouts (`records` the
+//! row-major one);
 //! `select` the selections built on it (NonPrivateKD, PrivateKD, MDA).
 
+mod records;
 mod search;
 mod select;
 mod subsets;

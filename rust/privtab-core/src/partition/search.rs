@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::records::{RECORD_MAX_CELLS, undiscerned_by_records};
 use super::{Labels, Partition};
 use crate::columns::{Code, Columns, check_table};
 use crate::resources::{ZeroBits, alloc_output, check_interrupt, zeroed_vec};
@@ -16,6 +17,11 @@ const SEARCH_DENSE_CELLS: u128 = 1 << 20;
 
 /// Interleaved count tables of a large class (see `undiscerned_by`).
 const LANES: usize = 4;
+
+/// Average rows per class of the grouped layout at or below which [`Layout::Auto`]
+/// scores a round through row records (see `records.rs`): in larger classes each
+/// candidate's sequential scan of its copy is as fast, without making the records.
+const RECORD_CLASS_ROWS: usize = 64;
 
 /// Rows per parallel task when the class layout is rebuilt.
 const REBUILD_CHUNK: usize = 1 << 16;
@@ -69,7 +75,8 @@ pub enum Layout {
     /// [`FullPass`](Layout::FullPass) while the partition of S is coarse (every
     /// candidate's count table has at most min(2^12, n) cells), then
     /// [`Copied`](Layout::Copied) while at least 2^18 rows are kept, then
-    /// [`Indexed`](Layout::Indexed).
+    /// [`Indexed`](Layout::Indexed). While copied, a round whose classes average at
+    /// most 64 rows is scored as under [`Records`](Layout::Records).
     #[default]
     Auto,
     /// No layout: every round scans all rows of the table with their class of S
@@ -81,22 +88,30 @@ pub enum Layout {
     /// Keep a copy of every remaining column in layout order, so that a round scans
     /// memory sequentially; a new attribute moves every remaining column.
     Copied,
+    /// As [`Copied`](Layout::Copied), but a round turns each group of classes into row
+    /// records (every candidate's byte of a row side by side, see `records.rs`) and
+    /// scores all candidates in one pass over it, small classes pair by pair. Applies
+    /// when every copy is one byte a row, there are at most 256 labels and the
+    /// candidates' (value, label) tables have at most 2^14 cells together; otherwise
+    /// the round scans the copies one candidate at a time.
+    Records,
 }
 
 impl std::str::FromStr for Layout {
     type Err = Error;
 
-    /// `"auto"`, `"full_pass"`, `"indexed"` or `"copied"`.
+    /// `"auto"`, `"full_pass"`, `"indexed"`, `"copied"` or `"records"`.
     fn from_str(name: &str) -> Result<Self> {
         match name {
             "auto" => Ok(Layout::Auto),
             "full_pass" => Ok(Layout::FullPass),
             "indexed" => Ok(Layout::Indexed),
             "copied" => Ok(Layout::Copied),
+            "records" => Ok(Layout::Records),
             _ => Err(Error::parameter(
                 "layout",
                 format!("{name:?}"),
-                "must be 'auto', 'indexed' or 'copied'",
+                "must be 'auto', 'full_pass', 'indexed', 'copied' or 'records'",
             )),
         }
     }
@@ -439,7 +454,9 @@ impl<'a> DiscernibilitySearch<'a> {
             return Ok(search);
         }
         // Narrow copies in row order: full passes and the first layout read them.
-        if layout == Layout::Copied || (layout != Layout::Indexed && n >= COPY_MIN_ROWS) {
+        if matches!(layout, Layout::Copied | Layout::Records)
+            || (layout != Layout::Indexed && n >= COPY_MIN_ROWS)
+        {
             search.copies = search.collect_copies(|p| {
                 let j = search.remaining[p];
                 Codes::narrow(cols.column(j), None, cols.cardinality(j))
@@ -604,6 +621,45 @@ impl<'a> DiscernibilitySearch<'a> {
         !self.copies.is_empty()
     }
 
+    /// Whether the next round is scored through row records (see [`Layout::Records`]).
+    pub fn scores_by_records(&self) -> bool {
+        self.record_columns().is_some()
+    }
+
+    /// The copies as bytes, when the current round is scored through row records:
+    /// every copy is one byte a row, at most 256 labels, the candidates' (value,
+    /// label) tables at most [`RECORD_MAX_CELLS`] cells together, and (under
+    /// [`Layout::Auto`]) classes averaging at most [`RECORD_CLASS_ROWS`] rows.
+    fn record_columns(&self) -> Option<Vec<&[u8]>> {
+        let wanted = match self.layout {
+            Layout::Records => true,
+            Layout::Auto => self.labels.len() <= RECORD_CLASS_ROWS * (self.bounds.len() - 1),
+            _ => false,
+        };
+        let label_bits = self.label_bits();
+        let cells: u128 = self
+            .remaining
+            .iter()
+            .map(|&j| u128::from(self.cardinalities()[j]) << label_bits)
+            .sum();
+        if !wanted || self.full.is_some() || label_bits > 8 || cells > RECORD_MAX_CELLS {
+            return None;
+        }
+        self.copies
+            .iter()
+            .map(|copy| match copy {
+                Codes::U8(bytes) => Some(&bytes[..]),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .filter(|columns| !columns.is_empty())
+    }
+
+    /// Bits of a label in a packed (value, label) cell.
+    fn label_bits(&self) -> u32 {
+        self.n_labels.next_power_of_two().trailing_zeros()
+    }
+
     /// n·(F(S ∪ {a}) − F(S)) for every remaining candidate `a` (in the order of
     /// [`remaining`](Self::remaining)), in one parallel pass. During full passes the
     /// class and label of every row are packed into one small key first, and each
@@ -629,6 +685,22 @@ impl<'a> DiscernibilitySearch<'a> {
                     })
                     .collect::<Result<_>>()?,
             }
+        } else if let Some(columns) = self.record_columns() {
+            let cards: Vec<u32> = self
+                .remaining
+                .iter()
+                .map(|&j| self.cardinalities()[j])
+                .collect();
+            let groups = self.class_groups();
+            let label_bits = self.label_bits();
+            undiscerned_by_records(
+                &columns,
+                &self.bounds,
+                &self.labels,
+                &groups,
+                &cards,
+                label_bits,
+            )?
         } else {
             let groups = self.class_groups();
             let n_groups = groups.len() - 1;
@@ -1052,6 +1124,19 @@ impl<'a> DiscernibilitySearch<'a> {
     /// [`Error::InvalidData`] when `attribute` is not a remaining candidate;
     /// [`Error::OutputTooLarge`] when the refined layout cannot be allocated.
     pub fn add(&mut self, attribute: usize) -> Result<()> {
+        self.add_scored(attribute, None)
+    }
+
+    /// [`add`](Self::add) for a candidate whose gain the caller has from
+    /// [`gains`](Self::gains) of the current S, which spares scoring it again.
+    ///
+    /// # Errors
+    /// As [`add`](Self::add).
+    pub(super) fn add_with_gain(&mut self, attribute: usize, gain: u128) -> Result<()> {
+        self.add_scored(attribute, Some(gain))
+    }
+
+    fn add_scored(&mut self, attribute: usize, gain: Option<u128>) -> Result<()> {
         let Ok(p) = self.remaining.binary_search(&attribute) else {
             return Err(Error::InvalidData(format!(
                 "attribute {attribute} is not a remaining candidate (selected: {:?}, \
@@ -1060,7 +1145,10 @@ impl<'a> DiscernibilitySearch<'a> {
                 self.cardinalities().len()
             )));
         };
-        let undiscerned = self.undiscerned_with(p)?;
+        let undiscerned = match gain {
+            Some(gain) => self.undiscerned - gain,
+            None => self.undiscerned_with(p)?,
+        };
         if let Some(partition) = &self.full {
             let card = self.cardinalities()[attribute];
             let refined = partition.refine_valid(self.cols.column(attribute), card, None);
@@ -1104,7 +1192,7 @@ impl<'a> DiscernibilitySearch<'a> {
         let copy = match self.layout {
             Layout::Auto | Layout::FullPass => rows.len() >= COPY_MIN_ROWS,
             Layout::Indexed => false,
-            Layout::Copied => true,
+            Layout::Copied | Layout::Records => true,
         };
         if !copy {
             self.copies = Vec::new();

@@ -102,8 +102,14 @@ pub fn select_discerning_in(
             }
         };
         let attribute = search.remaining()[pick];
-        search.add(attribute)?;
         out.order.push(attribute);
+        if round + 1 == k {
+            // The last pick needs no refined layout: its gain gives n·F(S).
+            out.discerned_pairs
+                .push(search.discerned_pairs() + gains[pick]);
+            break;
+        }
+        search.add_with_gain(attribute, gains[pick])?;
         out.discerned_pairs.push(search.discerned_pairs());
     }
     Ok(out)
@@ -170,8 +176,9 @@ pub fn minimum_discerning_in(
     }
     while (search.discerned_pairs() as f64) < target && !search.remaining().is_empty() {
         let gains = search.gains()?;
-        let attribute = search.remaining()[argmax_first(&gains)];
-        search.add(attribute)?;
+        let pick = argmax_first(&gains);
+        let attribute = search.remaining()[pick];
+        search.add_with_gain(attribute, gains[pick])?;
         out.order.push(attribute);
         out.discerned_pairs.push(search.discerned_pairs());
     }
