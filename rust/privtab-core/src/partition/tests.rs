@@ -531,6 +531,23 @@ fn layouts_give_identical_gains_and_selections() {
     }
 }
 
+/// Every gain of `search` (whose S is `chosen`) against the undiscerned pairs counted
+/// from row tuples.
+fn assert_gains_match_brute_force(
+    search: &DiscernibilitySearch<'_>,
+    cols: Columns<'_>,
+    chosen: &[usize],
+    y: &[u32],
+) {
+    let before = naive_undiscerned(cols, chosen, y);
+    let gains = search.gains().expect("gains");
+    for (&a, &gain) in search.remaining().iter().zip(&gains) {
+        let subset = [chosen, &[a]].concat();
+        let after = naive_undiscerned(cols, &subset, y);
+        assert_eq!(gain, before - after, "{chosen:?} + {a}");
+    }
+}
+
 #[test]
 fn row_records_match_brute_force_in_small_and_large_classes() {
     // 19 candidates (records padded to 32 bytes), codes up to 255, five labels: the
@@ -547,14 +564,7 @@ fn row_records_match_brute_force_in_small_and_large_classes() {
         DiscernibilitySearch::with_layout(cols, &labels, Layout::Records).expect("search");
     let mut chosen: Vec<usize> = Vec::new();
     for pick in [4, 0, 2, 3, 5, 9, 1] {
-        let before = naive_undiscerned(cols, &chosen, &y);
-        let gains = search.gains().expect("gains");
-        for (&a, &gain) in search.remaining().iter().zip(&gains) {
-            let mut subset = chosen.clone();
-            subset.push(a);
-            let after = naive_undiscerned(cols, &subset, &y);
-            assert_eq!(gain, before - after, "{chosen:?} + {a}");
-        }
+        assert_gains_match_brute_force(&search, cols, &chosen, &y);
         search.add(pick).expect("add");
         chosen.push(pick);
         assert_eq!(
@@ -607,14 +617,7 @@ fn narrow_copies_and_tiny_classes_match_brute_force() {
         let mut search = DiscernibilitySearch::with_layout(cols, &labels, layout).expect("search");
         let mut chosen: Vec<usize> = Vec::new();
         for pick in [0, 3, 5, 7, 2, 1] {
-            let before = naive_undiscerned(cols, &chosen, &y);
-            let gains = search.gains().expect("gains");
-            for (&a, &gain) in search.remaining().iter().zip(&gains) {
-                let mut subset = chosen.clone();
-                subset.push(a);
-                let after = naive_undiscerned(cols, &subset, &y);
-                assert_eq!(gain, before - after, "{layout:?} {chosen:?} + {a}");
-            }
+            assert_gains_match_brute_force(&search, cols, &chosen, &y);
             search.add(pick).expect("add");
             chosen.push(pick);
         }
