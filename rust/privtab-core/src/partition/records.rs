@@ -7,8 +7,8 @@
 //! per-thread buffer, reused from group to group, so that no round faults in fresh
 //! memory), and the group is read once for all candidates:
 //!
-//! - a class of at most [`PAIR_ROWS`] rows is scored pair by pair: for every pair of its
-//!   rows with different labels, the two records are compared at once, and each equal
+//! - a class of at most [`PAIR_ROWS`] rows is scored pair by pair: the two records of
+//!   every pair of its rows are compared at once, and when the labels differ each equal
 //!   byte counts one undiscerned pair for that candidate. The work follows the
 //!   undiscerned pairs of S, which shrink round after round, not the rows;
 //! - a larger class counts its (value, label) cells for every candidate in one pass over
@@ -77,7 +77,7 @@ pub(super) fn undiscerned_by_records(
         tables.push(start..end);
         start = end;
     }
-    let layout = Layout {
+    let round = RoundRecords {
         columns,
         width: columns.len().div_ceil(RECORD_ALIGN).max(1) * RECORD_ALIGN,
         label_bits,
@@ -88,7 +88,7 @@ pub(super) fn undiscerned_by_records(
         .map_init(RecordScratch::default, |scratch, g| {
             check_interrupt()?;
             let classes = &bounds[g[0]..=g[1]];
-            layout.undiscerned_group(classes, labels, &tables, scratch)
+            round.undiscerned_group(classes, labels, &tables, scratch)
         })
         .collect::<Result<_>>()?;
     let mut total = vec![0u128; cards.len()];
@@ -101,7 +101,7 @@ pub(super) fn undiscerned_by_records(
 }
 
 /// What every group of a round shares.
-struct Layout<'c> {
+struct RoundRecords<'c> {
     columns: &'c [&'c [u8]],
     /// Bytes per record.
     width: usize,
@@ -120,7 +120,7 @@ fn zeroed<T: Copy + Default>(buffer: &mut Vec<T>, len: usize) -> Result<()> {
     Ok(())
 }
 
-impl Layout<'_> {
+impl RoundRecords<'_> {
     /// The records of the positions `rows`, into the start of `records` (grown if
     /// needed). The padding bytes of a record are left as they were: they are never
     /// read as a candidate's code.

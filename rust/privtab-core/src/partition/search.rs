@@ -655,9 +655,12 @@ impl<'a> DiscernibilitySearch<'a> {
             .filter(|columns| !columns.is_empty())
     }
 
-    /// Bits of a label in a packed (value, label) cell.
+    /// Bits of a label in a packed (value, label) cell (computed in `usize`, where the
+    /// next power of two of any `u32` count fits).
     fn label_bits(&self) -> u32 {
-        self.n_labels.next_power_of_two().trailing_zeros()
+        (self.n_labels as usize)
+            .next_power_of_two()
+            .trailing_zeros()
     }
 
     /// n·(F(S ∪ {a}) − F(S)) for every remaining candidate `a` (in the order of
@@ -927,9 +930,7 @@ impl<'a> DiscernibilitySearch<'a> {
     /// its rows; `None` for other groups.
     fn tiny_classes(&self, blocks: Range<usize>) -> Result<Option<TinyClasses>> {
         let (start, end) = (self.bounds[blocks.start], self.bounds[blocks.end]);
-        let label_bits = (self.n_labels as usize)
-            .next_power_of_two()
-            .trailing_zeros();
+        let label_bits = self.label_bits();
         if end - start >= TINY_CLASS_ROWS * blocks.len() || label_bits > 16 {
             return Ok(None);
         }
@@ -980,9 +981,7 @@ impl<'a> DiscernibilitySearch<'a> {
         F: Fn(Range<usize>) -> I,
         I: Iterator<Item = u32> + Clone,
     {
-        let label_bits = (self.n_labels as usize)
-            .next_power_of_two()
-            .trailing_zeros();
+        let label_bits = self.label_bits();
         let label_mask = (1u32 << label_bits) - 1;
         let card = card as usize;
         let slots = tiny.max_classes * card;
@@ -1028,7 +1027,7 @@ impl<'a> DiscernibilitySearch<'a> {
             return Ok(self.undiscerned_sorted(values, n_labels, blocks));
         }
         // Cell (v, l) is v · 2^label_bits + l: a shift per row rather than a product.
-        let label_bits = n_labels.next_power_of_two().trailing_zeros();
+        let label_bits = self.label_bits();
         let card = card as usize;
         let cells = card << label_bits;
         let (totals, lanes) = scratch.tables(card, LANES * cells)?;
