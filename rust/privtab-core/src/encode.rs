@@ -171,14 +171,44 @@ fn fold_columns<C: Code>(
     start: usize,
     out: &mut [u64],
 ) -> bool {
+    if weights.iter().all(|&w| w >> 32 == 0) {
+        fold_columns_by::<C, false>(columns, radices, weights, start, out)
+    } else {
+        fold_columns_by::<C, true>(columns, radices, weights, start, out)
+    }
+}
+
+/// `code · weight` modulo 2^64 for a code below 2^32 (every valid code: cardinalities are
+/// `u32`), from 32 × 32-bit products, which vectorize on every x86-64 (a 64-bit vector
+/// product needs AVX-512); `WIDE` when the weight may exceed 2^32.
+#[inline(always)]
+fn digit_value<const WIDE: bool>(code: u64, weight: u64) -> u64 {
+    let code = code & 0xffff_ffff;
+    let low = code.wrapping_mul(weight & 0xffff_ffff);
+    if WIDE {
+        low.wrapping_add(code.wrapping_mul(weight >> 32) << 32)
+    } else {
+        low
+    }
+}
+
+/// [`fold_columns`], with place values below 2^32 unless `WIDE`.
+#[inline(always)]
+fn fold_columns_by<C: Code, const WIDE: bool>(
+    columns: &[&[C]],
+    radices: &[u64],
+    weights: &[u64],
+    start: usize,
+    out: &mut [u64],
+) -> bool {
     let rows = start..start + out.len();
     let mut valid = true;
     // Wrapping arithmetic is exact modulo 2^64 (see `place_values`) and avoids the overflow
-    // check in the hot loop.
+    // check in the hot loop; an invalid code's product is discarded with its table.
     let mut digit = |code: C, radix: u64, weight: u64| {
         let code = code.index();
         valid &= code < radix;
-        code.wrapping_mul(weight)
+        digit_value::<WIDE>(code, weight)
     };
     let groups = columns
         .chunks_exact(4)
@@ -447,6 +477,37 @@ mod tests {
             "keys[1] = 12 is >= the product of cardinalities 12"
         );
         assert!(mixed_radix_decode(&[0], &[2, 0]).is_err());
+    }
+
+    #[test]
+    fn place_values_above_two_to_the_32_encode_exactly() {
+        // The leading weights exceed 2^32, so each digit is two 32-bit products; a code of
+        // 2^33 is still reported, not truncated.
+        let cards = [3u32, 1 << 20, 1 << 20, 1000, 77, 5];
+        let n = 3 * COLUMN_BLOCK + 7;
+        let mut rng = crate::rng::Seed::from_u64(4).stream(0);
+        let data: Vec<u64> = cards
+            .iter()
+            .flat_map(|&card| {
+                (0..n)
+                    .map(|_| rand::Rng::next_u64(&mut rng) % u64::from(card))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let keys = mixed_radix_encode_columns(&data, n, &cards, "codes").expect("encode");
+        for (i, &key) in keys.iter().enumerate() {
+            let expect = (0..cards.len()).fold(0u128, |key, j| {
+                key * u128::from(cards[j]) + u128::from(data[j * n + i])
+            });
+            assert_eq!(u128::from(key), expect, "row {i}");
+        }
+        let mut bad = data.clone();
+        bad[n + 5] = 1 << 33;
+        let err = mixed_radix_encode_columns(&bad, n, &cards, "codes").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "codes[5, 1] = 8589934592 is >= cardinality 1048576 of column 1"
+        );
     }
 
     #[test]

@@ -28,9 +28,9 @@ use crate::columns::Columns;
 use crate::counts::{SparseCounts, radix_sort, run_lengths};
 use crate::encode::{RowEncoder, check_domain};
 use crate::error::check_positive_finite;
-use crate::noise::{Binomial, DiscreteLaplace, GridLaplace, sample_distinct};
+use crate::noise::{Above, Binomial, DiscreteLaplace, GridLaplace, sample_distinct};
 use crate::resources::alloc_output;
-use crate::rng::{Rng, Seed, try_fill_chunked};
+use crate::rng::{Rng, Seed, try_fill_chunked, try_filter_chunked};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -39,10 +39,6 @@ const TAG_OBSERVED: u64 = 1;
 const TAG_BINOMIAL: u64 = 2;
 const TAG_EMPTY_KEYS: u64 = 3;
 const TAG_EMPTY_VALUES: u64 = 4;
-
-/// The noisy value recorded for an observed cell that is not kept: below every threshold
-/// in grid units (those are within ±2^120).
-const NOT_KEPT: i128 = i128::MIN;
 
 /// Thresholds at or beyond this magnitude are rejected: released values must stay exact
 /// integers in a `f64` under discrete noise, and `floor(τ)` must fit an `i64`.
@@ -191,20 +187,27 @@ impl Sampler {
         }
     }
 
-    /// The noisy value of a cell with true count `count`, in grid units, or [`NOT_KEPT`]
-    /// when it does not exceed τ (then the exact value is never needed, and mostly never
-    /// drawn: [`DiscreteLaplace::sample_above`]).
-    #[inline]
-    fn noisy(&self, rng: &mut Rng, count: u64) -> Result<i128> {
-        let units = self.units(count)?;
-        let noise = self.dist.sample_above(rng, self.floor - units)?;
-        Ok(noise.map_or(NOT_KEPT, |z| units + z))
+    /// The noise that lifts a cell of count `c` above τ, prepared for each count
+    /// `c < counts` ([`Above`]): most observed cells have small counts, and most of their
+    /// draws are then rejected after one random word and a look-up.
+    fn prepared(&self, counts: u64) -> Result<Vec<Above>> {
+        (0..counts)
+            .map(|count| Ok(self.dist.above(self.floor - self.units(count)?)))
+            .collect()
     }
 
-    /// Whether a noisy value in grid units is kept (strictly above τ).
+    /// The noisy value of a cell with true count `count`, in grid units, or `None` when it
+    /// does not exceed τ (then the exact value is never needed, and mostly never
+    /// drawn: [`DiscreteLaplace::sample_above`]); `prepared` is [`Sampler::prepared`] for
+    /// the small counts, which gives the same draws faster.
     #[inline]
-    fn kept(&self, units: i128) -> bool {
-        units > self.floor
+    fn noisy(&self, rng: &mut Rng, count: u64, prepared: &[Above]) -> Result<Option<i128>> {
+        let units = self.units(count)?;
+        let noise = match usize::try_from(count).ok().and_then(|c| prepared.get(c)) {
+            Some(above) => above.sample(rng)?,
+            None => self.dist.sample_above(rng, self.floor - units)?,
+        };
+        Ok(noise.map(|z| units + z))
     }
 
     /// A noise value conditioned on exceeding τ, in grid units: the value of a kept empty
@@ -371,10 +374,12 @@ impl Plan {
         let observed = counts.len();
         let n_empty = self.domain - observed as u128;
 
-        let mut noisy = alloc_output::<i128>(observed, "noisy observed cells")?;
-        let obs_counts = counts.counts();
-        try_fill_chunked(&mut noisy, &seed.derive(TAG_OBSERVED), |rng, i| {
-            sampler.noisy(rng, obs_counts[i])
+        let (obs_keys, obs_counts) = (counts.keys(), counts.counts());
+        let largest = obs_counts.iter().copied().max().unwrap_or(0);
+        let prepared = sampler.prepared(largest.saturating_add(1).min(PREPARED_COUNTS))?;
+        let kept = try_filter_chunked(observed, &seed.derive(TAG_OBSERVED), |rng, i| {
+            let noisy = sampler.noisy(rng, obs_counts[i], &prepared)?;
+            Ok(noisy.map(|value| (obs_keys[i], value)))
         })?;
 
         let n_kept_empty =
@@ -397,9 +402,13 @@ impl Plan {
             |rng, _| sampler.tail(rng),
         )?;
 
-        merge_cells(counts.keys(), &noisy, sampler, &empty_keys, &empty_values)
+        merge_cells(&kept, sampler, &empty_keys, &empty_values)
     }
 }
+
+/// Observed counts below this have their noise prepared before it is drawn
+/// ([`Sampler::prepared`]); larger counts are rare and take the general path.
+const PREPARED_COUNTS: u64 = 256;
 
 /// Rows per block of the bucket pass of [`count_rows`] (fixed, so that nothing depends on
 /// the number of threads): a block's keys stay in the L2 cache between their encoding and
@@ -444,8 +453,11 @@ fn count_keys(keys: &[u64], domain: u128) -> Result<SparseCounts> {
 /// each bucket counts its keys from the pieces of every block, in parallel: in a small
 /// hash table, whose distinct keys are then sorted, or by radix sort when the bucket is
 /// large. Buckets are ranges of keys, so their results concatenate into the sorted counts.
-/// The codes are read once and the keys written once, with no array of all keys. The
-/// sparse k-way counts ([`count_columns`](crate::counts::count_columns)) count the same way.
+/// A bucket's keys share their leading bits, so only the bits below them are stored: in
+/// 32 bits when they fit (and counts fit too), which halves the memory the split writes
+/// and the size of the hash tables. The codes are read once and the keys written once,
+/// with no array of all keys. The sparse k-way counts
+/// ([`count_columns`](crate::counts::count_columns)) count the same way.
 ///
 /// # Errors
 /// [`Error::OutputTooLarge`] when the counts cannot be allocated.
@@ -457,9 +469,91 @@ where
     let wanted = (n / BUCKET_KEYS).max(1).ilog2().clamp(1, 12);
     let bucket_bits = wanted.min(bits);
     let shift = bits - bucket_bits;
+    if shift <= u32::BITS && u32::try_from(n).is_ok() {
+        count_split::<u32, F>(n, bucket_bits, shift, encode)
+    } else {
+        count_split::<u64, F>(n, bucket_bits, shift, encode)
+    }
+}
+
+/// The bits of a key below its bucket's leading bits, and a count within one bucket, in
+/// the narrowest type that holds both ([`count_blocks`]).
+trait Suffix: Copy + Default + Eq + Ord + Send + Sync {
+    /// The low bits of `key` (already masked to the bits below the bucket's).
+    fn of_key(key: u64) -> Self;
+    fn widen(self) -> u64;
+    fn plus_one(self) -> Self;
+    /// A key's low bits and its count in one value that orders by the key: sorting a
+    /// bucket's distinct keys then compares single words.
+    type Packed: Copy + Ord;
+    fn pack(low: Self, count: Self) -> Self::Packed;
+    /// The low bits and the count of a packed cell.
+    fn unpack(cell: Self::Packed) -> (u64, u64);
+}
+
+impl Suffix for u32 {
+    type Packed = u64;
+    #[inline(always)]
+    fn pack(low: Self, count: Self) -> u64 {
+        (u64::from(low) << 32) | u64::from(count)
+    }
+    #[inline(always)]
+    fn unpack(cell: u64) -> (u64, u64) {
+        (cell >> 32, cell & 0xffff_ffff)
+    }
+    #[inline(always)]
+    fn of_key(key: u64) -> Self {
+        key as u32
+    }
+    #[inline(always)]
+    fn widen(self) -> u64 {
+        u64::from(self)
+    }
+    #[inline(always)]
+    fn plus_one(self) -> Self {
+        self + 1
+    }
+}
+
+impl Suffix for u64 {
+    type Packed = (u64, u64);
+    #[inline(always)]
+    fn pack(low: Self, count: Self) -> (u64, u64) {
+        (low, count)
+    }
+    #[inline(always)]
+    fn unpack(cell: (u64, u64)) -> (u64, u64) {
+        cell
+    }
+    #[inline(always)]
+    fn of_key(key: u64) -> Self {
+        key
+    }
+    #[inline(always)]
+    fn widen(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn plus_one(self) -> Self {
+        self + 1
+    }
+}
+
+/// [`count_blocks`] with `2^bucket_bits` buckets of the keys' bits from `shift` up, each
+/// key stored as its bits below `shift` in an `S`.
+fn count_split<S: Suffix, F>(
+    n: usize,
+    bucket_bits: u32,
+    shift: u32,
+    encode: F,
+) -> Result<SparseCounts>
+where
+    F: Fn(usize, &mut [u64]) + Sync,
+{
     let n_buckets = 1usize << bucket_bits;
+    let low_bits = (1u64 << shift) - 1;
     let bucket = |key: u64| (key >> shift) as usize;
-    let blocks: Vec<(Vec<u64>, Vec<usize>)> = (0..n.div_ceil(BUCKET_BLOCK))
+    let blocks: Vec<(Vec<S>, Vec<usize>)> = (0..n.div_ceil(BUCKET_BLOCK))
         .into_par_iter()
         .map_init(Vec::new, |keys: &mut Vec<u64>, b| {
             let start = b * BUCKET_BLOCK;
@@ -473,11 +567,11 @@ where
                 starts[i + 1] += starts[i];
             }
             let mut next = starts.clone();
-            let mut split: Vec<u64> = Vec::with_capacity(keys.len());
+            let mut split: Vec<S> = Vec::with_capacity(keys.len());
             let slots = split.spare_capacity_mut();
             for &key in keys.iter() {
                 let slot = &mut next[bucket(key)];
-                slots[*slot].write(key);
+                slots[*slot].write(S::of_key(key & low_bits));
                 *slot += 1;
             }
             // SAFETY: `starts` are the prefix sums of the keys' bucket counts, so the
@@ -493,21 +587,24 @@ where
     };
     let parts: Vec<(Vec<u64>, Vec<u64>)> = (0..n_buckets)
         .into_par_iter()
-        .map_init(KeyTable::default, |table, b| {
-            let size: usize = pieces(b).map(<[u64]>::len).sum();
+        .map_init(KeyTable::<S>::default, |table, b| {
+            let leading = (b as u64) << shift;
+            let size: usize = pieces(b).map(<[S]>::len).sum();
             if size > HASHED_BUCKET {
                 let mut gathered = Vec::with_capacity(size);
-                pieces(b).for_each(|piece| gathered.extend_from_slice(piece));
+                pieces(b).for_each(|piece| {
+                    gathered.extend(piece.iter().map(|&low| leading | low.widen()));
+                });
                 radix_sort(&mut gathered);
                 return run_lengths(&gathered).into_parts();
             }
             table.clear(size);
             for piece in pieces(b) {
-                for &key in piece {
-                    table.add(key);
+                for &low in piece {
+                    table.add(low);
                 }
             }
-            table.sorted_parts()
+            table.sorted_parts(leading)
         })
         .collect();
     drop(blocks);
@@ -523,12 +620,12 @@ where
     SparseCounts::from_parts(distinct, counts)
 }
 
-/// An open-addressing table counting the distinct keys of one bucket (linear probing; a
-/// slot with count 0 is empty), grown by doubling at a quarter load: at that load most
-/// keys are found at their first probe, so few branches mispredict.
+/// An open-addressing table counting the distinct keys of one bucket by their low bits
+/// (linear probing; a slot with count 0 is empty), grown by doubling at a quarter load:
+/// at that load most keys are found at their first probe, so few branches mispredict.
 #[derive(Default)]
-struct KeyTable {
-    slots: Vec<(u64, u64)>,
+struct KeyTable<S> {
+    slots: Vec<(S, S)>,
     /// The slots taken, in the order their keys came: emptied and read without a scan of
     /// every slot.
     taken: Vec<usize>,
@@ -540,7 +637,7 @@ struct KeyTable {
     last_len: usize,
 }
 
-impl KeyTable {
+impl<S: Suffix> KeyTable<S> {
     /// Distinct keys a fresh table is sized for.
     const INITIAL: usize = 1 << 7;
 
@@ -551,13 +648,14 @@ impl KeyTable {
     fn clear(&mut self, size: usize) {
         let expected = size.min(self.last_len.max(Self::INITIAL));
         let capacity = (Self::SLOTS_PER_KEY * expected).next_power_of_two().max(2);
+        let empty = (S::default(), S::default());
         if capacity == self.slots.len() {
             for &at in &self.taken {
-                self.slots[at] = (0, 0);
+                self.slots[at] = empty;
             }
         } else {
             self.slots.clear();
-            self.slots.resize(capacity, (0, 0));
+            self.slots.resize(capacity, empty);
         }
         self.taken.clear();
         self.shift = 64 - capacity.trailing_zeros();
@@ -567,23 +665,23 @@ impl KeyTable {
     /// The first slot to probe for `key` (Fibonacci hashing: the leading bits of a
     /// product, so keys that differ only in their low bits spread out).
     #[inline]
-    fn home(&self, key: u64) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    fn home(&self, key: S) -> usize {
+        (key.widen().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
     /// Counts one occurrence of `key`.
     #[inline(always)]
-    fn add(&mut self, key: u64) {
+    fn add(&mut self, key: S) {
         let mask = self.slots.len() - 1;
         let mut at = self.home(key);
         loop {
             let slot = &mut self.slots[at];
-            if slot.0 == key && slot.1 != 0 {
-                slot.1 += 1;
+            if slot.0 == key && slot.1 != S::default() {
+                slot.1 = slot.1.plus_one();
                 return;
             }
-            if slot.1 == 0 {
-                *slot = (key, 1);
+            if slot.1 == S::default() {
+                *slot = (key, S::default().plus_one());
                 self.taken.push(at);
                 if self.taken.len() > self.limit {
                     self.grow();
@@ -598,7 +696,8 @@ impl KeyTable {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let doubled = vec![(0, 0); 2 * self.slots.len()];
+        let empty = (S::default(), S::default());
+        let doubled = vec![empty; 2 * self.slots.len()];
         let old = std::mem::replace(&mut self.slots, doubled);
         self.shift -= 1;
         self.limit = self.slots.len() / Self::SLOTS_PER_KEY;
@@ -606,7 +705,7 @@ impl KeyTable {
         for i in 0..self.taken.len() {
             let (key, count) = old[self.taken[i]];
             let mut at = self.home(key);
-            while self.slots[at].1 != 0 {
+            while self.slots[at].1 != S::default() {
                 at = (at + 1) & mask;
             }
             self.slots[at] = (key, count);
@@ -614,12 +713,23 @@ impl KeyTable {
         }
     }
 
-    /// The counted keys in increasing order and their counts.
-    fn sorted_parts(&mut self) -> (Vec<u64>, Vec<u64>) {
+    /// The counted keys, each `leading | low bits`, in increasing order, and their counts.
+    fn sorted_parts(&mut self, leading: u64) -> (Vec<u64>, Vec<u64>) {
         self.last_len = self.taken.len();
-        let mut cells: Vec<(u64, u64)> = self.taken.iter().map(|&at| self.slots[at]).collect();
-        cells.sort_unstable_by_key(|&(key, _)| key);
-        cells.into_iter().unzip()
+        let mut cells: Vec<S::Packed> = self
+            .taken
+            .iter()
+            .map(|&at| S::pack(self.slots[at].0, self.slots[at].1))
+            .collect();
+        // Keys are distinct, so the packed cells order by key.
+        cells.sort_unstable();
+        cells
+            .into_iter()
+            .map(|cell| {
+                let (low, count) = S::unpack(cell);
+                (leading | low, count)
+            })
+            .unzip()
     }
 }
 
@@ -653,16 +763,15 @@ fn empty_keys_of_ranks(mut ranks: Vec<u64>, observed: &[u64]) -> Vec<u64> {
     ranks
 }
 
-/// Merges the kept observed cells with the kept empty cells into one key-sorted histogram.
+/// Merges the kept observed cells (key, noisy value), sorted by key, with the kept empty
+/// cells into one key-sorted histogram.
 fn merge_cells(
-    observed: &[u64],
-    noisy: &[i128],
+    kept: &[(u64, i128)],
     sampler: &Sampler,
     empty_keys: &[u64],
     empty_values: &[i128],
 ) -> Result<Histogram> {
-    let n_kept = noisy.iter().filter(|&&v| sampler.kept(v)).count();
-    let total = n_kept + empty_keys.len();
+    let total = kept.len() + empty_keys.len();
     let mut keys = Vec::new();
     let mut values = Vec::new();
     keys.try_reserve_exact(total)
@@ -670,11 +779,7 @@ fn merge_cells(
         .map_err(|_| {
             Error::OutputTooLarge(format!("the histogram's {total} cells cannot be allocated"))
         })?;
-    let mut kept = observed
-        .iter()
-        .zip(noisy)
-        .filter(|&(_, &v)| sampler.kept(v))
-        .peekable();
+    let mut kept = kept.iter().map(|(key, value)| (key, value)).peekable();
     let mut empty = empty_keys.iter().zip(empty_values).peekable();
     loop {
         let take_observed = match (kept.peek(), empty.peek()) {
@@ -719,7 +824,8 @@ mod tests {
     fn bucketed_counts_match_a_map_of_the_keys() {
         let mut rng = Seed::from_u64(8).stream(0);
         let n = 3 * BUCKET_BLOCK + 5;
-        for domain in [1u128, 2, 1000, 1 << 40, 1 << 64] {
+        // 2^35 keeps 32 bits below 3 bucket bits, the widest that are stored in 32 bits.
+        for domain in [1u128, 2, 1000, 1 << 35, 1 << 36, 1 << 40, 1 << 64] {
             let keys: Vec<u64> = (0..n)
                 .map(|i| {
                     let word = rand::Rng::next_u64(&mut rng);
@@ -745,21 +851,34 @@ mod tests {
 
     #[test]
     fn a_reused_key_table_counts_every_bucket_afresh() {
+        // Keys with equal low halves test the 64-bit table; the 32-bit one holds keys below
+        // the bucket bits.
+        check_reused_table::<u64>(|word, distinct| word % distinct * 0x1_0000_0001);
+        check_reused_table::<u32>(|word, distinct| word % distinct * 0x1_0001 % (1 << 32));
+    }
+
+    fn check_reused_table<S: Suffix>(key_of: impl Fn(u64, u64) -> u64) {
         let mut rng = Seed::from_u64(3).stream(0);
-        let mut table = KeyTable::default();
+        let mut table = KeyTable::<S>::default();
         // Bucket sizes that keep the table's size, shrink it and make it grow.
         for (size, distinct) in [(5_000, 900), (5_000, 900), (40, 7), (20_000, 9_000), (1, 1)] {
             let keys: Vec<u64> = (0..size)
-                .map(|_| rand::Rng::next_u64(&mut rng) % distinct * 0x1_0000_0001)
+                .map(|_| key_of(rand::Rng::next_u64(&mut rng), distinct))
                 .collect();
             let mut expected = std::collections::BTreeMap::new();
             for &key in &keys {
                 *expected.entry(key).or_insert(0u64) += 1;
             }
             table.clear(keys.len());
-            keys.iter().for_each(|&key| table.add(key));
-            let (got_keys, got_counts) = table.sorted_parts();
-            assert!(got_keys.iter().copied().eq(expected.keys().copied()));
+            keys.iter().for_each(|&key| table.add(S::of_key(key)));
+            let leading = 1 << 50; // above every test key, as bucket bits are
+            let (got_keys, got_counts) = table.sorted_parts(leading);
+            assert!(
+                got_keys
+                    .iter()
+                    .copied()
+                    .eq(expected.keys().map(|&k| leading | k))
+            );
             assert!(got_counts.iter().copied().eq(expected.values().copied()));
         }
     }

@@ -39,7 +39,7 @@ pub use continuous::{
     exponential, exponential_samples, gumbel, gumbel_samples, laplace, laplace_samples,
 };
 pub use discrete::{
-    DiscreteLaplace, Rational, add_discrete_laplace, discrete_laplace_samples,
+    Above, DiscreteLaplace, Rational, add_discrete_laplace, discrete_laplace_samples,
     discrete_laplace_tail_samples,
 };
 pub use distinct::{FULL_RANGE, sample_distinct};

@@ -133,6 +133,42 @@ where
     results.into_iter().collect()
 }
 
+/// The items that `produce` keeps, in index order: item `j` of chunk `i` (chunks of
+/// [`CHUNK`] of the indices `0..n`) is `produce(&mut stream_i, j_global)`, drawn from the
+/// same streams as [`try_fill_chunked`] would, and kept when it is `Some`. For producers
+/// that keep few of many items, without an array of all of them.
+///
+/// The result depends only on `seed`, never on the number of threads.
+///
+/// # Errors
+/// The error of the lowest-indexed chunk whose producer failed.
+pub fn try_filter_chunked<T, F>(n: usize, seed: &Seed, produce: F) -> crate::Result<Vec<T>>
+where
+    T: Send,
+    F: Fn(&mut Rng, usize) -> crate::Result<Option<T>> + Sync,
+{
+    let chunks: Vec<crate::Result<Vec<T>>> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|chunk_index| {
+            check_interrupt()?;
+            let mut rng = seed.stream(chunk_index as u64);
+            let offset = chunk_index * CHUNK;
+            let mut kept = Vec::new();
+            for i in offset..n.min(offset + CHUNK) {
+                if let Some(item) = produce(&mut rng, i)? {
+                    kept.push(item);
+                }
+            }
+            Ok(kept)
+        })
+        .collect();
+    let mut kept = Vec::new();
+    for chunk in chunks {
+        kept.extend(chunk?);
+    }
+    Ok(kept)
+}
+
 /// Like [`try_fill_chunked`], for producers that fill a whole chunk at once (e.g. from a
 /// batch of random words): chunk `i` of [`CHUNK`] items is filled by
 /// `fill(&mut stream_i, i * CHUNK, chunk)`, the middle argument the index of its first item.

@@ -378,6 +378,18 @@ pub(crate) fn block_index(rng: &mut Rng, top: u64) -> u64 {
     }
 }
 
+/// The block index [`block_index`] draws for a uniform whose leading 63 bits are `top`,
+/// when `top` alone decides it (above the last half edge and on none of them), so that
+/// [`block_index`] would draw no further word; `None` otherwise.
+#[inline]
+pub(crate) fn decided_block_index(top: u64) -> Option<u64> {
+    if top <= HALF_EDGES[HALF_EDGES.len() - 1] {
+        return None;
+    }
+    let passed = half_edges_passed(top);
+    (top != HALF_EDGES[passed]).then_some(passed as u64)
+}
+
 /// For each [`GUIDE`] bucket with guess `g`: the half edge `E_g` (0-based) with `g` in its
 /// lowest 8 bits, which no prefix of at most 55 bits looks at. `E_g` is the only edge that
 /// a prefix inside the bucket can leave undecided (a bucket holds at most one edge, and

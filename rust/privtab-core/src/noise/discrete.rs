@@ -26,7 +26,7 @@
 //! does not settle the comparison; bits that are never looked at do not change the law of
 //! what is.
 
-use super::blocks::{BLOCKS, block_index, block_index_from_prefix};
+use super::blocks::{BLOCKS, block_index, block_index_from_prefix, decided_block_index};
 use super::{alloc_output, below_u64, below_u128};
 use crate::error::check_positive_finite;
 use crate::resources::zeroed_vec;
@@ -667,6 +667,53 @@ pub struct DiscreteLaplace {
     blocked: Option<Blocked>,
 }
 
+/// The number of block indices that one random word can decide (the half edges).
+const DECIDED_BLOCKS: u64 = 256;
+
+/// The block indices that [`DiscreteLaplace::sample_above`] rejects for one threshold
+/// without looking further.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Rejections {
+    /// Positive draws of a block below this index are rejected.
+    positive_below: u64,
+    /// Negative draws of a block at or above this index (below [`DECIDED_BLOCKS`]) are
+    /// rejected.
+    negative_from: u64,
+}
+
+impl Rejections {
+    /// No block is known to be rejected.
+    const NONE: Rejections = Rejections {
+        positive_below: 0,
+        negative_from: DECIDED_BLOCKS,
+    };
+}
+
+/// [`DiscreteLaplace::sample_above`] for one threshold, prepared by
+/// [`DiscreteLaplace::above`]: a sampler that compares many draws with one threshold
+/// (the cells of one count in a thresholded histogram) finds once the blocks that the
+/// threshold rejects outright, and a draw whose first word alone decides its block
+/// (nearly all) and falls in one of them is rejected after a table look-up.
+#[derive(Clone, Copy, Debug)]
+pub struct Above {
+    dist: DiscreteLaplace,
+    threshold: i128,
+    rejections: Rejections,
+}
+
+impl Above {
+    /// As [`DiscreteLaplace::sample_above`] with this threshold: every draw consumes the
+    /// same random words and gives the same value.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] if the variate does not fit in an `i128`.
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> Result<Option<i128>> {
+        self.dist
+            .sample_above_with(rng, self.threshold, &self.rejections)
+    }
+}
+
 fn too_large() -> Error {
     Error::InvalidData("a discrete Laplace variate exceeds the int64 range".to_string())
 }
@@ -751,12 +798,87 @@ impl DiscreteLaplace {
     /// [`Error::InvalidData`] if the variate does not fit in an `i128`.
     #[inline]
     pub fn sample_above(&self, rng: &mut Rng, threshold: i128) -> Result<Option<i128>> {
+        self.sample_above_with(rng, threshold, &Rejections::NONE)
+    }
+
+    /// [`DiscreteLaplace::sample_above`] prepared for one `threshold` ([`Above`]).
+    pub fn above(&self, threshold: i128) -> Above {
+        Above {
+            dist: *self,
+            threshold,
+            rejections: self.rejections(threshold),
+        }
+    }
+
+    /// The blocks whose every value is at or below `threshold`.
+    fn rejections(&self, threshold: i128) -> Rejections {
+        let Some(blocked) = &self.blocked else {
+            return Rejections::NONE;
+        };
+        let at_most = |magnitude: u128, negative: bool| {
+            i128::try_from(magnitude).is_ok_and(|m| (if negative { -m } else { m }) <= threshold)
+        };
+        // A positive block's largest value grows with its index, and so does the smallest
+        // magnitude of a negative block: both tests change once over the indices.
+        let positive = |block: u64| {
+            blocked
+                .range(block)
+                .and_then(|range| blocked.high(range))
+                .is_some_and(|high| at_most(high, false))
+        };
+        let negative = |block: u64| {
+            blocked
+                .range(block)
+                .is_some_and(|range| range.low > 0 && at_most(range.low, true))
+        };
+        let last = DECIDED_BLOCKS - 1;
+        let first_not = |test: &dyn Fn(u64) -> bool| {
+            let (mut low, mut high) = (0u64, DECIDED_BLOCKS);
+            while low < high {
+                let mid = (low + high) / 2;
+                if test(mid) {
+                    low = mid + 1;
+                } else {
+                    high = mid;
+                }
+            }
+            low
+        };
+        Rejections {
+            positive_below: first_not(&positive),
+            negative_from: if negative(last) {
+                first_not(&|block| !negative(block))
+            } else {
+                DECIDED_BLOCKS
+            },
+        }
+    }
+
+    /// [`DiscreteLaplace::sample_above`] with `rejections`, the blocks that `threshold`
+    /// rejects outright (or fewer).
+    #[inline]
+    fn sample_above_with(
+        &self,
+        rng: &mut Rng,
+        threshold: i128,
+        rejections: &Rejections,
+    ) -> Result<Option<i128>> {
         let Some(blocked) = &self.blocked else {
             let z = i128::from(self.sample(rng)?);
             return Ok((z > threshold).then_some(z));
         };
         loop {
             let word = rng.next_u64();
+            if let Some(block) = decided_block_index(word >> 1) {
+                let rejected = if word & 1 == 1 {
+                    block >= rejections.negative_from
+                } else {
+                    block < rejections.positive_below
+                };
+                if rejected {
+                    return Ok(None);
+                }
+            }
             let range = blocked
                 .range(block_index(rng, word >> 1))
                 .ok_or_else(too_large)?;
@@ -1039,6 +1161,43 @@ mod tests {
             let dist = DiscreteLaplace::new(sens, eps).unwrap();
             let samples = dist.samples(200_000, &seed(11)).unwrap();
             check_pmf(&samples, sens / eps);
+        }
+    }
+
+    #[test]
+    fn prepared_rejections_change_no_draw_and_no_word_consumed() {
+        // Scales with and without a power-of-two divisor, a unit scale and the grid noise's
+        // 2^40 + 1; thresholds far above and below 0, near it, and inside block 0.
+        let scales = [
+            Rational::new(2, 1).unwrap(),
+            Rational::new(7, 3).unwrap(),
+            Rational::new(1, 1).unwrap(),
+            Rational::new(1000, 7).unwrap(),
+            Rational::new((1 << 40) + 1, 1).unwrap(),
+        ];
+        for scale in scales {
+            let dist = DiscreteLaplace::from_scale(scale);
+            let t = scale.to_f64();
+            for multiple in [-40.0, -3.0, -0.02, 0.0, 0.01, 0.5, 2.0, 13.0, 40.0] {
+                let threshold = (multiple * t) as i128;
+                let above = dist.above(threshold);
+                let (mut plain, mut prepared) = (seed(5).stream(1), seed(5).stream(1));
+                let mut kept = 0;
+                for _ in 0..20_000 {
+                    let expected = dist.sample_above(&mut plain, threshold).unwrap();
+                    let got = above.sample(&mut prepared).unwrap();
+                    assert_eq!(got, expected, "scale {t}, threshold {threshold}");
+                    kept += usize::from(got.is_some());
+                }
+                assert_eq!(plain.next_u64(), prepared.next_u64(), "same words consumed");
+                if multiple >= 2.0 {
+                    assert!(
+                        kept < 20_000 / 4,
+                        "scale {t}, threshold {threshold}: {kept}"
+                    );
+                    assert_ne!(above.rejections, Rejections::NONE, "scale {t}");
+                }
+            }
         }
     }
 
