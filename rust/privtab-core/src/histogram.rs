@@ -825,14 +825,21 @@ mod tests {
         let mut rng = Seed::from_u64(8).stream(0);
         let n = 3 * BUCKET_BLOCK + 5;
         // 2^35 keeps 32 bits below 3 bucket bits, the widest that are stored in 32 bits.
-        for domain in [1u128, 2, 1000, 1 << 35, 1 << 36, 1 << 40, 1 << 64] {
+        let domains = [1u128, 2, 1000, 1 << 35, 1 << 36, 1 << 40, 1 << 64];
+        // One row in three, or three in four, among 97 small keys: the second puts more
+        // than HASHED_BUCKET keys in the first bucket, which is then radix-sorted.
+        for (domain, hot) in domains.into_iter().flat_map(|d| [(d, false), (d, true)]) {
             let keys: Vec<u64> = (0..n)
                 .map(|i| {
                     let word = rand::Rng::next_u64(&mut rng);
-                    let key = if i % 3 == 0 { word % 97 } else { word };
+                    let small = if hot { i % 4 != 0 } else { i % 3 == 0 };
+                    let key = if small { word % 97 } else { word };
                     (u128::from(key) % domain) as u64
                 })
                 .collect();
+            if hot {
+                assert!(keys.iter().filter(|&&key| key < 97).count() > HASHED_BUCKET);
+            }
             let mut expected = std::collections::BTreeMap::new();
             for &key in &keys {
                 *expected.entry(key).or_insert(0u64) += 1;
