@@ -483,24 +483,9 @@ trait Suffix: Copy + Default + Eq + Ord + Send + Sync {
     fn of_key(key: u64) -> Self;
     fn widen(self) -> u64;
     fn plus_one(self) -> Self;
-    /// A key's low bits and its count in one value that orders by the key: sorting a
-    /// bucket's distinct keys then compares single words.
-    type Packed: Copy + Ord;
-    fn pack(low: Self, count: Self) -> Self::Packed;
-    /// The low bits and the count of a packed cell.
-    fn unpack(cell: Self::Packed) -> (u64, u64);
 }
 
 impl Suffix for u32 {
-    type Packed = u64;
-    #[inline(always)]
-    fn pack(low: Self, count: Self) -> u64 {
-        (u64::from(low) << 32) | u64::from(count)
-    }
-    #[inline(always)]
-    fn unpack(cell: u64) -> (u64, u64) {
-        (cell >> 32, cell & 0xffff_ffff)
-    }
     #[inline(always)]
     fn of_key(key: u64) -> Self {
         key as u32
@@ -516,15 +501,6 @@ impl Suffix for u32 {
 }
 
 impl Suffix for u64 {
-    type Packed = (u64, u64);
-    #[inline(always)]
-    fn pack(low: Self, count: Self) -> (u64, u64) {
-        (low, count)
-    }
-    #[inline(always)]
-    fn unpack(cell: (u64, u64)) -> (u64, u64) {
-        cell
-    }
     #[inline(always)]
     fn of_key(key: u64) -> Self {
         key
@@ -716,19 +692,11 @@ impl<S: Suffix> KeyTable<S> {
     /// The counted keys, each `leading | low bits`, in increasing order, and their counts.
     fn sorted_parts(&mut self, leading: u64) -> (Vec<u64>, Vec<u64>) {
         self.last_len = self.taken.len();
-        let mut cells: Vec<S::Packed> = self
-            .taken
-            .iter()
-            .map(|&at| S::pack(self.slots[at].0, self.slots[at].1))
-            .collect();
-        // Keys are distinct, so the packed cells order by key.
-        cells.sort_unstable();
+        let mut cells: Vec<(S, S)> = self.taken.iter().map(|&at| self.slots[at]).collect();
+        cells.sort_unstable_by_key(|&(low, _)| low);
         cells
             .into_iter()
-            .map(|cell| {
-                let (low, count) = S::unpack(cell);
-                (leading | low, count)
-            })
+            .map(|(low, count)| (leading | low.widen(), count.widen()))
             .unzip()
     }
 }
