@@ -287,7 +287,21 @@ def main() -> None:
     parser.add_argument("--memory-limit", default="8GiB")
     parser.add_argument("--data", type=Path, help="directory of the partitions")
     parser.add_argument("--name", default="scaleout", help="name of the result files")
+    parser.add_argument(
+        "--malloc",
+        choices=("dask", "glibc"),
+        default="dask",
+        help="the workers' malloc settings: Dask's (MALLOC_TRIM_THRESHOLD_=65536) or "
+        "glibc's own (the variable unset)",
+    )
     args = parser.parse_args()
+    if args.malloc == "glibc":
+        import dask
+
+        # Dask's documented way to unset a variable it gives its workers.
+        dask.config.set(
+            {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+        )
     head = min(args.memory_rows, args.rows)
     if head % args.partition_rows and head != args.rows:
         raise SystemExit("--memory-rows must be a multiple of --partition-rows")
@@ -309,6 +323,7 @@ def main() -> None:
         "load_average_at_start": os.getloadavg(),
         "privtab": pt.__version__,
         "command": " ".join(["python benches/bench_scaleout.py", *sys.argv[1:]]),
+        "worker_malloc": args.malloc,
     }
     directory = args.data or Path(tempfile.mkdtemp(prefix="privtab-scaleout-"))
     directory.mkdir(parents=True, exist_ok=True)
@@ -426,6 +441,13 @@ def markdown(report: dict) -> str:
         + f"; client {report['client_peak_rss_mib']:.0f} (includes the in-memory runs).",
         f"Load average at start {report['load_average_at_start'][0]:.1f}, at end "
         f"{report['load_average_at_end'][0]:.1f} ({report['cpus']} cores).",
+        "Workers' malloc settings: "
+        + (
+            "glibc's own (Dask's `MALLOC_TRIM_THRESHOLD_` unset)."
+            if report.get("worker_malloc") == "glibc"
+            else "Dask's (`MALLOC_TRIM_THRESHOLD_=65536`, which fixes glibc's mmap "
+            "threshold: every large allocation is fresh memory)."
+        ),
         "",
         f"Command: `{report['command']}`.",
     ]

@@ -193,6 +193,25 @@ def test_series_inputs():
 
 
 @pytest.mark.parametrize(
+    "dtype", ["uint8", "int8", "uint16", "int32", "uint64", "bool", "Int16"]
+)
+def test_series_of_every_integer_dtype_count_as_their_values(dtype):
+    """Series are read in their own dtype (a numpy-backed one without a copy)."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 2, 500)
+    y = rng.integers(0, 2, 500)
+    table = contingency_table(
+        pd.Series(x).astype(dtype), pl.Series(y).cast(pl.UInt8), 2, 2
+    )
+    np.testing.assert_array_equal(table, reference_table(x, y, 2, 2))
+    big = pd.Series(np.array([0, 2**63 + 5], dtype=np.uint64))
+    with pytest.raises(ValueError, match=r"x\[1\] = 9223372036854775813 is >= kx"):
+        contingency_table(big, [0, 0], 2, 1)
+    with pytest.raises(ValueError, match=r"found NaN at row 1"):
+        contingency_table(pd.Series([1, None, 0], dtype="Int16"), [0, 0, 0], 2, 1)
+
+
+@pytest.mark.parametrize(
     ("x", "y", "kwargs", "error", "match"),
     [
         ([0, 3], [0, 0], {"kx": 3}, ValueError, "x\\[1\\] = 3 is >= kx = 3"),

@@ -454,6 +454,35 @@ def test_counting_some_columns_of_a_parquet_table_reads_only_those(
     np.testing.assert_array_equal(counts.cardinalities, [CARDS[4], CARDS[1], CARDS[4]])
 
 
+@pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame")
+def test_columns_of_one_parquet_table_are_read_together(
+    client, data, tmp_path, monkeypatch
+):
+    """Two columns of one frame are read in one task per partition, both at once:
+    read apart, a partition's columns may be read on two workers and one sent to the
+    other."""
+    X, _ = data
+    as_frame(X, npartitions=3).to_parquet(tmp_path / "codes", write_index=False)
+    frame = dd.read_parquet(tmp_path / "codes")
+    asked, table = parquet_columns_read(
+        monkeypatch, lambda: pt.contingency_table(frame["c3"], frame["c5"], 5, 7)
+    )
+    assert asked == [["c3", "c5"]] * 3
+    expected = np.zeros((5, 7), dtype=np.int64)
+    np.add.at(expected, (X[:, 3], X[:, 5]), 1)
+    np.testing.assert_array_equal(table, expected)
+    asked, same_column = parquet_columns_read(
+        monkeypatch, lambda: pt.contingency_table(frame["c1"], frame["c1"], 5, 5)
+    )
+    assert asked == [["c1"]] * 3
+    np.testing.assert_array_equal(
+        same_column, np.diag(np.bincount(X[:, 1], minlength=5))
+    )
+    other = as_frame(X[:, ::-1].copy(), npartitions=5)
+    mixed = pt.contingency_table(frame["c3"], other["c0"], 5, 7)
+    np.testing.assert_array_equal(mixed, expected)
+
+
 def test_counting_some_columns_checks_every_cardinality(client, data):
     X, _ = data
     with pytest.raises(ValueError, match="cardinalities"):

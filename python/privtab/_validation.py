@@ -1060,6 +1060,20 @@ def check_keys_in_domain(keys: np.ndarray, cardinalities: Sequence[int]) -> None
         )
 
 
+def _plain_array(values: Any) -> np.ndarray | None:
+    """Return ``values`` as a numpy array, without a copy where it can be viewed.
+
+    A numpy-backed pandas Series is viewed; ``None`` when numpy cannot take
+    ``values`` as they are (the general validation then explains why).
+    """
+    if isinstance(values, np.ndarray):
+        return values
+    try:
+        return np.asarray(values)
+    except (ValueError, TypeError):
+        return None
+
+
 def as_code_vector(
     values: Any,
     name: str,
@@ -1093,10 +1107,11 @@ def as_code_vector(
         ``uint32`` unless ``native``.
     cardinality : int
     """
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
-        array = values
-    elif isinstance(values, np.ndarray) and values.dtype == np.bool_:
-        array = values.view(np.uint8)
+    plain = _plain_array(values)
+    if plain is not None and plain.dtype.kind in "iu":
+        array = plain
+    elif plain is not None and plain.dtype == np.bool_:
+        array = plain.view(np.uint8)
     else:
         array = as_int_array(values, name)
     if array.ndim != 1:
@@ -1128,8 +1143,8 @@ def as_code_vector(
                     f"{cardinality}"
                 )
     if native:
-        return np.ascontiguousarray(_core_dtype(array)), cardinality
-    return np.ascontiguousarray(array, dtype=np.uint32), cardinality
+        return np.require(_core_dtype(array), requirements=["C", "A"]), cardinality
+    return np.require(array, dtype=np.uint32, requirements=["C", "A"]), cardinality
 
 
 # Labels -------------------------------------------------------------------------------

@@ -385,7 +385,7 @@ def contingency_table(
     xs, kx = as_code_vector(x, "x", kx, "kx", native=True)
     ys, ky = as_code_vector(y, "y", ky, "ky", native=True)
     if xs.dtype != ys.dtype:
-        xs, ys = _same_dtype(xs, ys)
+        xs, ys = _same_dtype(xs, ys, [("x", "kx", kx), ("y", "ky", ky)])
     if sparse:
         keys, counts = _core.contingency_sparse(xs, kx, ys, ky, n_threads=threads)
         result: Any = SparseCounts(keys, counts.astype(np.int64), (kx, ky))
@@ -596,14 +596,21 @@ def _merge_sparse(*parts: SparseCounts) -> SparseCounts:
     return merged
 
 
-def _same_dtype(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Convert two integer code vectors to one dtype the core reads, exactly."""
+def _same_dtype(
+    xs: np.ndarray, ys: np.ndarray, limits: list[tuple[str, str, int]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Convert two integer code vectors to one dtype the core reads, exactly.
+
+    ``limits`` holds each vector's name, its cardinality's name and the cardinality.
+    ``uint64`` with a signed dtype becomes ``int64``: a ``uint64`` code that does not
+    fit is out of range for any cardinality, and is named here as the core names one.
+    """
     common = np.promote_types(xs.dtype, ys.dtype)
     if common.kind not in "iu":
-        # uint64 with a signed type: codes >= 2**63 are out of range for any
-        # cardinality, so capping them keeps them out of range without wrapping.
-        cap = np.uint64(np.iinfo(np.int64).max)
-        xs, ys = (np.minimum(v, cap) if v.dtype == np.uint64 else v for v in (xs, ys))
+        for values, (name, k_name, k) in zip((xs, ys), limits, strict=True):
+            if values.dtype == np.uint64 and int(values.max()) >= k:
+                row = int(np.argmax(values >= k))
+                raise ValueError(f"{name}[{row}] = {values[row]} is >= {k_name} = {k}")
         common = np.dtype(np.int64)
     return xs.astype(common), ys.astype(common)
 

@@ -63,7 +63,10 @@ Where it does not hold, and why:
   table's selection (ProjectedHistogram's histogram of the chosen attributes and the
   label) select their columns on the collection before Dask optimizes it, so that
   ``read_parquet`` reads only theirs; select the columns yourself
-  (``frame[names]``) for a method that reads every column it is given. A partition
+  (``frame[names]``) for a method that reads every column it is given. Series of one
+  Dask DataFrame given together (``contingency_table(X["a"], X["b"])``) are read
+  together: each partition of both columns in one task, rather than each column in
+  its own task and one of them sent to the worker that holds the other. A partition
   whose columns share one integer dtype is checked and narrowed as one array: pandas'
   block is used in place when it already is the narrow dtype (as a Parquet read of
   ``uint8`` codes gives it), else converted in one pass, with no wider copy.

@@ -404,8 +404,19 @@ def map_blocks_1d(
     rows when they are partitioned differently (``_aligned_rows``). An error
     ``function`` raises about them names the partition (``_place``): the
     argument too when there is one collection, the files when Dask reads them
-    and the others are not cut.
+    and the others are not cut. Series that are columns of one Dask DataFrame are
+    read together, a partition of all of them in one task
+    (``_columns_of_one_frame``).
     """
+    shared = _columns_of_one_frame(collections) if ndim == 1 else None
+    if shared is not None:
+        frame, columns = shared
+        blocks, files = _partitions(frame, names[0], 2)
+        task = _located(_OnColumns(function, columns))
+        parts = [
+            task(_place(p, files[p]), block, *args) for p, block in enumerate(blocks)
+        ]
+        return _reduce(parts, combine)
     partitioned = [
         _partitions(c, n, ndim) for c, n in zip(collections, names, strict=True)
     ]
@@ -423,6 +434,53 @@ def map_blocks_1d(
         for p, blocks in enumerate(zip(*per_collection, strict=True))
     ]
     return _reduce(parts, combine)
+
+
+def _columns_of_one_frame(collections: Sequence[Any]) -> tuple[Any, list[Any]] | None:
+    """Return the frame that Dask Series ``collections`` are columns of, and theirs.
+
+    Series selected from one Dask DataFrame (``X["a"]``, ``X["b"]``) are read as one
+    frame of their columns, so that each partition's rows are read once, in one task,
+    for all of them: read apart, Dask may read the columns of a partition on two
+    workers and send one to the other, which costs more than the reads. ``None`` when
+    they are not all columns of one frame (by Dask's expressions), or there is one.
+    """
+    if len(collections) < 2:
+        return None
+    try:
+        from dask.dataframe.dask_expr._collection import new_collection
+        from dask.dataframe.dask_expr._expr import Projection
+    except ImportError:
+        return None
+    parents: set[str] = set()
+    columns: list[Any] = []
+    for collection in collections:
+        expr = getattr(collection, "expr", None)
+        if not isinstance(expr, Projection) or getattr(collection, "ndim", 0) != 1:
+            return None
+        parents.add(expr.frame._name)
+        columns.append(expr.operand("columns"))
+    if len(parents) != 1:
+        return None
+    frame = new_collection(collections[0].expr.frame)
+    return frame[list(dict.fromkeys(columns))], columns
+
+
+class _OnColumns:
+    """``function`` of the columns ``columns`` of one partition of a frame, in order.
+
+    Named and tokenized as ``function`` with its columns (:class:`_Aligned`).
+    """
+
+    def __init__(self, function: Callable[..., Any], columns: list[Any]) -> None:
+        self.function = function
+        self.columns = columns
+        self.__name__ = function.__name__
+        self.__module__ = function.__module__
+        self.__qualname__ = f"{function.__qualname__}{columns!r}"
+
+    def __call__(self, frame: Any, *args: Any) -> Any:
+        return self.function(*(frame[c] for c in self.columns), *args)
 
 
 def map_rows(
