@@ -145,6 +145,36 @@ def test_k_way_counts_use_mixed_radix_keys():
     assert halves == counts
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint32, np.int64])
+def test_k_way_counts_of_row_major_codes_read_in_place(dtype):
+    """C-ordered integer codes are counted as they are (no column-major copy): the
+    same counts as a NumPy reference, and the same errors as other layouts."""
+    rng = np.random.default_rng(16)
+    cards = [3, 200, 7, 120]
+    codes = rng.integers(0, cards, (70_000, 4)).astype(dtype)
+    for subset in ([2, 0], [1, 3, 2], [3, 3], None):
+        counted = list(range(4)) if subset is None else subset
+        counts = count_columns(codes, cards, subset)
+        rows, expect = np.unique(codes[:, counted], axis=0, return_counts=True)
+        np.testing.assert_array_equal(counts.to_codes(), rows)
+        np.testing.assert_array_equal(counts.counts, expect)
+        assert counts == count_columns(np.asfortranarray(codes), cards, subset)
+        assert counts == count_columns(codes, cards, subset, n_threads=1)
+    bad = codes.copy()
+    bad[4000, 3] = 120
+    bad[60_000, 0] = 3
+    messages = []
+    for layout in (bad, np.asfortranarray(bad)):
+        with pytest.raises(ValueError, match=r"codes\[4000, 3\] = 120") as caught:
+            count_columns(layout, cards, [2])
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    if np.dtype(dtype).kind == "i":
+        bad[10, 1] = -1
+        with pytest.raises(ValueError, match=r"codes >= 0, got -1"):
+            count_columns(bad, cards, [0])
+
+
 @given(
     hnp.arrays(
         st.sampled_from([np.int64, np.float64]),

@@ -153,6 +153,12 @@ def count_columns(
     subset: list[int],
     n_threads: int | None = None,
 ) -> _KeyCounts: ...
+def count_columns_of_rows(
+    codes: _IntArray,
+    cardinalities: npt.NDArray[np.uint32],
+    subset: list[int],
+    n_threads: int | None = None,
+) -> _KeyCounts: ...
 def merge_counts(
     keys_a: npt.NDArray[np.uint64],
     counts_a: npt.NDArray[np.uint64],

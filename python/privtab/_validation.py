@@ -940,6 +940,26 @@ def code_columns(array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _core.code_columns(np.ascontiguousarray(array), row_major=True)
 
 
+def rows_in_place(X: Any) -> np.ndarray | None:
+    """Return ``X`` for the core's row-major readers when they can read it in place.
+
+    That is a plain numpy array of integer codes, 2-D, non-empty, C-ordered and
+    aligned, in a dtype the core reads (a platform alias is viewed as its own width).
+    The readers check every code; anything else returns ``None`` and goes through
+    :func:`as_code_columns`.
+    """
+    if (
+        type(X) is not np.ndarray
+        or X.ndim != 2
+        or X.dtype.kind not in "iu"
+        or X.size == 0
+        or not (X.flags.c_contiguous and X.flags.aligned)
+    ):
+        return None
+    array = _core_dtype(X)
+    return array if array.flags.c_contiguous else None
+
+
 def infer_code_columns(
     X: Any, name: str = "X", *, warn: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:

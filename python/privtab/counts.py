@@ -34,9 +34,11 @@ from privtab._validation import (
     as_float_array,
     as_keys,
     check_bool,
+    check_cardinalities,
     check_epsilon,
     check_keys_in_domain,
     check_threads,
+    rows_in_place,
     warn_inferred_domain,
 )
 from privtab.accountant import BudgetAccountant
@@ -277,11 +279,29 @@ def count_columns(
     """
     if is_distributed(codes):
         return _distributed_count_columns(codes, cardinalities, columns)
+    threads = check_threads(n_threads)
+    rows = rows_in_place(codes) if cardinalities is not None else None
+    if rows is not None:
+        try:
+            cards = check_cardinalities(cardinalities, rows.shape[1])
+            subset = _column_subset(columns, cards.shape[0])
+            keys, counts = _core.count_columns_of_rows(
+                rows, cards, subset, n_threads=threads
+            )
+        except (ValueError, TypeError):
+            # The general path below raises the same error, worded as for any input.
+            pass
+        else:
+            return _subset_counts(keys, counts, cards, subset)
     data, cards = as_code_columns(codes, "codes", cardinalities)
     subset = _column_subset(columns, cards.shape[0])
-    keys, counts = _core.count_columns(
-        data, cards, subset, n_threads=check_threads(n_threads)
-    )
+    keys, counts = _core.count_columns(data, cards, subset, n_threads=threads)
+    return _subset_counts(keys, counts, cards, subset)
+
+
+def _subset_counts(
+    keys: np.ndarray, counts: np.ndarray, cards: np.ndarray, subset: list[int]
+) -> SparseCounts:
     sub_cards = [int(cards[j]) for j in subset] if subset else None
     return SparseCounts(keys, counts.astype(np.int64), sub_cards)
 

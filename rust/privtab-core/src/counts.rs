@@ -9,8 +9,12 @@
 
 use rayon::prelude::*;
 
-use crate::columns::{Code, Columns, check_codes, first_invalid, invalid_code};
-use crate::encode::{COLUMN_BLOCK, RowEncoder};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::columns::{Code, Columns, check_codes, check_table_shape, first_invalid, invalid_code};
+use crate::encode::{
+    COLUMN_BLOCK, RowEncoder, check_domain, check_nonzero, place_values, rows_error,
+};
 use crate::histogram::count_blocks;
 use crate::resources::{check_interrupt, zeroed};
 use crate::rng::CHUNK;
@@ -345,15 +349,88 @@ pub(crate) fn value_counts(codes: &[u32], k: u32) -> Result<Vec<u64>> {
 /// the selected cardinalities exceeds 2^64.
 pub fn count_columns(cols: Columns<'_>, subset: &[usize]) -> Result<SparseCounts> {
     let encoder = RowEncoder::subset(cols, subset)?;
-    let (n, domain) = (cols.n_rows(), encoder.domain());
+    count_encoded(cols.n_rows(), encoder.domain(), |start, out| {
+        encoder.encode(start, out);
+    })
+}
+
+/// [`count_columns`] of codes of any integer type stored row-major (`data[i * d + j]` is
+/// row `i` of column `j`, as a C-ordered `(n_rows, d)` array), read in place: no
+/// column-major `u32` copy is made, whose fresh memory (four bytes a code) cost more
+/// than the counting. Each row's codes are read together, and every code of the row
+/// (counted or not, as for a validated table) is checked against its cardinality.
+///
+/// # Errors
+/// As [`count_columns`]; [`Error::InvalidData`] when the length is not `n_rows · d`, a
+/// cardinality is 0, or a code is negative or ≥ its cardinality (naming `what`, the first
+/// such row and its column, as [`mixed_radix_encode_rows`] does).
+pub fn count_columns_of_rows<C: Code>(
+    data: &[C],
+    n_rows: usize,
+    cardinalities: &[u32],
+    subset: &[usize],
+    what: &str,
+) -> Result<SparseCounts> {
+    let d = cardinalities.len();
+    check_table_shape(data.len(), n_rows, d, what)?;
+    check_nonzero(cardinalities)?;
+    if let Some(&j) = subset.iter().find(|&&j| j >= d) {
+        return Err(Error::InvalidData(format!(
+            "column index {j} is out of range for a table of {d} columns"
+        )));
+    }
+    let counted: Vec<u32> = subset.iter().map(|&j| cardinalities[j]).collect();
+    let domain = check_domain(&counted)?;
+    let weights = place_values(&counted);
+    let radices: Vec<u64> = cardinalities.iter().map(|&k| u64::from(k)).collect();
+    let invalid = AtomicBool::new(false);
+    let counts = count_encoded(n_rows, domain, |start, out| {
+        if d == 0 {
+            out.fill(0);
+            return;
+        }
+        let mut valid = true;
+        let rows = &data[start * d..(start + out.len()) * d];
+        for (key, row) in out.iter_mut().zip(rows.chunks_exact(d)) {
+            for (&code, &radix) in row.iter().zip(&radices) {
+                valid &= code.index() < radix;
+            }
+            // Exact modulo 2^64 for valid codes (see `place_values`).
+            *key = subset
+                .iter()
+                .zip(&weights)
+                .fold(0u64, |acc, (&j, &weight)| {
+                    acc.wrapping_add(row[j].index().wrapping_mul(weight))
+                });
+        }
+        if !valid {
+            // Keys of invalid codes may lie outside the domain; the counts are dropped.
+            invalid.store(true, Ordering::Relaxed);
+            out.fill(0);
+        }
+    })?;
+    if invalid.load(Ordering::Relaxed) {
+        return Err(rows_error(data, cardinalities, what));
+    }
+    Ok(counts)
+}
+
+/// The counts of the `n` keys `encode(start, out)` writes (keys `start..start +
+/// out.len()`, all below `domain`): in a dense table when [`prefer_dense`] accepts the
+/// domain, over fixed blocks of rows whose keys are made and counted a cache block at a
+/// time; otherwise by [`count_blocks`].
+fn count_encoded<F>(n: usize, domain: u128, encode: F) -> Result<SparseCounts>
+where
+    F: Fn(usize, &mut [u64]) + Sync,
+{
     if !prefer_dense(domain, n) {
-        return count_blocks(n, domain, |start, out| encoder.encode(start, out));
+        return count_blocks(n, domain, encode);
     }
     let table = dense_counts(n, domain as usize, "the counts", |table, rows| {
         let mut keys = [0u64; COLUMN_BLOCK];
         for start in rows.clone().step_by(COLUMN_BLOCK) {
             let block = &mut keys[..COLUMN_BLOCK.min(rows.end - start)];
-            encoder.encode(start, block);
+            encode(start, block);
             for &key in block.iter() {
                 table[key as usize] += 1;
             }
@@ -670,6 +747,86 @@ mod tests {
                 .or_insert(0) += 1;
         }
         map
+    }
+
+    /// A naive count of the mixed-radix keys of the rows of a row-major table over
+    /// `subset` (first listed most significant).
+    fn naive_subset_counts(
+        rows: &[i64],
+        cards: &[u32],
+        subset: &[usize],
+    ) -> std::collections::BTreeMap<u64, u64> {
+        let mut map = std::collections::BTreeMap::new();
+        for row in rows.chunks_exact(cards.len()) {
+            let key = subset
+                .iter()
+                .fold(0u64, |key, &j| key * u64::from(cards[j]) + row[j] as u64);
+            *map.entry(key).or_insert(0) += 1;
+        }
+        map
+    }
+
+    #[test]
+    fn row_major_counts_match_a_naive_count_on_any_thread_count() {
+        let n = 2 * CHUNK + 17;
+        let cards = [3u32, 200, 7, 250, 2];
+        let columns: Vec<Vec<u32>> = cards
+            .iter()
+            .zip(1u64..)
+            .map(|(&k, seed)| lcg_codes(n, k, seed))
+            .collect();
+        let rows: Vec<i64> = (0..n)
+            .flat_map(|i| columns.iter().map(move |c| i64::from(c[i])))
+            .collect();
+        let narrow: Vec<u8> = rows.iter().map(|&c| c as u8).collect();
+        // Dense (21 cells), sparse (7 · 200 · 250 cells > 2n), a repeated column, none.
+        for subset in [vec![2, 0], vec![2, 1, 3], vec![4, 4, 0], vec![]] {
+            let naive = naive_subset_counts(&rows, &cards, &subset);
+            for threads in [1, 2] {
+                let (wide, bytes) = crate::resources::with_pool(threads, || {
+                    (
+                        count_columns_of_rows(&rows, n, &cards, &subset, "codes"),
+                        count_columns_of_rows(&narrow, n, &cards, &subset, "codes"),
+                    )
+                });
+                let wide = wide.expect("i64 rows");
+                assert_eq!(bytes.expect("u8 rows"), wide);
+                let got: std::collections::BTreeMap<u64, u64> = wide
+                    .keys()
+                    .iter()
+                    .copied()
+                    .zip(wide.counts().iter().copied())
+                    .collect();
+                assert_eq!(got, naive, "subset {subset:?} on {threads} thread(s)");
+            }
+        }
+    }
+
+    #[test]
+    fn row_major_counts_name_the_first_bad_code_of_any_column() {
+        let cards = [3u32, 5, 4];
+        let mut rows: Vec<i64> = (0..3 * CHUNK as i64 * 3).map(|i| i % 3).collect();
+        let n = rows.len() / 3;
+        // A code of a column that is not counted is still checked; the first bad row wins.
+        rows[3 * (n - 5) + 2] = 4;
+        rows[3 * (CHUNK + 1)] = -2;
+        for threads in [1, 2] {
+            let err = crate::resources::with_pool(threads, || {
+                count_columns_of_rows(&rows, n, &cards, &[1], "codes")
+            })
+            .expect_err("bad codes");
+            let expected = crate::encode::mixed_radix_encode_rows(&rows, n, &cards, "codes")
+                .expect_err("bad codes");
+            assert_eq!(err.to_string(), expected.to_string());
+            assert!(
+                err.to_string()
+                    .contains(&format!("codes[{}, 0]", CHUNK + 1)),
+                "{err}"
+            );
+        }
+        assert!(count_columns_of_rows(&rows[..5], 2, &cards, &[0], "codes").is_err());
+        assert!(count_columns_of_rows(&rows[..6], 2, &[3, 0, 4], &[0], "codes").is_err());
+        assert!(count_columns_of_rows(&rows[..6], 2, &cards, &[3], "codes").is_err());
     }
 
     #[test]

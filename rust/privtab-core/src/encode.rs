@@ -34,17 +34,26 @@ pub fn domain_size(cardinalities: &[u32]) -> Option<u128> {
 /// [`Error::Domain`] when the product of the cardinalities exceeds 2^64, and
 /// [`Error::InvalidData`] when a cardinality is 0.
 pub fn check_domain(cardinalities: &[u32]) -> Result<u128> {
-    if let Some(j) = cardinalities.iter().position(|&c| c == 0) {
-        return Err(Error::InvalidData(format!(
-            "cardinalities[{j}] must be >= 1, got 0"
-        )));
-    }
+    check_nonzero(cardinalities)?;
     domain_size(cardinalities).ok_or_else(|| {
         Error::Domain(format!(
             "the product of cardinalities {cardinalities:?} exceeds 2**64, so mixed-radix keys \
              do not fit in 64 bits; use fewer or coarser columns"
         ))
     })
+}
+
+/// Checks that every cardinality is at least 1.
+///
+/// # Errors
+/// [`Error::InvalidData`] naming the first cardinality that is 0.
+pub(crate) fn check_nonzero(cardinalities: &[u32]) -> Result<()> {
+    match cardinalities.iter().position(|&c| c == 0) {
+        Some(j) => Err(Error::InvalidData(format!(
+            "cardinalities[{j}] must be >= 1, got 0"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Encodes every row of `cols` as a mixed-radix key (first column most significant).
@@ -147,7 +156,7 @@ pub fn mixed_radix_encode_subset(cols: Columns<'_>, subset: &[usize]) -> Result<
 /// chain of multiply-adds per row). Modulo 2^64 is exact: every valid key is below 2^64,
 /// and a weight that wraps to 0 (only possible when the cardinalities before it are all 1)
 /// multiplies a code that must be 0.
-fn place_values(cardinalities: &[u32]) -> Vec<u64> {
+pub(crate) fn place_values(cardinalities: &[u32]) -> Vec<u64> {
     let mut weights = vec![1u64; cardinalities.len()];
     for j in (0..cardinalities.len().saturating_sub(1)).rev() {
         weights[j] = weights[j + 1].wrapping_mul(u64::from(cardinalities[j + 1]));
@@ -365,16 +374,23 @@ pub fn mixed_radix_encode_rows<C: Code>(
     if valid {
         return Ok(keys);
     }
-    Err(table_error(
+    Err(rows_error(data, cardinalities, what))
+}
+
+/// The error for the first row (then first column) with an invalid code of row-major
+/// `data` (`cardinalities.len()` codes a row, at least one).
+pub(crate) fn rows_error<C: Code>(data: &[C], cardinalities: &[u32], what: &str) -> Error {
+    let d = cardinalities.len();
+    table_error(
         what,
         cardinalities,
         |j| {
             data.par_chunks(d)
-                .position_first(|row| row[j].index() >= radices[j])
+                .position_first(|row| row[j].index() >= u64::from(cardinalities[j]))
         },
         |i, j| data[i * d + j],
     )
-    .unwrap_or_else(|| Error::InvalidData(format!("{what} has an invalid code"))))
+    .unwrap_or_else(|| Error::InvalidData(format!("{what} has an invalid code")))
 }
 
 /// Mixed-radix keys of `n_rows` rows whose codes are already validated against `cards`.

@@ -56,6 +56,29 @@ table_kernels! {
         |cols| counts::count_columns(cols, &subset);
 }
 
+/// Sparse k-way counts of the columns `subset` of the row-major `codes` (n × d, any
+/// integer dtype), read in place and range-checked against `cardinalities`.
+#[pyfunction]
+#[pyo3(signature = (codes, cardinalities, subset, n_threads=None))]
+pub(crate) fn count_columns_of_rows(
+    codes: &Bound<'_, PyAny>,
+    cardinalities: PyReadonlyArray1<'_, u32>,
+    subset: Vec<usize>,
+    n_threads: Option<usize>,
+) -> PyResult<Numpy<SparseCounts>> {
+    let cards = contiguous(&cardinalities, "cardinalities")?;
+    let counts = run_on_int_arrays!(
+        Ix2,
+        [codes],
+        n_threads,
+        "codes must be a 2-D integer array",
+        |shape: &[usize], data| {
+            counts::count_columns_of_rows(data, shape[0], cards, &subset, "codes")
+        }
+    );
+    counts.map(Numpy)
+}
+
 /// The sum of two sparse counts.
 #[pyfunction]
 pub(crate) fn merge_counts(

@@ -52,8 +52,9 @@ mod _core {
             filter_correlated_features, pearson_matrix,
         },
         counts::{
-            contingency_sparse, contingency_table, count_columns, count_entropy, count_keys,
-            entropy, merge_counts, mutual_information, symmetric_uncertainty,
+            contingency_sparse, contingency_table, count_columns, count_columns_of_rows,
+            count_entropy, count_keys, entropy, merge_counts, mutual_information,
+            symmetric_uncertainty,
         },
         encode::{mixed_radix_decode, mixed_radix_encode, mixed_radix_encode_rows},
         errors::{kernel_threads, set_block_threads},
