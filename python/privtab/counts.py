@@ -9,7 +9,8 @@ with :class:`~privtab.exceptions.PrivacyLeakWarning`: noise cannot hide its shap
 
 Core kernels called: ``privtab._core.contingency_table``,
 ``privtab._core.contingency_sparse``, ``privtab._core.count_columns``,
-``privtab._core.count_keys``, ``privtab._core.merge_counts``, ``privtab._core.entropy``,
+``privtab._core.count_columns_of_rows``, ``privtab._core.count_keys``,
+``privtab._core.merge_counts``, ``privtab._core.entropy``,
 ``privtab._core.mutual_information``, ``privtab._core.symmetric_uncertainty`` and,
 for the release, ``privtab._core.discrete_laplace_scale`` and
 ``privtab._core.add_discrete_laplace`` (through
