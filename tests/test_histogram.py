@@ -564,3 +564,40 @@ def test_no_input_makes_the_core_panic(
 
 def test_alpha_is_the_shared_level():
     assert ALPHA == 1e-6
+
+
+@pytest.mark.parametrize("noise", ["laplace", "discrete"])
+def test_c_ordered_codes_read_in_place_give_the_same_release(noise):
+    """C-ordered integer codes are counted in place, then released from their counts:
+    bit for bit the fused kernel's release of the same rows as uint32 columns."""
+    rng = np.random.default_rng(41)
+    cards = [6, 250, 9, 40]
+    codes = rng.integers(0, [3, 20, 9, 5], (60_000, 4)).astype(np.uint8)
+    columns = np.asfortranarray(codes.astype(np.uint32))  # the general path
+    for seed in (0, 1, 2):
+        acc = pt.BudgetAccountant()
+        in_place = pt.thresholded_histogram(
+            codes, cards, 1.0, noise=noise, random_state=seed, accountant=acc
+        )
+        fused = pt.thresholded_histogram(
+            columns,
+            cards,
+            1.0,
+            noise=noise,
+            random_state=seed,
+            accountant=pt.BudgetAccountant(),
+        )
+        np.testing.assert_array_equal(in_place.keys, fused.keys)
+        np.testing.assert_array_equal(in_place.values, fused.values)
+        assert acc.spent == 1.0
+    assert len(in_place) > 100
+    bad = codes.copy()
+    bad[123, 2] = 9
+    messages = []
+    for layout in (bad, np.asfortranarray(bad)):
+        acc = pt.BudgetAccountant()
+        with pytest.raises(ValueError, match=r"codes\[123, 2\] = 9") as caught:
+            pt.thresholded_histogram(layout, cards, 1.0, random_state=0, accountant=acc)
+        messages.append(str(caught.value))
+        assert acc.spent == 0
+    assert messages[0] == messages[1]

@@ -278,6 +278,16 @@ def thresholded_histogram_of_counts(
     seed: int | None = None,
     n_threads: int | None = None,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
+def thresholded_histogram_of_rows(
+    codes: _IntArray,
+    cardinalities: npt.NDArray[np.uint32],
+    epsilon: float,
+    threshold: float,
+    noise: str,
+    max_cells: int,
+    seed: int | None = None,
+    n_threads: int | None = None,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
 def check_histogram(
     cardinalities: npt.NDArray[np.uint32],
     epsilon: float,

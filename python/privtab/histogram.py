@@ -5,7 +5,8 @@ domain, keep the cells above a threshold, and never enumerate the (possibly 2**6
 domain to do so.
 
 Core kernels called: ``privtab._core.thresholded_histogram`` (noise, threshold and
-the sampled false positives over the domain without enumerating it).
+the sampled false positives over the domain without enumerating it), or
+``privtab._core.thresholded_histogram_of_rows`` for C-ordered codes read in place.
 
 References
 ----------
@@ -41,6 +42,7 @@ from privtab._validation import (
     check_real,
     infer_code_columns,
     is_encoded,
+    rows_in_place,
     warn_inferred_domain,
 )
 from privtab.accountant import BudgetAccountant
@@ -212,10 +214,52 @@ class SparseHistogram:
         return np.repeat(self.to_codes(), counts, axis=0)
 
 
-def _code_table(codes: Any, cardinalities: Any) -> CodeTable:
+class _RowsInPlace:
+    """C-ordered integer codes of :func:`thresholded_histogram`, counted in place.
+
+    The core counts them as they are and checks every code
+    (``privtab._core.thresholded_histogram_of_rows``), with no column-major ``uint32``
+    copy: for the same seed, the release of ``privtab._core.thresholded_histogram`` on
+    that copy, bit for bit.
+    """
+
+    def __init__(self, rows: np.ndarray, cardinalities: np.ndarray) -> None:
+        self.rows = rows
+        self.cardinalities = cardinalities
+        self.n_rows = rows.shape[0]
+
+    def thresholded_histogram(
+        self,
+        epsilon: float,
+        threshold: float,
+        noise: str,
+        max_cells: int,
+        seed: int | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Keys and noisy values of the thresholded histogram of all columns."""
+        try:
+            return _core.thresholded_histogram_of_rows(
+                self.rows,
+                self.cardinalities,
+                epsilon,
+                threshold,
+                noise,
+                max_cells,
+                seed,
+            )
+        except ValueError:
+            # A bad code is named as for any input; any other error is raised as is.
+            as_code_columns(self.rows, "codes", self.cardinalities)
+            raise
+
+
+def _code_table(codes: Any, cardinalities: Any) -> CodeTable | _RowsInPlace:
     """Return the validated codes of :func:`thresholded_histogram` as a CodeTable.
 
-    A ``CodeTable`` (from another method, with its own cardinalities) is used as it is.
+    A ``CodeTable`` (from another method, with its own cardinalities) is used as it
+    is; C-ordered integer codes with declared cardinalities are counted in place
+    (:class:`_RowsInPlace`), but for ``uint32`` codes, which the core checks as it
+    reads their columns (and names a bad one its own way).
     """
     if isinstance(codes, CodeTable):
         return codes
@@ -230,6 +274,9 @@ def _code_table(codes: Any, cardinalities: Any) -> CodeTable:
     if table_like and cardinalities is None:
         cardinalities = codes.cardinalities
     raw = codes.codes if table_like else codes
+    rows = rows_in_place(raw) if cardinalities is not None else None
+    if rows is not None and rows.dtype != np.uint32:
+        return _RowsInPlace(rows, check_cardinalities(cardinalities, rows.shape[1]))
     if (
         cardinalities is not None
         and isinstance(raw, np.ndarray)

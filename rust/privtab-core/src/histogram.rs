@@ -24,8 +24,8 @@
 //!
 //! Time is O(n·d + n' + q log q) and memory O(n + n' + q), whatever the domain size `m`.
 
-use crate::columns::Columns;
-use crate::counts::{SparseCounts, radix_sort, run_lengths};
+use crate::columns::{Code, Columns};
+use crate::counts::{SparseCounts, count_columns_of_rows, radix_sort, run_lengths};
 use crate::encode::{RowEncoder, check_domain};
 use crate::error::check_positive_finite;
 use crate::noise::{Above, Binomial, DiscreteLaplace, GridLaplace, sample_distinct};
@@ -281,6 +281,37 @@ pub fn thresholded_histogram(
     let plan = Plan::new(cols.cardinalities(), epsilon, threshold, noise, max_cells)?;
     plan.sampler.check_counts(cols.n_rows(), epsilon)?;
     let counts = count_rows(cols, plan.domain)?;
+    plan.release(&counts, seed)
+}
+
+/// [`thresholded_histogram`] of codes of any integer type stored row-major (`data[i * d
+/// + j]`, a C-ordered `(n_rows, d)` array), counted in place by
+/// [`count_columns_of_rows`](crate::counts::count_columns_of_rows), which checks every
+/// code: no column-major `u32` copy is made. For the same rows and `seed`, the output is
+/// the one [`thresholded_histogram`] gives on their columns, bit for bit.
+///
+/// # Privacy
+/// As [`thresholded_histogram`].
+///
+/// # Errors
+/// As [`thresholded_histogram`]; [`Error::InvalidData`] naming `what`, the first row with
+/// an invalid code and its column.
+#[allow(clippy::too_many_arguments)]
+pub fn thresholded_histogram_of_rows<C: Code>(
+    data: &[C],
+    n_rows: usize,
+    cardinalities: &[u32],
+    epsilon: f64,
+    threshold: f64,
+    noise: Noise,
+    max_cells: u64,
+    seed: &Seed,
+    what: &str,
+) -> Result<Histogram> {
+    let plan = Plan::new(cardinalities, epsilon, threshold, noise, max_cells)?;
+    plan.sampler.check_counts(n_rows, epsilon)?;
+    let every: Vec<usize> = (0..cardinalities.len()).collect();
+    let counts = count_columns_of_rows(data, n_rows, cardinalities, &every, what)?;
     plan.release(&counts, seed)
 }
 
@@ -929,6 +960,62 @@ mod tests {
             "{counts_too_large:?}"
         );
         assert!(release_with(5e6).is_ok());
+    }
+
+    #[test]
+    fn row_major_codes_give_the_release_of_their_columns() {
+        let n = 2 * CHUNK + 5;
+        let cards = [50u32, 40, 30];
+        let columns: Vec<u32> = cards
+            .iter()
+            .enumerate()
+            .flat_map(|(j, &card)| {
+                (0..n).map(move |i| ((i * (7 + j) + i / 3) % card as usize) as u32)
+            })
+            .collect();
+        let rows: Vec<u8> = (0..n)
+            .flat_map(|i| {
+                (0..cards.len())
+                    .map(|j| columns[j * n + i] as u8)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for noise in [Noise::Laplace, Noise::Discrete] {
+            for seed in [9, 10] {
+                let expected = release(&columns, n, &cards, 3.0, noise, seed).unwrap();
+                let of_rows = in_pool(2, || {
+                    thresholded_histogram_of_rows(
+                        &rows,
+                        n,
+                        &cards,
+                        1.0,
+                        3.0,
+                        noise,
+                        u64::MAX,
+                        &Seed::from_u64(seed),
+                        "codes",
+                    )
+                })
+                .unwrap();
+                assert_eq!(of_rows, expected);
+                assert!(of_rows.keys.len() > 100);
+            }
+        }
+        let mut bad = rows.clone();
+        bad[3 * 7 + 1] = 40;
+        let err = thresholded_histogram_of_rows(
+            &bad,
+            n,
+            &cards,
+            1.0,
+            3.0,
+            Noise::Laplace,
+            u64::MAX,
+            &Seed::from_u64(1),
+            "codes",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("codes[7, 1]"), "{err}");
     }
 
     #[test]

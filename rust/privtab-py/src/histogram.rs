@@ -3,7 +3,7 @@
 use privtab_core::counts::SparseCounts;
 use privtab_core::histogram::{self, Histogram};
 
-use crate::args::table_kernels;
+use crate::args::{run_on_int_arrays, table_kernels};
 use crate::prelude::*;
 
 table_kernels! {
@@ -19,6 +19,38 @@ table_kernels! {
             let (noise, seed) = (noise.parse()?, Seed::new(seed)?);
             histogram::thresholded_histogram(cols, epsilon, threshold, noise, max_cells, &seed)
         };
+}
+
+/// Sorted keys and noisy values of the thresholded histogram of the row-major `codes`
+/// (n × d, any integer dtype), read in place and range-checked against `cardinalities`.
+#[pyfunction]
+#[pyo3(signature = (codes, cardinalities, epsilon, threshold, noise, max_cells, seed=None, n_threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn thresholded_histogram_of_rows(
+    codes: &Bound<'_, PyAny>,
+    cardinalities: PyReadonlyArray1<'_, u32>,
+    epsilon: f64,
+    threshold: f64,
+    noise: &str,
+    max_cells: u64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Numpy<Histogram>> {
+    let noise = mapped(noise.parse())?;
+    let seed = mapped(Seed::new(seed))?;
+    let cards = contiguous(&cardinalities, "cardinalities")?;
+    let histogram = run_on_int_arrays!(
+        Ix2,
+        [codes],
+        n_threads,
+        "codes must be a 2-D integer array",
+        |shape: &[usize], data| {
+            histogram::thresholded_histogram_of_rows(
+                data, shape[0], cards, epsilon, threshold, noise, max_cells, &seed, "codes",
+            )
+        }
+    );
+    histogram.map(Numpy)
 }
 
 /// Probability that a cell with true count 0 is kept: P(noise > threshold).

@@ -60,7 +60,7 @@ mod _core {
         errors::{kernel_threads, set_block_threads},
         histogram::{
             check_histogram, empty_cell_probability, thresholded_histogram,
-            thresholded_histogram_of_counts,
+            thresholded_histogram_of_counts, thresholded_histogram_of_rows,
         },
         microagg::{individual_ranking_clusters, microaggregate, microaggregate_columns},
         mining::{maximal_sets, read_transactions},
