@@ -342,6 +342,16 @@ def class_value_label_counts(
     n_labels: int,
     n_threads: int | None = None,
 ) -> list[npt.NDArray[np.uint64]]: ...
+def refined_classes(
+    columns: npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | npt.NDArray[np.uint32],
+    column: int,
+    card: int,
+    classes: npt.NDArray[np.uint32],
+    n_classes: int,
+    groups: npt.NDArray[np.uint64],
+    new_ids: npt.NDArray[np.uint32],
+    n_threads: int | None = None,
+) -> npt.NDArray[np.uint32]: ...
 def split_rows(
     columns: npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | npt.NDArray[np.uint32],
     which: list[int],

@@ -883,19 +883,18 @@ class _SearchPart:
     ) -> np.ndarray:
         """Return the class of every row refined by ``attribute`` (as :meth:`refined`).
 
-        Rows of groups not in ``groups`` get ``_DROPPED``.
+        Rows of groups not in ``groups`` get ``_DROPPED``; one pass over the rows in
+        the core (``privtab._core.refined_classes``).
         """
-        keys = self.classes.astype(np.uint64) * np.uint64(card)
-        keys += self.column(attribute)
-        if groups.shape[0] == 0:
-            return np.full(keys.shape[0], _DROPPED, dtype=np.uint32)
-        if self.n_classes * card <= max(1 << 20, 2 * keys.shape[0]):
-            lookup = np.full(self.n_classes * card, _DROPPED, dtype=np.uint32)
-            lookup[groups.astype(np.int64)] = new_ids
-            return lookup[keys.astype(np.int64)]
-        rank = np.minimum(np.searchsorted(groups, keys), groups.shape[0] - 1)
-        classes = np.where(groups[rank] == keys, new_ids[rank], _DROPPED)
-        return classes.astype(np.uint32)
+        return _core.refined_classes(
+            aligned(self.columns, self.columns.dtype),
+            self.index.index(attribute),
+            card,
+            aligned(self.classes, np.uint32),
+            max(self.n_classes, 1),
+            aligned(groups, np.uint64),
+            aligned(new_ids, np.uint32),
+        )
 
     def all_counts(
         self, candidates: list[int], cards: np.ndarray, n_labels: int

@@ -74,7 +74,7 @@ mod _core {
         partition::{
             Partition, class_value_label_counts, discernibility, greedy_discernibility,
             grouped_discernibility_round, minimum_discerning_attributes, private_kd,
-            private_kd_round, score_candidates, split_rows, subset_entropies,
+            private_kd_round, refined_classes, score_candidates, split_rows, subset_entropies,
         },
     };
     use pyo3::prelude::*;

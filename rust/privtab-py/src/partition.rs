@@ -255,6 +255,30 @@ pub(crate) fn class_value_label_counts<'py>(
     })
 }
 
+/// The class of every row of a part refined by its column `column` (a row of the 2-D
+/// uint8, uint16 or uint32 array `columns`): `new_ids[i]` for the rows whose key
+/// `class · card + value` is `groups[i]` (sorted), u32::MAX for the others.
+#[pyfunction]
+#[pyo3(signature = (columns, column, card, classes, n_classes, groups, new_ids, n_threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn refined_classes<'py>(
+    columns: &Bound<'py, PyAny>,
+    column: usize,
+    card: u32,
+    classes: PyReadonlyArray1<'_, u32>,
+    n_classes: usize,
+    groups: PyReadonlyArray1<'_, u64>,
+    new_ids: PyReadonlyArray1<'_, u32>,
+    n_threads: Option<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let classes = contiguous(&classes, "classes")?;
+    let groups = contiguous(&groups, "groups")?;
+    let new_ids = contiguous(&new_ids, "new_ids")?;
+    run_on_unsigned_columns!(columns, n_threads, |codes| {
+        partition::refined_classes(codes, column, card, classes, n_classes, groups, new_ids)
+    })
+}
+
 /// Splits the rows of a part by destination (the move of the distributed search): row
 /// `r` of class `classes[r]` (u32::MAX: dropped) goes to part `destination[class]` as
 /// class `local_ids[class]`; returns one `(codes, labels, classes)` per part, codes of

@@ -184,12 +184,16 @@ pub fn split_rows<C: Copy + Send + Sync + ZeroBits>(
             destination[p]
         )));
     }
+    // Dropped rows are moved too, all to one scratch cell of every column (part
+    // `n_parts`), so that moving a column takes no branch on its rows' destinations.
+    let scratch_part = u32::try_from(n_parts)
+        .map_err(|_| Error::parameter("n_parts", n_parts, "must be below 2**32"))?;
     let mut sizes = vec![0usize; n_parts];
     let mut slot = zeroed_vec::<u32>(n, "the row slots")?;
     let mut part_of = zeroed_vec::<u32>(n, "the row destinations")?;
     for (row, &class) in classes.iter().enumerate() {
         if class == DROPPED {
-            part_of[row] = u32::MAX;
+            part_of[row] = scratch_part;
             continue;
         }
         let Some(&part) = destination.get(class as usize) else {
@@ -218,17 +222,30 @@ pub fn split_rows<C: Copy + Send + Sync + ZeroBits>(
             target.push(chunks.next().unwrap_or(&mut []));
         }
     }
-    let moves = |values: &[C], outs: &mut [&mut [C]]| {
-        for ((&value, &part), &at) in values.iter().zip(&part_of).zip(&slot) {
-            if let Some(out) = outs.get_mut(part as usize) {
-                out[at as usize] = value;
-            }
+    let mut scratch = zeroed_vec::<C>(which.len(), "the scratch cells")?;
+    for (target, cell) in targets.iter_mut().zip(scratch.chunks_mut(1)) {
+        target.push(cell);
+    }
+    let moves = |rows: std::ops::Range<usize>, values: &[C], outs: &mut [&mut [C]]| {
+        let routes = part_of[rows.clone()].iter().zip(&slot[rows.clone()]);
+        for (&value, (&part, &at)) in values[rows].iter().zip(routes) {
+            outs[part as usize][at as usize] = value;
         }
     };
+    // Each task moves a group of columns a tile of rows at a time, so that the routes of
+    // a tile are read from the cache for every column but the first.
+    let group = which.len().div_ceil(rayon::current_num_threads()).max(1);
     targets
-        .par_iter_mut()
-        .zip(which)
-        .for_each(|(outs, &j)| moves(&codes[j * n..(j + 1) * n], outs));
+        .par_chunks_mut(group)
+        .zip(which.par_chunks(group))
+        .for_each(|(outs, columns)| {
+            for start in (0..n).step_by(SPLIT_TILE) {
+                let rows = start..(start + SPLIT_TILE).min(n);
+                for (outs, &j) in outs.iter_mut().zip(columns) {
+                    moves(rows.clone(), &codes[j * n..(j + 1) * n], outs);
+                }
+            }
+        });
     for (row, (&part, &at)) in part_of.iter().zip(&slot).enumerate() {
         if let Some(piece) = pieces.get_mut(part as usize) {
             piece.labels[at as usize] = labels[row];
@@ -237,6 +254,117 @@ pub fn split_rows<C: Copy + Send + Sync + ZeroBits>(
     }
     Ok(pieces)
 }
+
+/// The class of every row of a part refined by one of its columns: row `r`, of class
+/// `classes[r]` (below `n_classes`) and value `v` in column `column` of `codes`, goes to
+/// class `new_ids[i]`, `i` the position of its key `classes[r] · card + v` in `groups`
+/// (sorted, distinct), or to [`DROPPED`] when its key is not there. This is the refinement
+/// of a distributed discernibility search by the attribute its last round chose (paper
+/// 001 §2.2), with `groups` the (class, value) groups that still mix labels over the whole
+/// table: one pass over the rows, through a dense table of the keys where it is small
+/// (at most `max(2^20, 2n)` cells), by binary search in `groups` otherwise.
+///
+/// # Errors
+/// [`Error::InvalidData`] for lengths that do not match, a column out of range, a code
+/// ≥ `card` or a class ≥ `n_classes` (naming the row), `groups` not strictly increasing
+/// or holding a key ≥ `n_classes · card`, or an id equal to [`DROPPED`];
+/// [`Error::OutputTooLarge`] when the classes cannot be allocated.
+pub fn refined_classes<C: Code + Into<u32>>(
+    codes: &[C],
+    column: usize,
+    card: u32,
+    classes: &[u32],
+    n_classes: usize,
+    groups: &[u64],
+    new_ids: &[u32],
+) -> Result<Vec<u32>> {
+    let n = classes.len();
+    let n_cols = codes.len().checked_div(n).unwrap_or(0);
+    if n_cols * n != codes.len() || groups.len() != new_ids.len() {
+        return Err(Error::InvalidData(format!(
+            "codes ({} values) and classes ({n}) must describe the same rows, and groups \
+             ({}) and new_ids ({}) the same groups",
+            codes.len(),
+            groups.len(),
+            new_ids.len()
+        )));
+    }
+    if n > 0 && column >= n_cols {
+        return Err(Error::InvalidData(format!(
+            "column {column} is out of range: codes has {n_cols} columns"
+        )));
+    }
+    let values = if n > 0 {
+        &codes[column * n..(column + 1) * n]
+    } else {
+        &[][..]
+    };
+    if !all_below(values, card) {
+        check_codes(values, card, &format!("codes column {column}"))?;
+    }
+    if let Some(row) = classes.iter().position(|&c| c as usize >= n_classes) {
+        return Err(Error::InvalidData(format!(
+            "classes[{row}] = {} is >= n_classes = {n_classes}",
+            classes[row]
+        )));
+    }
+    let domain = n_classes as u128 * u128::from(card);
+    if let Some(at) = groups.windows(2).position(|pair| pair[0] >= pair[1]) {
+        return Err(Error::InvalidData(format!(
+            "groups must be strictly increasing, got groups[{at}] = {} then {}",
+            groups[at],
+            groups[at + 1]
+        )));
+    }
+    if let Some(&last) = groups.last()
+        && u128::from(last) >= domain
+    {
+        return Err(Error::InvalidData(format!(
+            "groups holds key {last}, beyond the {domain} (class, value) keys of \
+             {n_classes} classes and cardinality {card}"
+        )));
+    }
+    if let Some(at) = new_ids.iter().position(|&id| id == DROPPED) {
+        return Err(Error::InvalidData(format!(
+            "new_ids[{at}] = {DROPPED} is the id of a dropped row"
+        )));
+    }
+    let mut refined = zeroed_vec::<u32>(n, "the refined classes")?;
+    let card = u64::from(card);
+    let key = |class: u32, value: C| u64::from(class) * card + value.index();
+    let mut fill = |lookup: &(dyn Fn(u64) -> u32 + Sync)| {
+        refined
+            .par_chunks_mut(REFINE_CHUNK)
+            .zip(classes.par_chunks(REFINE_CHUNK))
+            .zip(values.par_chunks(REFINE_CHUNK))
+            .for_each(|((out, classes), values)| {
+                for ((slot, &class), &value) in out.iter_mut().zip(classes).zip(values) {
+                    *slot = lookup(key(class, value));
+                }
+            });
+    };
+    if domain <= (1u128 << 20).max(2 * n as u128) {
+        // Cell `key` holds its new id + 1, so that a zeroed cell means dropped.
+        let mut ids = zeroed_vec::<u32>(domain as usize, "the table of refined classes")?;
+        for (&group, &id) in groups.iter().zip(new_ids) {
+            ids[group as usize] = id + 1;
+        }
+        fill(&|key| ids[key as usize].wrapping_sub(1));
+    } else {
+        fill(&|key| match groups.binary_search(&key) {
+            Ok(at) => new_ids[at],
+            Err(_) => DROPPED,
+        });
+    }
+    Ok(refined)
+}
+
+/// Rows per parallel task of [`refined_classes`].
+const REFINE_CHUNK: usize = 1 << 16;
+
+/// Rows per tile of [`split_rows`]: their routes (8 bytes a row) stay in the L2 cache
+/// while every column of a task moves them.
+const SPLIT_TILE: usize = 1 << 14;
 
 /// The class of a row that [`split_rows`] moves nowhere.
 pub const DROPPED: u32 = u32::MAX;

@@ -819,7 +819,8 @@ fn class_value_label_counts_match_brute_force() {
 
 #[test]
 fn split_rows_routes_every_row_in_order() {
-    let n = 5000;
+    // Rows over three tiles, the last one partial.
+    let n = 2 * SPLIT_TILE + 5000;
     let (data, _, y) = search_table(n, 61);
     let codes: Vec<u8> = data.iter().map(|&v| (v % 256) as u8).collect();
     let n_classes = 50usize;
@@ -869,4 +870,71 @@ fn split_rows_routes_every_row_in_order() {
     assert!(matches!(bad, Err(Error::InvalidData(m)) if m.contains("no destination")));
     let bad = split_rows(&codes, &which, &y, &classes, &destination, &local_ids, 3);
     assert!(matches!(bad, Err(Error::InvalidData(m)) if m.contains("n_parts")));
+}
+
+#[test]
+fn refined_classes_match_a_map_of_the_groups_dense_and_sparse_on_any_thread_count() {
+    let n = 200_000;
+    let (data, cards, _) = search_table(n, 67);
+    let codes: Vec<u16> = data.iter().map(|&v| v as u16).collect();
+    let column = 5;
+    let card = cards[column];
+    // Many classes make the keys too many for a dense table; few keep it dense.
+    for n_classes in [40usize, 3_000_000] {
+        let classes: Vec<u32> = (0..n)
+            .map(|i| ((i as u64 * 2_654_435_761) % n_classes as u64) as u32)
+            .collect();
+        // Keys of a row in three, less those divisible by 5: some rows are dropped.
+        let mut groups: Vec<u64> = (0..n)
+            .step_by(3)
+            .map(|i| u64::from(classes[i]) * u64::from(card) + u64::from(codes[column * n + i]))
+            .filter(|key| key % 5 != 0)
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        let new_ids: Vec<u32> = (0..groups.len() as u32).map(|g| g * 7 % 1000).collect();
+        let id_of: HashMap<u64, u32> = groups.iter().copied().zip(new_ids.clone()).collect();
+        let want: Vec<u32> = (0..n)
+            .map(|i| {
+                let key =
+                    u64::from(classes[i]) * u64::from(card) + u64::from(codes[column * n + i]);
+                id_of.get(&key).copied().unwrap_or(DROPPED)
+            })
+            .collect();
+        assert!(want.contains(&DROPPED), "some rows are dropped");
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            let got = pool
+                .install(|| {
+                    refined_classes(&codes, column, card, &classes, n_classes, &groups, &new_ids)
+                })
+                .expect("refined");
+            assert_eq!(got, want, "{n_classes} classes, {threads} threads");
+        }
+    }
+}
+
+#[test]
+fn refined_classes_name_what_is_wrong() {
+    let n = 100;
+    let (data, cards, _) = search_table(n, 71);
+    let classes = vec![1u32; n];
+    let refine = |column: usize, card: u32, n_classes: usize, groups: &[u64], ids: &[u32]| {
+        refined_classes(&data, column, card, &classes, n_classes, groups, ids)
+    };
+    let message = |result: Result<Vec<u32>>| match result {
+        Err(Error::InvalidData(m)) => m,
+        other => panic!("expected InvalidData, got {other:?}"),
+    };
+    assert!(message(refine(99, 5, 2, &[], &[])).contains("column 99"));
+    assert!(message(refine(2, 1, 2, &[], &[])).contains("codes column 2"));
+    assert!(message(refine(2, cards[2], 1, &[], &[])).contains("classes[0] = 1"));
+    assert!(message(refine(2, cards[2], 2, &[3, 3], &[0, 1])).contains("strictly increasing"));
+    let beyond = 2 * u64::from(cards[2]);
+    assert!(message(refine(2, cards[2], 2, &[beyond], &[0])).contains("beyond"));
+    assert!(message(refine(2, cards[2], 2, &[1], &[DROPPED])).contains("dropped"));
+    assert!(message(refine(2, cards[2], 2, &[1], &[])).contains("new_ids"));
 }
