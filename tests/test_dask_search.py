@@ -249,6 +249,31 @@ def test_a_split_routes_rows_by_destination_in_their_order():
         np.testing.assert_array_equal(piece.classes, local_ids[rank[rows]])
 
 
+@pytest.mark.parametrize("n_classes", [6, 400_000])
+def test_refined_classes_are_those_of_numpy(n_classes):
+    """The core's one-pass refinement (a table of the keys for few classes, a search
+    in the groups for many) against NumPy's search of the sorted groups."""
+    rng = np.random.default_rng(n_classes)
+    n_rows = 20_000
+    columns = np.vstack([rng.integers(0, 40, n_rows) for _ in range(3)]).astype(
+        np.uint16
+    )
+    classes = rng.integers(0, n_classes, n_rows).astype(np.uint32)
+    part = engine._SearchPart(
+        columns, [4, 7, 9], np.zeros(n_rows, np.uint8), classes, n_classes
+    )
+    keys = classes.astype(np.uint64) * 40 + columns[1]
+    groups = np.unique(keys)[::2]
+    new_ids = rng.permutation(groups.shape[0]).astype(np.uint32)
+    got = part.refined_classes(7, 40, groups, new_ids)
+    rank = np.searchsorted(groups, keys).clip(max=groups.shape[0] - 1)
+    want = np.where(groups[rank] == keys, new_ids[rank], engine._DROPPED)
+    assert got.dtype == np.uint32
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="strictly increasing"):
+        part.refined_classes(7, 40, groups[::-1].copy(), new_ids)
+
+
 def test_partition_counts_dense_or_sorted_are_those_of_numpy():
     rng = np.random.default_rng(4)
     cards = np.array([3, 200, 250, 7], dtype=np.uint32)

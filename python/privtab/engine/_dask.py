@@ -1074,7 +1074,7 @@ def _joined_parts(n_classes: int, *pieces: _SearchPart) -> _LocalPart:
     return _LocalPart(
         np.concatenate([p.columns for p in pieces], axis=1),
         pieces[0].index,
-        np.concatenate([p.labels for p in pieces]).astype(np.uint32),
+        np.concatenate([p.labels for p in pieces]).astype(np.uint32, copy=False),
         None,
         np.concatenate([p.classes for p in pieces]),
         n_classes,
