@@ -60,7 +60,7 @@ from _parquet_table import (
     read_head,
     write_partitions,
 )
-from _timing import Stopwatch, best_of
+from _timing import Stopwatch, best_of, free_page_reporting
 
 #: Cardinalities 2 to 50, evenly spread over the 20 columns.
 CARDS = [int(c) for c in np.linspace(2, 50, 20).round()]
@@ -324,6 +324,7 @@ def main() -> None:
         "privtab": pt.__version__,
         "command": " ".join(["python benches/bench_scaleout.py", *sys.argv[1:]]),
         "worker_malloc": args.malloc,
+        "free_page_reporting": free_page_reporting(),
     }
     directory = args.data or Path(tempfile.mkdtemp(prefix="privtab-scaleout-"))
     directory.mkdir(parents=True, exist_ok=True)
@@ -448,10 +449,24 @@ def markdown(report: dict) -> str:
             else "Dask's (`MALLOC_TRIM_THRESHOLD_=65536`, which fixes glibc's mmap "
             "threshold: every large allocation is fresh memory)."
         ),
+        *free_page_lines(report.get("free_page_reporting")),
         "",
         f"Command: `{report['command']}`.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def free_page_lines(settings: dict | None) -> list[str]:
+    """A line on the VM's free page reporting, which makes fresh memory costly."""
+    if not settings:
+        return []
+    return [
+        f"Free page reporting (VM): freed blocks of 2^{settings.get('page_reporting_order')} "
+        f"pages go back to the host after {settings.get('min_free_ms')} ms, and are "
+        "faulted in again by the host when touched: fresh large allocations (the "
+        "workers' rows moved between rounds) cost much more here than in a process that "
+        "reuses its memory."
+    ]
 
 
 if __name__ == "__main__":
