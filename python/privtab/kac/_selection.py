@@ -43,7 +43,7 @@ from privtab._validation import (
 )
 from privtab.engine import is_distributed, map_blocks_1d, map_rows
 from privtab.engine._dask import merge_count_lists
-from privtab.kac._binary import BinaryMatrix, as_binary_matrix, ham_scores
+from privtab.kac._binary import BinaryMatrix, as_binary_matrix
 from privtab.kac._itemsets import Itemsets, mine_maximal_sets
 
 __all__ = [
@@ -287,7 +287,26 @@ def ham_utility(B: Any, y: Any, S: Any) -> float:
     1.0
     """
     M, positive, S = _prepare(B, y, S)
-    return float(ham_scores(M, positive)[S].sum())
+    return _ham(M, positive, S)
+
+
+def _ham(M: BinaryMatrix, positive: np.ndarray, S: np.ndarray) -> float:
+    """Return Ham(S) from integer pair counts, divided once.
+
+    That is the correctly rounded value, the same for a set whatever the order of its
+    features; a float sum of the per-feature scores would differ in its last bits
+    between orders (two selectors picking one set in two orders reported two values).
+    """
+    n_positive = int(positive.sum())
+    n_negative = M.n_rows - n_positive
+    pos = M.feature_counts(positive)
+    neg = M.feature_counts(~positive)
+    pairs = sum(
+        int(pos[f]) * (n_negative - int(neg[f]))
+        + (n_positive - int(pos[f])) * int(neg[f])
+        for f in S
+    )
+    return pairs / (n_positive * n_negative)
 
 
 def _undiscerned(M: BinaryMatrix, positive: np.ndarray, S: np.ndarray) -> int:
