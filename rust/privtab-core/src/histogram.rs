@@ -278,8 +278,14 @@ pub fn thresholded_histogram(
     max_cells: u64,
     seed: &Seed,
 ) -> Result<Histogram> {
-    let plan = Plan::new(cols.cardinalities(), epsilon, threshold, noise, max_cells)?;
-    plan.sampler.check_counts(cols.n_rows(), epsilon)?;
+    let plan = Plan::for_rows(
+        cols.cardinalities(),
+        epsilon,
+        threshold,
+        noise,
+        max_cells,
+        cols.n_rows(),
+    )?;
     let counts = count_rows(cols, plan.domain)?;
     plan.release(&counts, seed)
 }
@@ -308,8 +314,7 @@ pub fn thresholded_histogram_of_rows<C: Code>(
     seed: &Seed,
     what: &str,
 ) -> Result<Histogram> {
-    let plan = Plan::new(cardinalities, epsilon, threshold, noise, max_cells)?;
-    plan.sampler.check_counts(n_rows, epsilon)?;
+    let plan = Plan::for_rows(cardinalities, epsilon, threshold, noise, max_cells, n_rows)?;
     let every: Vec<usize> = (0..cardinalities.len()).collect();
     let counts = count_columns_of_rows(data, n_rows, cardinalities, &every, what)?;
     plan.release(&counts, seed)
@@ -337,12 +342,11 @@ pub fn thresholded_histogram_of_counts(
     max_cells: u64,
     seed: &Seed,
 ) -> Result<Histogram> {
-    let plan = Plan::new(cardinalities, epsilon, threshold, noise, max_cells)?;
     let n_rows = counts
         .counts()
         .iter()
         .fold(0usize, |n, &c| n.saturating_add(c as usize));
-    plan.sampler.check_counts(n_rows, epsilon)?;
+    let plan = Plan::for_rows(cardinalities, epsilon, threshold, noise, max_cells, n_rows)?;
     if let Some(&last) = counts.keys().last()
         && u128::from(last) >= plan.domain
     {
@@ -397,6 +401,21 @@ impl Plan {
             )));
         }
         Ok(Plan { sampler, domain, p })
+    }
+
+    /// [`Plan::new`] for a release of `n_rows` rows, whose counts the noise must keep
+    /// exact ([`Sampler::check_counts`]).
+    fn for_rows(
+        cardinalities: &[u32],
+        epsilon: f64,
+        threshold: f64,
+        noise: Noise,
+        max_cells: u64,
+        n_rows: usize,
+    ) -> Result<Self> {
+        let plan = Plan::new(cardinalities, epsilon, threshold, noise, max_cells)?;
+        plan.sampler.check_counts(n_rows, epsilon)?;
+        Ok(plan)
     }
 
     /// Noise on the observed cells, the sampled kept empty cells, merged by key.
