@@ -599,8 +599,15 @@ pub(crate) fn run_lengths(sorted: &[u64]) -> SparseCounts {
 /// LSD radix sort on bytes, skipping the bytes on which all keys agree (so keys from a
 /// small domain take one or two passes).
 pub(crate) fn radix_sort(keys: &mut Vec<u64>) {
+    radix_sort_above(keys, 0);
+}
+
+/// Sorts `keys` by their bits from `low_bit` up (a multiple of 8), as [`radix_sort`]: the
+/// bits below ride along (a count packed under its key), in the order stability gives.
+pub(crate) fn radix_sort_above(keys: &mut Vec<u64>, low_bit: u32) {
+    debug_assert!(low_bit.is_multiple_of(8) && low_bit < 64);
     if keys.len() <= 64 {
-        keys.sort_unstable();
+        keys.sort_unstable_by_key(|&k| k >> low_bit);
         return;
     }
     let (any, all) = keys
@@ -608,7 +615,7 @@ pub(crate) fn radix_sort(keys: &mut Vec<u64>) {
         .fold((0u64, u64::MAX), |(any, all), &k| (any | k, all & k));
     let varying = any ^ all;
     let mut buffer = vec![0u64; keys.len()];
-    for shift in (0..64).step_by(8) {
+    for shift in (low_bit..64).step_by(8) {
         if (varying >> shift) & 0xff == 0 {
             continue;
         }

@@ -68,8 +68,11 @@ pub fn mixed_radix_encode(cols: Columns<'_>) -> Result<Vec<u64>> {
     encode_valid(&columns, cols.cardinalities(), cols.n_rows())
 }
 
-/// The mixed-radix encoder of a validated table, for kernels that encode rows block by
-/// block (e.g. into a cache-resident buffer) instead of into one array of all keys.
+/// The mixed-radix encoder of a table, for kernels that encode rows block by block (e.g.
+/// into a cache-resident buffer) instead of into one array of all keys: of a validated
+/// table ([`RowEncoder::new`]), or of columns checked as they are encoded
+/// ([`RowEncoder::checking`]), which spares a kernel that reads every code once anyway a
+/// separate validation pass over the table.
 pub(crate) struct RowEncoder<'a> {
     columns: Vec<&'a [u32]>,
     cards: Vec<u32>,
@@ -117,17 +120,49 @@ impl<'a> RowEncoder<'a> {
         })
     }
 
+    /// The encoder of `columns` (of equal length, the first most significant) whose codes
+    /// are not validated yet: [`RowEncoder::encode_checked`] tells whether a block's codes
+    /// are below `cardinalities`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidData`] when the lengths differ from `cardinalities`; [`Error::Domain`]
+    /// when the product of the cardinalities exceeds 2^64.
+    pub(crate) fn checking(columns: Vec<&'a [u32]>, cardinalities: &[u32]) -> Result<Self> {
+        if columns.len() != cardinalities.len() {
+            return Err(Error::InvalidData(format!(
+                "{} columns for {} cardinalities",
+                columns.len(),
+                cardinalities.len()
+            )));
+        }
+        let domain = check_domain(cardinalities)?;
+        Ok(RowEncoder {
+            columns,
+            radices: cardinalities.iter().map(|&k| u64::from(k)).collect(),
+            weights: place_values(cardinalities),
+            cards: cardinalities.to_vec(),
+            domain,
+        })
+    }
+
     /// The number of distinct keys: the product of the cardinalities.
     pub(crate) fn domain(&self) -> u128 {
         self.domain
     }
 
-    /// Writes the keys of rows `start..start + out.len()` into `out`.
+    /// Writes the keys of rows `start..start + out.len()` of a validated table into `out`.
     pub(crate) fn encode(&self, start: usize, out: &mut [u64]) {
+        self.encode_checked(start, out);
+    }
+
+    /// Writes the keys of rows `start..start + out.len()` into `out` and returns whether
+    /// every code of these rows is below its cardinality; when not, some keys may lie
+    /// outside the domain and must not be used.
+    pub(crate) fn encode_checked(&self, start: usize, out: &mut [u64]) -> bool {
         out.fill(0);
+        let mut valid = true;
         for (block, keys) in out.chunks_mut(COLUMN_BLOCK).enumerate() {
-            // The columns were validated, so every code is below its radix.
-            fold_columns(
+            valid &= fold_columns(
                 &self.columns,
                 &self.radices,
                 &self.weights,
@@ -135,6 +170,7 @@ impl<'a> RowEncoder<'a> {
                 keys,
             );
         }
+        valid
     }
 }
 

@@ -3,22 +3,35 @@
 use privtab_core::counts::SparseCounts;
 use privtab_core::histogram::{self, Histogram};
 
-use crate::args::{run_on_int_arrays, table_kernels};
+use crate::args::run_on_int_arrays;
 use crate::prelude::*;
 
-table_kernels! {
-    /// Sorted keys and noisy values of the thresholded histogram of a (d, n) code table.
-    fn thresholded_histogram(
-        epsilon: f64,
-        threshold: f64,
-        noise: &str,
-        max_cells: u64,
-        seed: Option<u64> = None
-    ) -> Histogram =
-        |cols| {
-            let (noise, seed) = (noise.parse()?, Seed::new(seed)?);
-            histogram::thresholded_histogram(cols, epsilon, threshold, noise, max_cells, &seed)
-        };
+/// Sorted keys and noisy values of the thresholded histogram of a (d, n) code table,
+/// whose codes are checked as they are counted (no validation pass before).
+#[pyfunction]
+#[pyo3(signature = (columns, cardinalities, epsilon, threshold, noise, max_cells, seed=None, n_threads=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn thresholded_histogram(
+    columns: PyReadonlyArray2<'_, u32>,
+    cardinalities: PyReadonlyArray1<'_, u32>,
+    epsilon: f64,
+    threshold: f64,
+    noise: &str,
+    max_cells: u64,
+    seed: Option<u64>,
+    n_threads: Option<usize>,
+) -> PyResult<Numpy<Histogram>> {
+    let noise = mapped(noise.parse())?;
+    let seed = mapped(Seed::new(seed))?;
+    let data = contiguous(&columns, "columns")?;
+    let n_rows = columns.shape()[1];
+    let cards = contiguous(&cardinalities, "cardinalities")?;
+    run(columns.py(), n_threads, || {
+        histogram::thresholded_histogram_of_columns(
+            data, n_rows, cards, epsilon, threshold, noise, max_cells, &seed,
+        )
+    })
+    .map(Numpy)
 }
 
 /// Sorted keys and noisy values of the thresholded histogram of the row-major `codes`
