@@ -984,6 +984,30 @@ def infer_code_columns(
     return columns, cards.astype(np.uint32)
 
 
+def read_code_columns(
+    X: Any, name: str, cardinalities: Any
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """In-memory codes as core columns: (columns, cardinalities, whether inferred).
+
+    The cardinalities are :func:`inferred <infer_code_columns>` when none are declared
+    and ``X`` is not an :class:`~privtab.EncodedTable`, without a warning: the private
+    estimators that call this warn once themselves, the others only validate. Negative
+    codes are reported as scikit-learn words it for estimators tagged
+    ``positive_only`` ("Negative values in data passed to X").
+    """
+    inferred = cardinalities is None and not is_encoded(X)
+    try:
+        if inferred:
+            columns, cards = infer_code_columns(X, name, warn=False)
+        else:
+            columns, cards = as_code_columns(X, name, cardinalities)
+    except ValueError as exc:
+        if "codes >= 0" not in str(exc):
+            raise
+        raise ValueError(f"Negative values in data passed to {name}: {exc}") from None
+    return columns, cards, inferred
+
+
 def as_code_matrix(
     X: Any, name: str = "X", cardinalities: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:

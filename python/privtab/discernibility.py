@@ -35,15 +35,14 @@ from privtab._docstrings import LABEL_PARAMETER, REFITS_NOTE, fill_doc
 from privtab._estimator import DPEstimatorMixin, SupportSelectorMixin
 from privtab._random import RandomState
 from privtab._validation import (
-    as_code_columns,
     check_labels,
     check_n_features,
     check_positive_int,
     check_threads,
     check_unit_interval,
     declared_label_set,
-    infer_code_columns,
     is_encoded,
+    read_code_columns,
     refuse_lazy_frame,
     validate_data,
     warn_inferred_domain,
@@ -110,17 +109,8 @@ def _prepare(
     with a ``PrivacyLeakWarning`` when an ``owner`` (a private estimator) is named.
     """
     names = _column_names(X)
-    try:
-        if cardinalities is None and not is_encoded(X):
-            # Inferred cardinalities only serve validation here; warned by the caller.
-            columns, cards = infer_code_columns(X, "X", warn=False)
-        else:
-            columns, cards = as_code_columns(X, "X", cardinalities)
-    except ValueError as exc:
-        if "codes >= 0" not in str(exc):
-            raise
-        # The wording scikit-learn expects of estimators that take non-negative X.
-        raise ValueError(f"Negative values in data: {exc}") from None
+    # Inferred cardinalities only serve validation here; warned by the caller.
+    columns, cards, _ = read_code_columns(X, "X", cardinalities)
     label_set, labels = check_labels(
         y,
         classes,

@@ -19,12 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from privtab._validation import (
-    as_code_columns,
-    check_positive_int,
-    infer_code_columns,
-    is_encoded,
-)
+from privtab._validation import check_positive_int, read_code_columns
 from privtab.engine import CodeTable, MemoryTable, dask_table, is_distributed
 
 _MAX_VALUES = 8192
@@ -42,17 +37,7 @@ def _prepare(X: Any, cardinalities: Any) -> tuple[CodeTable, np.ndarray, bool]:
         table, inferred = dask_table(X, cardinalities, "X")
         cards = table.cardinalities
     else:
-        inferred = cardinalities is None and not is_encoded(X)
-        try:
-            if inferred:
-                columns, cards = infer_code_columns(X, "X", warn=False)
-            else:
-                columns, cards = as_code_columns(X, "X", cardinalities)
-        except ValueError as exc:
-            if "codes >= 0" not in str(exc):
-                raise
-            # Worded as scikit-learn words it, for estimators tagged positive_only.
-            raise ValueError(f"Negative values in data passed to X: {exc}") from None
+        columns, cards, inferred = read_code_columns(X, "X", cardinalities)
         table = MemoryTable(columns, cards)
     if int(cards.max()) > _MAX_VALUES:
         j = int(np.argmax(cards))
