@@ -1128,17 +1128,23 @@ mod tests {
         assert!(release_with(5e6).is_ok());
     }
 
-    #[test]
-    fn row_major_codes_give_the_release_of_their_columns() {
-        let n = 2 * CHUNK + 5;
-        let cards = [50u32, 40, 30];
-        let columns: Vec<u32> = cards
+    /// `n` rows of codes below `cards`, stored column after column, with many distinct
+    /// cells of varied counts.
+    fn patterned_columns(n: usize, cards: &[u32]) -> Vec<u32> {
+        cards
             .iter()
             .enumerate()
             .flat_map(|(j, &card)| {
                 (0..n).map(move |i| ((i * (7 + j) + i / 3) % card as usize) as u32)
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn row_major_codes_give_the_release_of_their_columns() {
+        let n = 2 * CHUNK + 5;
+        let cards = [50u32, 40, 30];
+        let columns = patterned_columns(n, &cards);
         let rows: Vec<u8> = (0..n)
             .flat_map(|i| {
                 (0..cards.len())
@@ -1188,13 +1194,7 @@ mod tests {
     fn columns_checked_as_counted_give_the_release_of_validated_columns() {
         let n = 2 * BUCKET_BLOCK + 5;
         let cards = [50u32, 40, 30];
-        let columns: Vec<u32> = cards
-            .iter()
-            .enumerate()
-            .flat_map(|(j, &card)| {
-                (0..n).map(move |i| ((i * (7 + j) + i / 3) % card as usize) as u32)
-            })
-            .collect();
+        let columns = patterned_columns(n, &cards);
         let checked = |data: &[u32], noise, seed, threads| {
             in_pool(threads, || {
                 thresholded_histogram_of_columns(
