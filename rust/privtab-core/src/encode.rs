@@ -125,14 +125,22 @@ impl<'a> RowEncoder<'a> {
     /// are below `cardinalities`.
     ///
     /// # Errors
-    /// [`Error::InvalidData`] when the lengths differ from `cardinalities`; [`Error::Domain`]
-    /// when the product of the cardinalities exceeds 2^64.
+    /// [`Error::InvalidData`] when the number of columns differs from that of
+    /// `cardinalities` or their lengths differ; [`Error::Domain`] when the product of the
+    /// cardinalities exceeds 2^64.
     pub(crate) fn checking(columns: Vec<&'a [u32]>, cardinalities: &[u32]) -> Result<Self> {
         if columns.len() != cardinalities.len() {
             return Err(Error::InvalidData(format!(
                 "{} columns for {} cardinalities",
                 columns.len(),
                 cardinalities.len()
+            )));
+        }
+        if let Some(j) = columns.iter().position(|c| c.len() != columns[0].len()) {
+            return Err(Error::InvalidData(format!(
+                "column {j} has {} codes, column 0 has {}",
+                columns[j].len(),
+                columns[0].len()
             )));
         }
         let domain = check_domain(cardinalities)?;
@@ -480,6 +488,25 @@ mod tests {
 
     fn columns_of<'a>(data: &'a [u32], n: usize, cards: &'a [u32]) -> Columns<'a> {
         Columns::new(data, n, cards).expect("valid columns")
+    }
+
+    #[test]
+    fn a_checking_encoder_tells_bad_codes_and_refuses_other_shapes() {
+        let (a, b) = ([0u32, 1, 2], [0u32, 1]);
+        let ragged = RowEncoder::checking(vec![&a, &b], &[3, 2])
+            .err()
+            .expect("ragged");
+        assert!(
+            ragged.to_string().contains("column 1 has 2 codes"),
+            "{ragged}"
+        );
+        assert!(RowEncoder::checking(vec![&a], &[3, 2]).is_err());
+        let mut out = [0u64; 3];
+        let too_small = RowEncoder::checking(vec![&a, &a], &[3, 2]).expect("shapes");
+        assert!(!too_small.encode_checked(0, &mut out));
+        let fitting = RowEncoder::checking(vec![&a, &a], &[3, 3]).expect("shapes");
+        assert!(fitting.encode_checked(0, &mut out));
+        assert_eq!(out, [0, 4, 8]);
     }
 
     #[test]
