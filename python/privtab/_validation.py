@@ -1314,8 +1314,11 @@ def declared_label_set(
 
 def _declared_codes(
     array: np.ndarray, classes: np.ndarray, name: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of ``array``'s labels in the sorted ``classes``, and a found mask."""
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Positions of ``array``'s labels in the sorted ``classes``, and a found mask.
+
+    The mask is ``None`` when every label was found.
+    """
     k = classes.shape[0]
     exact = array.dtype.kind == "i" or (array.dtype.kind == "u" and array.itemsize <= 4)
     if (
@@ -1327,13 +1330,17 @@ def _declared_codes(
         and int(classes[-1]) - int(classes[0]) == k - 1
     ):
         # Distinct sorted integers without a gap: a label's position is its offset
-        # from the first one (no search; the int64 offsets cannot wrap into range).
-        low = int(classes[0])
-        if low == 0 and array.dtype.kind == "u":
-            return np.ascontiguousarray(array, dtype=np.uint32), array < k
-        offset = array.astype(np.int64) - low
-        found = (offset >= 0) & (offset < k)
-        return np.ascontiguousarray(offset, dtype=np.uint32), found
+        # from the first one (no search). The range is checked by two reductions, and
+        # the offsets are computed in int64 and cast block by block, with no
+        # intermediate table; a mask is only made to name an offending row.
+        low, high = int(classes[0]), int(classes[-1])
+        if array.shape[0] and (int(array.min()) < low or int(array.max()) > high):
+            return np.zeros(array.shape, np.uint32), (array >= low) & (array <= high)
+        if low == 0:
+            return np.ascontiguousarray(array, dtype=np.uint32), None
+        codes = np.empty(array.shape, np.uint32)
+        np.subtract(array, np.int64(low), out=codes, dtype=np.int64, casting="unsafe")
+        return codes, None
     try:
         index = np.searchsorted(classes, array)
         np.minimum(index, classes.shape[0] - 1, out=index)
@@ -1431,7 +1438,7 @@ def check_labels(
         )
     if declared is not None:
         codes, found = _declared_codes(array, declared, name)
-        if not found.all():
+        if found is not None and not found.all():
             row = int(np.argmin(found))
             label = array[row : row + 1].tolist()[0]  # a Python value, for the message
             raise DomainError(

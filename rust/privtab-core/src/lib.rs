@@ -7,6 +7,30 @@
 //! Randomised kernels take an [`rng::Seed`] and split their work into fixed-size chunks, each
 //! with its own ChaCha20 stream, so a given seed gives the same output for any thread count.
 
+/// Defines `pub fn $name` that runs `$body` compiled with `$feature` when the CPU has it
+/// (as decided by `$check`), and the portable build of the same body otherwise.
+macro_rules! multiversion {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty, $feature:literal, $check:ident, $body:block) => {
+        $(#[$doc])*
+        pub fn $name($($arg: $ty),*) -> $ret {
+            #[inline(always)]
+            fn body($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = $feature)]
+                fn fast($($arg: $ty),*) -> $ret {
+                    body($($arg),*)
+                }
+                if $check() {
+                    // SAFETY: the CPU has the feature `fast` is compiled for (checked above).
+                    return unsafe { fast($($arg),*) };
+                }
+            }
+            body($($arg),*)
+        }
+    };
+}
+
 pub mod anonymity;
 pub mod binary;
 pub mod bitset;

@@ -1041,8 +1041,11 @@ impl<'a> DiscernibilitySearch<'a> {
                 // A large class: count into LANES interleaved counters per cell, so that
                 // rows hitting the same cell in a row do not wait for each other's
                 // increments, then read the squares off the table.
+                let value_stride = LANES << label_bits;
                 for (i, (v, &l)) in values.zip(labels).enumerate() {
-                    let cell = ((v as usize) << label_bits | l as usize) * LANES + i % LANES;
+                    let cell = (v as usize)
+                        .wrapping_mul(value_stride)
+                        .wrapping_add((l as usize * LANES) | (i % LANES));
                     lanes[cell] = lanes[cell].wrapping_add(1);
                 }
                 let (mut value_sq, mut joint_sq) = (0u128, 0u128);
