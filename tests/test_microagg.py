@@ -532,6 +532,26 @@ def test_an_integer_release_is_rounded_inside_the_bounds(dtype):
     np.testing.assert_array_equal(ints, expected)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_numpy_release_is_column_major_in_every_dtype(dtype, order):
+    # The kernel writes attribute after attribute; the release keeps that order
+    # (documented) rather than paying for an (n, d) copy, whatever the input's order.
+    values = np.asarray(DTYPE_VALUES + 5, dtype=dtype, order=order)
+    bounds = [(0.0, 60.0), (0.0, 20.0)]
+    masker = pt.MicroaggregationMasker(
+        3, 2.0, bounds=bounds, random_state=7, accountant=pt.BudgetAccountant()
+    )
+    release = masker.fit_transform(values)
+    assert release.shape == values.shape
+    assert release.dtype == dtype
+    assert release.flags.f_contiguous
+    # The same release from the input in the other order.
+    masker.set_params(random_state=7)
+    other = np.asarray(values, order="F" if order == "C" else "C")
+    np.testing.assert_array_equal(masker.fit_transform(other), release)
+
+
 def test_a_numpy_release_falls_back_to_float64_where_a_dtype_cannot_hold_it():
     # No integer lies in (0.2, 0.8): the whole array is released as float64.
     X = np.array([[1, 1], [2, 2], [3, 3]], dtype=np.int8)
