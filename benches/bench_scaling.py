@@ -203,7 +203,7 @@ def cases(quick: bool) -> list[Case]:
     """Every kernel at its large size and at a hundredth of it."""
     scale = 10 if quick else 1
     sized = [
-        ("contingency_table (100 × 50)", contingency, 40_000_000, 8),
+        ("contingency_table (100 × 50)", contingency, 64_000_000, 8),
         ("count_columns (4 columns)", count_columns, 40_000_000, 4),
         ("discrete Laplace", discrete_laplace, 10_000_000, 8),
         ("thresholded_histogram (domain 2^40)", histogram, 10_000_000, 16),
