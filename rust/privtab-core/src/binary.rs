@@ -159,13 +159,17 @@ pub fn csr_from_dense(
     }
     pieces.into_par_iter().for_each(|(rows, piece)| {
         let block = &values[rows.start * n_features..rows.end * n_features];
+        // Branch-free compaction: every byte writes its feature at the next free slot,
+        // which only a 1 keeps (a 0 is overwritten by the next write). A branch per
+        // byte would be mispredicted at every other byte of a matrix of mixed 0s and
+        // 1s; the bounds test below fails only after the block's last 1.
         let mut at = 0;
         for row in block.chunks(width) {
             for (j, &v) in row.iter().enumerate() {
-                if v != 0 {
-                    piece[at] = j as u32;
-                    at += 1;
+                if let Some(slot) = piece.get_mut(at) {
+                    *slot = j as u32;
                 }
+                at += usize::from(v != 0);
             }
         }
     });
