@@ -91,8 +91,9 @@ pub trait Code: Copy + Send + Sync + std::fmt::Display + 'static {
     }
 }
 
+/// Implements [`Code`] for unsigned types; `$highest` takes the largest of a slice.
 macro_rules! unsigned_code {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $highest:expr),*) => {$(
         impl Code for $t {
             #[inline(always)]
             fn index(self) -> u64 {
@@ -105,7 +106,7 @@ macro_rules! unsigned_code {
             }
 
             fn highest_index(codes: &[Self]) -> u64 {
-                u64::from(codes.iter().copied().max().unwrap_or(0))
+                u64::from(($highest)(codes))
             }
         }
     )*};
@@ -128,24 +129,13 @@ macro_rules! signed_code {
     )*};
 }
 
-unsigned_code!(u8, u16, u64);
-signed_code!(i8, i16, i32, i64);
-
-impl Code for u32 {
-    #[inline(always)]
-    fn index(self) -> u64 {
-        u64::from(self)
-    }
-
-    #[inline(always)]
-    fn is_negative(self) -> bool {
-        false
-    }
-
-    fn highest_index(codes: &[Self]) -> u64 {
-        u64::from(highest_u32(codes))
-    }
+/// The largest of `codes` (0 when empty), for the types with a vectorised portable maximum.
+fn highest_of<T: Copy + Ord + Default>(codes: &[T]) -> T {
+    codes.iter().copied().max().unwrap_or_default()
 }
+
+unsigned_code!(u8 => highest_of, u16 => highest_of, u32 => highest_u32, u64 => highest_of);
+signed_code!(i8, i16, i32, i64);
 
 /// Whether the CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
