@@ -807,12 +807,9 @@ def _in_input_dtypes(
             column = np.clip(np.rint(column), low, high).astype(target)
         columns.append(column)
     if kind == "numpy":
-        if all(column.base is masked_t for column in columns):
+        if not columns or targets[0] == masked_t.dtype:
             return masked_t.T
-        stacked = np.empty((masked_t.shape[1], len(columns)), targets[0], order="F")
-        for j, column in enumerate(columns):
-            stacked[:, j] = column
-        return stacked
+        return np.array(columns, dtype=targets[0]).T
     return columns
 
 
