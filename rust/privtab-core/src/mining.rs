@@ -75,8 +75,11 @@ pub trait Oracle: Sync {
     /// Whether a search on one thread should run as one sequence from the root, deciding
     /// maximality by found sets at every level, rather than as separate top-level branches
     /// that each carry their earlier siblings: better when carrying items costs more than
-    /// looking up found sets (sparse data).
-    fn sequential(&self) -> bool {
+    /// looking up found sets (sparse data). `n_threads` is the pool's: on several threads
+    /// the root is split whatever the answer, and a sequential search meets branches
+    /// searched apart ([`from_both_ends`]).
+    fn sequential(&self, n_threads: usize) -> bool {
+        let _ = n_threads;
         false
     }
     /// Number of items; item ids are below it.
@@ -762,8 +765,8 @@ pub fn maximal_sets<O: Oracle>(
     // keeps every found set, so its nodes carry none of the earlier top-level branches'
     // items; on several threads that sequence meets branches searched apart
     // ([`from_both_ends`]). The sets are the same either way and sorted at the end.
-    let sequential = limits.max_sets.is_none() && oracle.sequential();
     let n_threads = rayon::current_num_threads();
+    let sequential = limits.max_sets.is_none() && oracle.sequential(n_threads);
     let split = !sequential || n_threads > 1;
     let shared = SharedCap::new(cap, oracle.n_items() + 1);
     let new_found = |slot, from_root| Found {

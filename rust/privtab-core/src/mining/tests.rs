@@ -81,27 +81,45 @@ fn matches_brute_force_on_random_tables() {
     }
 }
 
+/// Transactions never held as bitsets.
+const HORIZONTAL: Layout = Layout {
+    max_transactions: 0,
+    max_split_transactions: 0,
+    density_factor: 2,
+    compress_factor: 2,
+};
+
+/// Bitsets only at the root of a split search (several threads, or a cap): on one thread
+/// with no cap the same data is searched in sequence, horizontally.
+const BITSETS_WHEN_SPLIT: Layout = Layout {
+    max_transactions: 0,
+    max_split_transactions: usize::MAX,
+    density_factor: usize::MAX,
+    compress_factor: 2,
+};
+
 /// Every way of holding a node's transactions: horizontal only, bitsets from the root
 /// with compression at every halving, bitsets that never compress, bitsets that go back
-/// to horizontal as soon as they are sparser than one word per pair, and the default.
-fn layouts() -> [Layout; 5] {
+/// to horizontal as soon as they are sparser than one word per pair, bitsets from the root
+/// of a split search only, and the default.
+fn layouts() -> [Layout; 6] {
     let vertical = |compress_factor| Layout {
         max_transactions: usize::MAX,
+        max_split_transactions: usize::MAX,
         density_factor: usize::MAX,
         compress_factor,
     };
     [
-        Layout {
-            max_transactions: 0,
-            ..Layout::default()
-        },
+        HORIZONTAL,
         vertical(2),
         vertical(usize::MAX),
         Layout {
             max_transactions: usize::MAX,
+            max_split_transactions: usize::MAX,
             density_factor: 1,
             compress_factor: 2,
         },
+        BITSETS_WHEN_SPLIT,
         Layout::default(),
     ]
 }
@@ -144,10 +162,7 @@ fn every_layout_matches_brute_force() {
 /// force on 1 to 4 threads, on tables long enough for every thread to take branches.
 #[test]
 fn sequential_searches_from_both_ends_match_brute_force() {
-    let horizontal = Layout {
-        max_transactions: 0,
-        ..Layout::default()
-    };
+    let horizontal = HORIZONTAL;
     for seed in 0..4u64 {
         let rows = random_rows(seed + 300, 1500, 16, 12 + 6 * seed);
         let (indptr, indices) = csr(&rows);
@@ -155,7 +170,7 @@ fn sequential_searches_from_both_ends_match_brute_force() {
         assert!(
             Frequency::with_layout(view, 2, horizontal)
                 .unwrap()
-                .sequential()
+                .sequential(2)
         );
         for threshold in [2, 9] {
             let expected = brute(16, |s| support(&rows, s), threshold);
@@ -164,6 +179,39 @@ fn sequential_searches_from_both_ends_match_brute_force() {
                 assert!(got.complete);
                 assert_eq!(sets(&got), expected, "seed {seed} threads {threads}");
             }
+        }
+    }
+}
+
+/// The root's layout follows the split: searched in sequence on one thread with no cap,
+/// as bitsets on several threads or under a cap, with the same sets either way.
+#[test]
+fn a_split_root_takes_its_own_transaction_limit() {
+    let rows = random_rows(41, 1200, 14, 45);
+    let (indptr, indices) = csr(&rows);
+    let view = Rows::new(&indptr, &indices, 14).unwrap();
+    let oracle = Frequency::with_layout(view, 3, BITSETS_WHEN_SPLIT).unwrap();
+    assert!(oracle.sequential(1));
+    assert!(!oracle.sequential(2));
+    for threshold in [3, 40] {
+        let expected = brute(14, |s| support(&rows, s), threshold);
+        for threads in 1..=3 {
+            let got = with_pool(threads, || mine_with(view, threshold, BITSETS_WHEN_SPLIT));
+            assert!(got.complete);
+            assert_eq!(
+                sets(&got),
+                expected,
+                "threshold {threshold} threads {threads}"
+            );
+            let oracle = Frequency::with_layout(view, threshold, BITSETS_WHEN_SPLIT).unwrap();
+            let limits = Limits {
+                max_sets: Some(usize::MAX),
+                time_limit: None,
+            };
+            let capped = with_pool(threads, || {
+                maximal_sets(&oracle, oracle.original(), limits, &Progress::new()).unwrap()
+            });
+            assert_eq!(sets(&capped), expected, "capped, threads {threads}");
         }
     }
 }
