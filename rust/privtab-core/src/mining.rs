@@ -16,8 +16,9 @@
 //! - inside a sequential search the excluded items ordered before a node are decided by
 //!   the maximal sets already found ([`Cover`]), so only the top-level branches carry them;
 //! - the top-level branches run on rayon, one task each (the costly ones sit anywhere in
-//!   the order); each branch is sequential and the results are sorted at the end, so the
-//!   output does not depend on the thread count. With no cap, an oracle that asks for it
+//!   the order); each branch is sequential, except that with no cap the children of a
+//!   thread's last branches are shared with idle threads ([`explore_shared`]), and the
+//!   results are sorted at the end, so the output does not depend on the thread count. With no cap, an oracle that asks for it
 //!   ([`Oracle::sequential`]) is searched as one sequence from the root instead, which on
 //!   several threads meets branches searched apart from the last one back
 //!   ([`from_both_ends`]);
@@ -131,6 +132,13 @@ pub trait Oracle: Sync {
     /// Takes back a node the search is done with, so its memory can serve later nodes.
     fn release(&self, node: Self::Node, scratch: &mut Self::Scratch) {
         let _ = (node, scratch);
+    }
+    /// Whether the children of a reduced `node` can be searched apart from each other,
+    /// each carrying its earlier siblings as excluded items: [`Oracle::child`] then
+    /// leaves them as candidates the child can evaluate.
+    fn children_apart(&self, node: &Self::Node) -> bool {
+        let _ = node;
+        false
     }
     /// Look-ahead: if `S ∪ tail` is feasible, `Some((measure, maximal))` where `maximal` says
     /// that no item of `excluded` extends it feasibly.
@@ -602,33 +610,46 @@ fn explore<O: Oracle>(
         excluded,
     } = prepare(oracle, node, set, tail, excluded, scratch, found)
     {
-        for (index, &item) in tail.iter().enumerate() {
-            if found.full() {
-                break;
-            }
-            set.push(item);
-            found.cover.enter(set);
-            if found.cover.covers(set, &tail[index + 1..]) {
-                found.cover.leave();
-                set.pop();
-                continue;
-            }
-            let child = oracle.child(&node, item, index, scratch);
-            explore(
-                oracle,
-                child,
-                set,
-                &tail[index + 1..],
-                &excluded,
-                scratch,
-                found,
-            );
-            found.cover.leave();
-            set.pop();
-        }
-        oracle.release(node, scratch);
+        explore_prepared(oracle, node, set, &tail, &excluded, scratch, found);
     }
     set.truncate(depth);
+}
+
+/// The children of a prepared node, in order, then the node's release.
+fn explore_prepared<O: Oracle>(
+    oracle: &O,
+    node: O::Node,
+    set: &mut Vec<u32>,
+    tail: &[u32],
+    excluded: &[u32],
+    scratch: &mut O::Scratch,
+    found: &mut Found,
+) {
+    for (index, &item) in tail.iter().enumerate() {
+        if found.full() {
+            break;
+        }
+        set.push(item);
+        found.cover.enter(set);
+        if found.cover.covers(set, &tail[index + 1..]) {
+            found.cover.leave();
+            set.pop();
+            continue;
+        }
+        let child = oracle.child(&node, item, index, scratch);
+        explore(
+            oracle,
+            child,
+            set,
+            &tail[index + 1..],
+            excluded,
+            scratch,
+            found,
+        );
+        found.cover.leave();
+        set.pop();
+    }
+    oracle.release(node, scratch);
 }
 
 /// The prepared root of a split search and its top-level branches.
@@ -641,13 +662,17 @@ struct Root<'r, N> {
 
 impl<N> Root<'_, N> {
     /// Searches top-level branch `index` apart from the others: its earlier siblings are
-    /// excluded items of every node below it.
-    fn search_apart<O: Oracle<Node = N>>(
+    /// excluded items of every node below it. With `share`, which makes the found sets of
+    /// a part of the branch, the branch's own children are searched apart in parallel
+    /// when the calling thread has no other work queued (its last branches, which would
+    /// otherwise keep one thread busy while the others wait; see [`explore_shared`]).
+    fn search_apart<'s, O: Oracle<Node = N>>(
         &self,
         oracle: &O,
         index: usize,
         scratch: &mut O::Scratch,
-        found: &mut Found,
+        found: &mut Found<'s>,
+        share: Option<&NewPart<'_, 's>>,
     ) {
         let item = self.tail[index];
         let mut excluded = self.excluded.to_vec();
@@ -655,16 +680,94 @@ impl<N> Root<'_, N> {
         let child = oracle.child(self.node, item, index, scratch);
         let mut set = self.set.to_vec();
         set.push(item);
-        explore(
-            oracle,
-            child,
-            &mut set,
-            &self.tail[index + 1..],
-            &excluded,
-            scratch,
-            found,
-        );
+        let tail = &self.tail[index + 1..];
+        match share {
+            Some(part) => {
+                explore_shared(
+                    oracle, child, &mut set, tail, &excluded, scratch, found, part,
+                );
+            }
+            None => explore(oracle, child, &mut set, tail, &excluded, scratch, found),
+        }
     }
+}
+
+/// Nodes whose children [`explore_shared`] searched apart, for tests to see that it did.
+#[cfg(test)]
+static SHARED_NODES: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes the found sets of a part of a branch searched on another thread.
+type NewPart<'a, 's> = dyn Fn() -> Found<'s> + Sync + 'a;
+
+/// [`explore`] for the node of a top-level branch searched apart, whose children are
+/// searched apart from each other on the pool (each carrying its earlier siblings as
+/// excluded items, with its own found sets from `part`) when the oracle allows it and
+/// the calling thread has no queued work that an idle thread could take instead. The
+/// branch's maximal sets are the same either way: a child searched apart decides its
+/// earlier siblings by carrying them rather than by the sets found in them.
+#[allow(clippy::too_many_arguments)]
+fn explore_shared<'s, O: Oracle>(
+    oracle: &O,
+    node: O::Node,
+    set: &mut Vec<u32>,
+    tail: &[u32],
+    excluded: &[u32],
+    scratch: &mut O::Scratch,
+    found: &mut Found<'s>,
+    part: &NewPart<'_, 's>,
+) {
+    if found.full() {
+        return;
+    }
+    let depth = set.len();
+    let Prepared::Branch {
+        node,
+        tail,
+        excluded,
+    } = prepare(oracle, node, set, tail, excluded, scratch, found)
+    else {
+        set.truncate(depth);
+        return;
+    };
+    if tail.len() < 2
+        || rayon_core::current_thread_has_pending_tasks() != Some(false)
+        || !oracle.children_apart(&node)
+    {
+        explore_prepared(oracle, node, set, &tail, &excluded, scratch, found);
+        set.truncate(depth);
+        return;
+    }
+    #[cfg(test)]
+    SHARED_NODES.fetch_add(1, Ordering::Relaxed);
+    let parts: Vec<Found<'s>> = (0..tail.len())
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|index| {
+            let mut found = part();
+            let mut scratch = oracle.scratch();
+            let mut set = set.clone();
+            set.push(tail[index]);
+            let mut excluded = excluded.clone();
+            excluded.extend_from_slice(&tail[..index]);
+            let child = oracle.child(&node, tail[index], index, &mut scratch);
+            explore(
+                oracle,
+                child,
+                &mut set,
+                &tail[index + 1..],
+                &excluded,
+                &mut scratch,
+                &mut found,
+            );
+            found
+        })
+        .collect();
+    for part in parts {
+        found.stopped |= part.stopped;
+        found.sets.extend(part.sets);
+    }
+    oracle.release(node, scratch);
+    set.truncate(depth);
 }
 
 /// Searches the top-level branches of a sequential oracle from both ends.
@@ -799,9 +902,14 @@ pub fn maximal_sets<O: Oracle>(
                 tail: &tail,
                 excluded: &excluded,
             };
+            // Without a cap, the sets of a branch may come in any order, so its children
+            // can be shared between threads.
+            let share = limits.max_sets.is_none() && n_threads > 1;
             let search_apart = |index: usize, scratch: &mut O::Scratch| {
                 let mut found = new_found(index + 1, false);
-                root.search_apart(oracle, index, scratch, &mut found);
+                let part = move || new_found(index + 1, false);
+                let share: Option<&NewPart<'_, '_>> = share.then_some(&part);
+                root.search_apart(oracle, index, scratch, &mut found, share);
                 progress.branches_done.fetch_add(1, Ordering::Relaxed);
                 found
             };

@@ -719,6 +719,12 @@ impl Oracle for Frequency {
         }
     }
 
+    /// Vertical nodes: a child's bitsets are its parent's database, which holds every item
+    /// the parent kept. A horizontal child reads only the items after its own.
+    fn children_apart(&self, node: &Node) -> bool {
+        matches!(node, Node::Vertical(_))
+    }
+
     fn look_ahead(
         &self,
         node: &Node,

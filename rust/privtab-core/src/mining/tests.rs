@@ -183,6 +183,35 @@ fn sequential_searches_from_both_ends_match_brute_force() {
     }
 }
 
+/// The children of top-level branches searched apart in parallel (bitsets, no cap, the
+/// last branches of a thread) give the sets of brute force on 2 to 4 threads, for dense
+/// and sparser tables: at least some of them were searched that way.
+#[test]
+fn branches_shared_between_threads_match_brute_force() {
+    let before = SHARED_NODES.load(Ordering::Relaxed);
+    let bitsets = Layout {
+        max_transactions: usize::MAX,
+        max_split_transactions: usize::MAX,
+        density_factor: usize::MAX,
+        compress_factor: 2,
+    };
+    for seed in 0..12u64 {
+        let m = 6 + (seed as u32) % 9;
+        let rows = random_rows(seed + 500, 400, m, 40 + 4 * seed);
+        let (indptr, indices) = csr(&rows);
+        let view = Rows::new(&indptr, &indices, m as usize).unwrap();
+        for threshold in [2, 12, 60] {
+            let expected = brute(m, |s| support(&rows, s), threshold);
+            for threads in 2..=4 {
+                let got = with_pool(threads, || mine_with(view, threshold, bitsets));
+                assert!(got.complete);
+                assert_eq!(sets(&got), expected, "seed {seed} threads {threads}");
+            }
+        }
+    }
+    assert!(SHARED_NODES.load(Ordering::Relaxed) > before);
+}
+
 /// The root's layout follows the split: searched in sequence on one thread with no cap,
 /// as bitsets on several threads or under a cap, with the same sets either way.
 #[test]
