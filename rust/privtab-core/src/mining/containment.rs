@@ -208,6 +208,11 @@ impl Oracle for ContainmentAnonymity {
 
     fn reduce(&self, _: &mut Classes, _: &[u32], _: usize, _: &mut Scratch) {}
 
+    /// Always: a node's classes refine by any item, and every item's bitset is kept.
+    fn children_apart(&self, _: &Classes) -> bool {
+        true
+    }
+
     fn child(&self, node: &Classes, item: u32, _: usize, _: &mut Scratch) -> Classes {
         let a = self.item_bits(item);
         let mut map = vec![u32::MAX; 2 * node.size.len()];

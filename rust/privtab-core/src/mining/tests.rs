@@ -183,9 +183,9 @@ fn sequential_searches_from_both_ends_match_brute_force() {
     }
 }
 
-/// The children of top-level branches searched apart in parallel (bitsets, no cap, the
-/// last branches of a thread) give the sets of brute force on 2 to 4 threads, for dense
-/// and sparser tables: at least some of them were searched that way.
+/// The children of top-level branches searched apart in parallel (bitsets or k-AC, no
+/// cap, the last branches of a thread) give the sets of brute force on 2 to 4 threads,
+/// for dense and sparser tables: at least some of them were searched that way.
 #[test]
 fn branches_shared_between_threads_match_brute_force() {
     let before = SHARED_NODES.load(Ordering::Relaxed);
@@ -202,10 +202,22 @@ fn branches_shared_between_threads_match_brute_force() {
         let view = Rows::new(&indptr, &indices, m as usize).unwrap();
         for threshold in [2, 12, 60] {
             let expected = brute(m, |s| support(&rows, s), threshold);
+            // Brute-force containment anonymity is quadratic in the rows: few columns only.
+            let expected_kac = (m <= 9).then(|| brute(m, |s| anonymity(&rows, s), threshold));
             for threads in 2..=4 {
                 let got = with_pool(threads, || mine_with(view, threshold, bitsets));
                 assert!(got.complete);
                 assert_eq!(sets(&got), expected, "seed {seed} threads {threads}");
+                if let Some(expected_kac) = &expected_kac {
+                    let kac = with_pool(threads, || {
+                        maximal_kac_sets(view, threshold, Limits::default()).unwrap()
+                    });
+                    assert_eq!(
+                        &sets(&kac),
+                        expected_kac,
+                        "k-AC, seed {seed} threads {threads}"
+                    );
+                }
             }
         }
     }
