@@ -17,7 +17,7 @@
 //!   the maximal sets already found ([`Cover`]), so only the top-level branches carry them;
 //! - the top-level branches run on rayon, one task each (the costly ones sit anywhere in
 //!   the order); each branch is sequential, except that with no cap the children of a
-//!   thread's last branches are shared with idle threads ([`explore_shared`]), and the
+//!   thread's last branches are shared with idle threads ([`explore`]), and the
 //!   results are sorted at the end, so the output does not depend on the thread count. With no cap, an oracle that asks for it
 //!   ([`Oracle::sequential`]) is searched as one sequence from the root instead, which on
 //!   several threads meets branches searched apart from the last one back
@@ -591,14 +591,23 @@ fn prepare<O: Oracle>(
     }
 }
 
-fn explore<O: Oracle>(
+/// Searches the subtree of `node` depth-first. With `share` (the node of a top-level
+/// branch searched apart, with no cap), its children are searched apart from each other
+/// on the pool when the oracle allows it and the calling thread has no queued work that
+/// an idle thread could take instead: each carries its earlier siblings as excluded items
+/// and collects its sets in a part made by `share`. The branch's maximal sets are the same
+/// either way: a child searched apart decides its earlier siblings by carrying them rather
+/// than by the sets found in them.
+#[allow(clippy::too_many_arguments)]
+fn explore<'s, O: Oracle>(
     oracle: &O,
     node: O::Node,
     set: &mut Vec<u32>,
     tail: &[u32],
     excluded: &[u32],
     scratch: &mut O::Scratch,
-    found: &mut Found,
+    found: &mut Found<'s>,
+    share: Option<&NewPart<'_, 's>>,
 ) {
     if found.full() {
         return;
@@ -610,46 +619,86 @@ fn explore<O: Oracle>(
         excluded,
     } = prepare(oracle, node, set, tail, excluded, scratch, found)
     {
-        explore_prepared(oracle, node, set, &tail, &excluded, scratch, found);
+        let shared = share.filter(|_| {
+            tail.len() > 1
+                && rayon_core::current_thread_has_pending_tasks() == Some(false)
+                && oracle.children_apart(&node)
+        });
+        if let Some(part) = shared {
+            share_children(oracle, &node, set, &tail, &excluded, found, part);
+        } else {
+            for (index, &item) in tail.iter().enumerate() {
+                if found.full() {
+                    break;
+                }
+                set.push(item);
+                found.cover.enter(set);
+                if found.cover.covers(set, &tail[index + 1..]) {
+                    found.cover.leave();
+                    set.pop();
+                    continue;
+                }
+                let child = oracle.child(&node, item, index, scratch);
+                let later = &tail[index + 1..];
+                explore(oracle, child, set, later, &excluded, scratch, found, None);
+                found.cover.leave();
+                set.pop();
+            }
+        }
+        oracle.release(node, scratch);
     }
     set.truncate(depth);
 }
 
-/// The children of a prepared node, in order, then the node's release.
-fn explore_prepared<O: Oracle>(
+/// Nodes whose children [`share_children`] searched apart, for tests to see that it did.
+#[cfg(test)]
+static SHARED_NODES: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes the found sets of a part of a branch searched on another thread.
+type NewPart<'a, 's> = dyn Fn() -> Found<'s> + Sync + 'a;
+
+/// The children of a prepared node searched apart from each other in parallel (see
+/// [`explore`]), their sets added to `found`.
+fn share_children<'s, O: Oracle>(
     oracle: &O,
-    node: O::Node,
-    set: &mut Vec<u32>,
+    node: &O::Node,
+    set: &[u32],
     tail: &[u32],
     excluded: &[u32],
-    scratch: &mut O::Scratch,
-    found: &mut Found,
+    found: &mut Found<'s>,
+    part: &NewPart<'_, 's>,
 ) {
-    for (index, &item) in tail.iter().enumerate() {
-        if found.full() {
-            break;
-        }
-        set.push(item);
-        found.cover.enter(set);
-        if found.cover.covers(set, &tail[index + 1..]) {
-            found.cover.leave();
-            set.pop();
-            continue;
-        }
-        let child = oracle.child(&node, item, index, scratch);
-        explore(
-            oracle,
-            child,
-            set,
-            &tail[index + 1..],
-            excluded,
-            scratch,
-            found,
-        );
-        found.cover.leave();
-        set.pop();
+    #[cfg(test)]
+    SHARED_NODES.fetch_add(1, Ordering::Relaxed);
+    let parts: Vec<Found<'s>> = (0..tail.len())
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|index| {
+            let mut found = part();
+            let mut scratch = oracle.scratch();
+            let mut set = set.to_vec();
+            set.push(tail[index]);
+            let mut excluded = excluded.to_vec();
+            excluded.extend_from_slice(&tail[..index]);
+            let child = oracle.child(node, tail[index], index, &mut scratch);
+            let later = &tail[index + 1..];
+            explore(
+                oracle,
+                child,
+                &mut set,
+                later,
+                &excluded,
+                &mut scratch,
+                &mut found,
+                None,
+            );
+            found
+        })
+        .collect();
+    for part in parts {
+        found.stopped |= part.stopped;
+        found.sets.extend(part.sets);
     }
-    oracle.release(node, scratch);
 }
 
 /// The prepared root of a split search and its top-level branches.
@@ -665,7 +714,7 @@ impl<N> Root<'_, N> {
     /// excluded items of every node below it. With `share`, which makes the found sets of
     /// a part of the branch, the branch's own children are searched apart in parallel
     /// when the calling thread has no other work queued (its last branches, which would
-    /// otherwise keep one thread busy while the others wait; see [`explore_shared`]).
+    /// otherwise keep one thread busy while the others wait; see [`explore`]).
     fn search_apart<'s, O: Oracle<Node = N>>(
         &self,
         oracle: &O,
@@ -681,93 +730,10 @@ impl<N> Root<'_, N> {
         let mut set = self.set.to_vec();
         set.push(item);
         let tail = &self.tail[index + 1..];
-        match share {
-            Some(part) => {
-                explore_shared(
-                    oracle, child, &mut set, tail, &excluded, scratch, found, part,
-                );
-            }
-            None => explore(oracle, child, &mut set, tail, &excluded, scratch, found),
-        }
+        explore(
+            oracle, child, &mut set, tail, &excluded, scratch, found, share,
+        );
     }
-}
-
-/// Nodes whose children [`explore_shared`] searched apart, for tests to see that it did.
-#[cfg(test)]
-static SHARED_NODES: AtomicUsize = AtomicUsize::new(0);
-
-/// Makes the found sets of a part of a branch searched on another thread.
-type NewPart<'a, 's> = dyn Fn() -> Found<'s> + Sync + 'a;
-
-/// [`explore`] for the node of a top-level branch searched apart, whose children are
-/// searched apart from each other on the pool (each carrying its earlier siblings as
-/// excluded items, with its own found sets from `part`) when the oracle allows it and
-/// the calling thread has no queued work that an idle thread could take instead. The
-/// branch's maximal sets are the same either way: a child searched apart decides its
-/// earlier siblings by carrying them rather than by the sets found in them.
-#[allow(clippy::too_many_arguments)]
-fn explore_shared<'s, O: Oracle>(
-    oracle: &O,
-    node: O::Node,
-    set: &mut Vec<u32>,
-    tail: &[u32],
-    excluded: &[u32],
-    scratch: &mut O::Scratch,
-    found: &mut Found<'s>,
-    part: &NewPart<'_, 's>,
-) {
-    if found.full() {
-        return;
-    }
-    let depth = set.len();
-    let Prepared::Branch {
-        node,
-        tail,
-        excluded,
-    } = prepare(oracle, node, set, tail, excluded, scratch, found)
-    else {
-        set.truncate(depth);
-        return;
-    };
-    if tail.len() < 2
-        || rayon_core::current_thread_has_pending_tasks() != Some(false)
-        || !oracle.children_apart(&node)
-    {
-        explore_prepared(oracle, node, set, &tail, &excluded, scratch, found);
-        set.truncate(depth);
-        return;
-    }
-    #[cfg(test)]
-    SHARED_NODES.fetch_add(1, Ordering::Relaxed);
-    let parts: Vec<Found<'s>> = (0..tail.len())
-        .into_par_iter()
-        .with_max_len(1)
-        .map(|index| {
-            let mut found = part();
-            let mut scratch = oracle.scratch();
-            let mut set = set.clone();
-            set.push(tail[index]);
-            let mut excluded = excluded.clone();
-            excluded.extend_from_slice(&tail[..index]);
-            let child = oracle.child(&node, tail[index], index, &mut scratch);
-            explore(
-                oracle,
-                child,
-                &mut set,
-                &tail[index + 1..],
-                &excluded,
-                &mut scratch,
-                &mut found,
-            );
-            found
-        })
-        .collect();
-    for part in parts {
-        found.stopped |= part.stopped;
-        found.sets.extend(part.sets);
-    }
-    oracle.release(node, scratch);
-    set.truncate(depth);
 }
 
 /// Searches the top-level branches of a sequential oracle from both ends.
@@ -831,6 +797,7 @@ fn from_both_ends<'s, O: Oracle>(
                     root.excluded,
                     scratch,
                     found,
+                    None,
                 );
             }
             found.cover.leave();
@@ -888,7 +855,16 @@ pub fn maximal_sets<O: Oracle>(
         let all: Vec<u32> = (0..oracle.n_items() as u32).collect();
         let mut set = Vec::new();
         if !split {
-            explore(oracle, root, &mut set, &all, &[], &mut scratch, &mut found);
+            explore(
+                oracle,
+                root,
+                &mut set,
+                &all,
+                &[],
+                &mut scratch,
+                &mut found,
+                None,
+            );
         } else if let Prepared::Branch {
             node,
             tail,
