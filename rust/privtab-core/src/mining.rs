@@ -17,11 +17,11 @@
 //!   the maximal sets already found ([`Cover`]), so only the top-level branches carry them;
 //! - the top-level branches run on rayon, one task each (the costly ones sit anywhere in
 //!   the order); each branch is sequential, except that with no cap the children of a
-//!   thread's last branches are shared with idle threads ([`explore`]), and the
-//!   results are sorted at the end, so the output does not depend on the thread count. With no cap, an oracle that asks for it
-//!   ([`Oracle::sequential`]) is searched as one sequence from the root instead, which on
-//!   several threads meets branches searched apart from the last one back
-//!   ([`from_both_ends`]);
+//!   thread's last branches are shared with idle threads ([`explore`]), and the results
+//!   are sorted at the end, so the output does not depend on the thread count. With no
+//!   cap, an oracle that asks for it ([`Oracle::sequential`]) is searched as one sequence
+//!   from the root instead, which on several threads meets branches searched apart from
+//!   the last one back ([`from_both_ends`]);
 //! - a cap on the number of sets is global ([`SharedCap`]): the branches, taken in their
 //!   fixed order, keep the first `max_sets` sets between them, and a branch stops as soon
 //!   as the sets found by it and by the branches before it reach the cap, whichever thread
