@@ -77,6 +77,15 @@ impl Layout {
     }
 }
 
+/// Transactions containing `S`, restricted to the node's candidate items, duplicates merged.
+///
+/// After [`Oracle::reduce`] the candidates are `keep` (the tail first, in exploration
+/// order), every transaction lists its items in that order, and the occurrences of each
+/// tail item are delivered: for `keep[r]`, `r < n_tail`, the transactions
+/// `occ_rows[occ_offsets[r]..occ_offsets[r + 1]]`, with the item at `items[occ_at[..]]`.
+/// A child then reads the transactions of its item where they stand, and only what
+/// follows the item when its candidates are the later items (MINING.md, techniques 3
+/// and 4).
 #[derive(Debug, Default)]
 pub struct Db {
     items: Vec<u32>,

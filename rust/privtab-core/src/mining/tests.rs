@@ -162,20 +162,19 @@ fn every_layout_matches_brute_force() {
 /// force on 1 to 4 threads, on tables long enough for every thread to take branches.
 #[test]
 fn sequential_searches_from_both_ends_match_brute_force() {
-    let horizontal = HORIZONTAL;
     for seed in 0..4u64 {
         let rows = random_rows(seed + 300, 1500, 16, 12 + 6 * seed);
         let (indptr, indices) = csr(&rows);
         let view = Rows::new(&indptr, &indices, 16).unwrap();
         assert!(
-            Frequency::with_layout(view, 2, horizontal)
+            Frequency::with_layout(view, 2, HORIZONTAL)
                 .unwrap()
                 .sequential(2)
         );
         for threshold in [2, 9] {
             let expected = brute(16, |s| support(&rows, s), threshold);
             for threads in 1..=4 {
-                let got = with_pool(threads, || mine_with(view, threshold, horizontal));
+                let got = with_pool(threads, || mine_with(view, threshold, HORIZONTAL));
                 assert!(got.complete);
                 assert_eq!(sets(&got), expected, "seed {seed} threads {threads}");
             }
