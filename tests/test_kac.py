@@ -526,6 +526,8 @@ def test_containment_anonymity_validation():
         ([], [], 2, "n_rows \\+ 1 offsets"),
         ([1, 1], [0], 2, "from 0 to len"),
         ([0, 2, 1, 2], [0, 1], 2, "non-decreasing"),
+        # An offset beyond the indices before the decrease that makes up for it.
+        ([0, 100, 5, 10], [0] * 10, 2, "got 0 .. 100 at row 0"),
         ([0, 1], [5], 2, "out of range"),
         ([0, 2], [1, 0], 2, "strictly increasing"),
     ],

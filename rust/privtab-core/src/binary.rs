@@ -7,6 +7,49 @@ use rayon::prelude::*;
 use crate::resources::zeroed_vec;
 use crate::{Error, Result};
 
+/// Rows a task of [`BinaryCsr::new`] checks: enough that the pool costs little next to
+/// them.
+const CHECKED_ROWS_PER_TASK: usize = 1 << 14;
+
+/// Why row `u`, the indices `start..end`, is not a row of a CSR matrix of `n_features`
+/// features, if it is not. Each row checks its own offsets against `indices`, so rows
+/// are checked in any order and the first invalid one is named whatever the thread
+/// count.
+fn invalid_row(
+    u: usize,
+    start: i64,
+    end: i64,
+    indices: &[u32],
+    n_features: usize,
+) -> Option<Error> {
+    if end < start {
+        return Some(Error::InvalidData(format!(
+            "indptr must be non-decreasing, got {start} then {end} at row {u}"
+        )));
+    }
+    let row = usize::try_from(start)
+        .ok()
+        .zip(usize::try_from(end).ok())
+        .and_then(|(start, end)| indices.get(start..end));
+    let Some(row) = row else {
+        return Some(Error::InvalidData(format!(
+            "indptr must run from 0 to len(indices) = {}, got {start} .. {end} at row {u}",
+            indices.len()
+        )));
+    };
+    if let Some(&f) = row.iter().find(|&&f| f as usize >= n_features) {
+        return Some(Error::InvalidData(format!(
+            "feature index {f} in row {u} is out of range for {n_features} features"
+        )));
+    }
+    if row.windows(2).any(|p| p[1] <= p[0]) {
+        return Some(Error::InvalidData(format!(
+            "the feature indices of row {u} must be strictly increasing"
+        )));
+    }
+    None
+}
+
 /// A validated borrowed CSR view of an n × m binary matrix.
 #[derive(Clone, Copy, Debug)]
 pub struct BinaryCsr<'a> {
@@ -47,25 +90,18 @@ impl<'a> BinaryCsr<'a> {
                 indices.len()
             )));
         }
-        for (u, w) in indptr.windows(2).enumerate() {
-            if w[1] < w[0] {
-                return Err(Error::InvalidData(format!(
-                    "indptr must be non-decreasing, got {} then {} at row {u}",
-                    w[0], w[1]
-                )));
-            }
-            // In range: 0 ≤ w[0] ≤ w[1] ≤ indices.len() by the checks above and monotonicity.
-            let row = &indices[w[0] as usize..w[1] as usize];
-            if let Some(&f) = row.iter().find(|&&f| f as usize >= n_features) {
-                return Err(Error::InvalidData(format!(
-                    "feature index {f} in row {u} is out of range for {n_features} features"
-                )));
-            }
-            if row.windows(2).any(|p| p[1] <= p[0]) {
-                return Err(Error::InvalidData(format!(
-                    "the feature indices of row {u} must be strictly increasing"
-                )));
-            }
+        let n_rows = indptr.len() - 1;
+        let invalid = (0..n_rows.div_ceil(CHECKED_ROWS_PER_TASK))
+            .into_par_iter()
+            .find_map_first(|task| {
+                let start = task * CHECKED_ROWS_PER_TASK;
+                let end = (start + CHECKED_ROWS_PER_TASK).min(n_rows);
+                (start..end)
+                    .zip(indptr[start..=end].windows(2))
+                    .find_map(|(u, w)| invalid_row(u, w[0], w[1], indices, n_features))
+            });
+        if let Some(error) = invalid {
+            return Err(error);
         }
         Ok(BinaryCsr {
             indptr,
@@ -234,6 +270,39 @@ mod tests {
         assert!(BinaryCsr::new(&[0, 2], &[1, 1], 3).is_err());
         assert!(BinaryCsr::new(&[0, 2], &[2, 1], 3).is_err());
         assert!(BinaryCsr::new(&[0, 1], &[0], 1usize << 32).is_err());
+    }
+
+    /// An offset beyond `indices` before a decrease is an error naming its row, not a
+    /// slice out of range; and the first invalid row is named on any thread count,
+    /// from far apart invalid rows checked by different tasks.
+    #[test]
+    fn names_the_first_invalid_row_on_any_thread_count() {
+        use crate::resources::with_threads;
+        let err = BinaryCsr::new(&[0, 100, 5, 10], &[0; 10], 3).unwrap_err();
+        assert!(err.to_string().contains("0 .. 100 at row 0"), "{err}");
+        let n = CHECKED_ROWS_PER_TASK * 6;
+        let indptr: Vec<i64> = (0..=n as i64).map(|u| 2 * u).collect();
+        let mut indices: Vec<u32> = (0..2 * n).map(|i| (i % 2) as u32).collect();
+        let late = CHECKED_ROWS_PER_TASK * 5 + 7;
+        let early = CHECKED_ROWS_PER_TASK * 2 + 3;
+        indices[2 * late] = 9;
+        indices[2 * early + 1] = 0;
+        for threads in [1, 2, 4] {
+            let err =
+                with_threads(Some(threads), || BinaryCsr::new(&indptr, &indices, 3)).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("the feature indices of row {early} must be strictly increasing"),
+            );
+        }
+        indices[2 * early + 1] = 1;
+        let err = BinaryCsr::new(&indptr, &indices, 3).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!("9 in row {late}")),
+            "{err}"
+        );
+        indices[2 * late] = 0;
+        assert!(BinaryCsr::new(&indptr, &indices, 3).is_ok());
     }
 
     #[test]
