@@ -6,11 +6,12 @@ Run on purpose (not in the test suite)::
 
 Each kernel is called through the public API inside ``privtab.threads(1)`` and
 ``privtab.threads(2)``, one process, the two thread counts interleaved call by call
-(best of ``--repeats``, and of more for short calls), at two sizes: a *large* one, where one thread takes at least
-100 ms, and a *small* one, a hundredth of it, where a pool costs most. For each: the
-seconds, the speed-up, the growth of the resident set during the call (``VmHWM`` reset
-before it, so the Rust core's allocations count) and, for the kernels that stream
-their input once, the bandwidth they reach (input bytes per second).
+(best of ``--repeats``, and of more for short calls), at two sizes: a *large* one,
+where one thread takes at least 100 ms, and a *small* one, a hundredth of it, where a
+pool costs most. For each: the seconds, the speed-up, the growth of the resident set
+during the call (``VmHWM`` reset before it, so the Rust core's allocations count) and,
+for the kernels that stream their input once, the bandwidth they reach (input bytes per
+second).
 
 A STREAM-like copy in the same run gives the machine's bandwidth on one and two
 threads (``numpy.copyto`` of 512 MiB, split in halves over two Python threads; bytes

@@ -670,28 +670,19 @@ fn share_children<'s, O: Oracle>(
 ) {
     #[cfg(test)]
     SHARED_NODES.fetch_add(1, Ordering::Relaxed);
+    let branches = Root {
+        node,
+        set,
+        tail,
+        excluded,
+    };
     let parts: Vec<Found<'s>> = (0..tail.len())
         .into_par_iter()
         .with_max_len(1)
         .map(|index| {
             let mut found = part();
             let mut scratch = oracle.scratch();
-            let mut set = set.to_vec();
-            set.push(tail[index]);
-            let mut excluded = excluded.to_vec();
-            excluded.extend_from_slice(&tail[..index]);
-            let child = oracle.child(node, tail[index], index, &mut scratch);
-            let later = &tail[index + 1..];
-            explore(
-                oracle,
-                child,
-                &mut set,
-                later,
-                &excluded,
-                &mut scratch,
-                &mut found,
-                None,
-            );
+            branches.search_apart(oracle, index, &mut scratch, &mut found, None);
             found
         })
         .collect();
@@ -701,7 +692,9 @@ fn share_children<'s, O: Oracle>(
     }
 }
 
-/// The prepared root of a split search and its top-level branches.
+/// A prepared node and its branches, each searched apart from the others: the root of a
+/// split search, or a node whose children are shared between threads
+/// ([`share_children`]).
 struct Root<'r, N> {
     node: &'r N,
     set: &'r [u32],
@@ -710,8 +703,8 @@ struct Root<'r, N> {
 }
 
 impl<N> Root<'_, N> {
-    /// Searches top-level branch `index` apart from the others: its earlier siblings are
-    /// excluded items of every node below it. With `share`, which makes the found sets of
+    /// Searches branch `index` apart from the others: its earlier siblings are excluded
+    /// items of every node below it. With `share`, which makes the found sets of
     /// a part of the branch, the branch's own children are searched apart in parallel
     /// when the calling thread has no other work queued (its last branches, which would
     /// otherwise keep one thread busy while the others wait; see [`explore`]).
